@@ -1,0 +1,109 @@
+"""The error hierarchy of the protocol library.
+
+Every public function of :mod:`core` raises only these classes for any decoded-JSON
+input.  Schema and stream errors carry located issues (RFC 6901 JSON Pointer paths);
+the lists and texts are bounded so a hostile document cannot make an error huge.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterable
+
+MAX_ISSUES = 20
+MAX_PATH_LENGTH = 512
+MAX_MESSAGE_LENGTH = 300
+
+# One fixed text for every unknown property: the key and the value are never echoed.
+UNKNOWN_PROPERTY = "unknown property is not allowed"
+
+
+def _clip(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "\u2026"
+
+
+@dataclass(frozen=True, slots=True)
+class Issue:
+    """One located problem: a JSON Pointer `path` and a human `message`."""
+
+    path: str
+    message: str
+    code: str = "invalid"
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "path", _clip(self.path, MAX_PATH_LENGTH))
+        object.__setattr__(self, "message", _clip(self.message, MAX_MESSAGE_LENGTH))
+
+    def prefixed(self, prefix: str) -> "Issue":
+        """The same issue located under `prefix` (a JSON Pointer)."""
+        return Issue(prefix + self.path, self.message, self.code)
+
+    def __str__(self) -> str:
+        return f"{self.path or '/'}: {self.message}"
+
+
+def escape_pointer(segment: str | int) -> str:
+    """One RFC 6901 reference token."""
+    if isinstance(segment, int):
+        return str(segment)
+    return segment.replace("~", "~0").replace("/", "~1")
+
+
+class UIError(Exception):
+    """Base of every error the protocol library raises."""
+
+    code = "ui_error"
+
+    def __init__(self, message: str, *, code: str | None = None) -> None:
+        super().__init__(_clip(message, MAX_MESSAGE_LENGTH))
+        if code is not None:
+            self.code = code
+
+    @property
+    def message(self) -> str:
+        return str(self.args[0]) if self.args else ""
+
+
+class _LocatedError(UIError):
+    """An error that carries a bounded list of located issues."""
+
+    def __init__(self, issues: Iterable[Issue] | str, *, code: str | None = None) -> None:
+        if isinstance(issues, str):
+            issues = [Issue("", issues)]
+        self.issues: list[Issue] = list(issues)[:MAX_ISSUES]
+        if not self.issues:
+            self.issues = [Issue("", "invalid input")]
+        first = self.issues[0]
+        more = len(self.issues) - 1
+        summary = str(first) + (f" (and {more} more)" if more else "")
+        super().__init__(summary, code=code)
+
+
+class UISchemaError(_LocatedError):
+    """A document or protocol value failed validation."""
+
+    code = "schema"
+
+
+class UIStreamError(_LocatedError):
+    """A stream event or checkpoint frame was rejected."""
+
+    code = "stream"
+
+
+class UIStateError(UIError):
+    """A state update or state value is invalid."""
+
+    code = "state"
+
+
+class UIExpressionError(UIError):
+    """An expression failed at run time (division by zero, overflow, bad type...)."""
+
+    code = "expression"
+
+
+class UIActionError(UIError):
+    """An action definition, its resolution or its result mapping is invalid."""
+
+    code = "action"

@@ -1,0 +1,74 @@
+"""Deep-immutable JSON containers.
+
+`FrozenDict` and `FrozenList` subclass `dict` and `list` so that `orjson`, `json` and
+equality with plain decoded JSON keep working, while every mutating method raises
+`TypeError`.  Validated documents, states and frames are built from them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def _immutable(self: object, *args: object, **kwargs: object) -> None:
+    raise TypeError(f"{type(self).__name__} is immutable")
+
+
+class FrozenDict(dict):
+    """A dict that refuses mutation; hashable by identity is not needed, so it is unhashable."""
+
+    __slots__ = ()
+    __setitem__ = __delitem__ = _immutable  # type: ignore[assignment]
+    clear = pop = popitem = setdefault = update = _immutable  # type: ignore[assignment]
+    __ior__ = _immutable  # type: ignore[assignment]
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (FrozenDict, (dict(self),))
+
+    def __copy__(self) -> "FrozenDict":
+        return self
+
+    def __deepcopy__(self, memo: dict) -> "FrozenDict":
+        return self
+
+
+class FrozenList(list):
+    """A list that refuses mutation."""
+
+    __slots__ = ()
+    __setitem__ = __delitem__ = __iadd__ = __imul__ = _immutable  # type: ignore[assignment]
+    append = extend = insert = pop = remove = reverse = sort = clear = _immutable  # type: ignore[assignment]
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (FrozenList, (list(self),))
+
+    def __copy__(self) -> "FrozenList":
+        return self
+
+    def __deepcopy__(self, memo: dict) -> "FrozenList":
+        return self
+
+
+EMPTY_DICT = FrozenDict()
+EMPTY_LIST = FrozenList()
+
+
+def freeze(value: Any) -> Any:
+    """A deep-immutable copy of decoded JSON (already-frozen parts are reused)."""
+    kind = type(value)
+    if kind is FrozenDict or kind is FrozenList:
+        return value
+    if isinstance(value, dict):
+        return FrozenDict({key: freeze(item) for key, item in value.items()})
+    if isinstance(value, (list, tuple)):
+        return FrozenList([freeze(item) for item in value])
+    return value
+
+
+def thaw(value: Any) -> Any:
+    """A plain mutable deep copy of (frozen) JSON."""
+    if isinstance(value, dict):
+        return {key: thaw(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [thaw(item) for item in value]
+    return value

@@ -1,0 +1,68 @@
+"""Every numeric limit of the protocol, as named constants.
+
+`UI_LIMITS` holds the document, expression and state limits (seed 000 section 9, plus
+the JSON-shape limits that section leaves unnumbered, chosen here and documented in the
+README).  `UI_PROTOCOL_LIMITS` holds the 14 limits of seed 000 section 13.  Extra schema
+bounds (labels, titles, options) are the `*_LENGTH` constants below.
+"""
+
+from __future__ import annotations
+
+from types import MappingProxyType
+
+UI_LIMITS = MappingProxyType(
+    {
+        "maxDocumentBytes": 262_144,
+        "maxStateBytes": 262_144,
+        "maxComponents": 200,
+        "maxDepth": 16,
+        "maxStateFields": 64,
+        "maxDerivedFields": 64,
+        "maxExpressionNodes": 2_048,
+        "maxExpressionDepth": 32,
+        "maxExpressionArgs": 16,
+        "maxStringLength": 4_096,
+        "maxMarkdownLength": 16_384,
+        "maxNumberMagnitude": 1e15,
+        "maxIdentifierLength": 64,
+        "maxTableColumns": 32,
+        "maxTableRows": 500,
+        "maxChartPoints": 200,
+        "maxSelectOptions": 100,
+        "maxRoundDigits": 6,
+        "maxJsonDepth": 128,
+        "maxJsonValues": 100_000,
+    }
+)
+
+UI_PROTOCOL_LIMITS = MappingProxyType(
+    {
+        "maxActions": 16,
+        "maxActionArguments": 32,
+        "maxActionArgumentBytes": 16_384,
+        "maxActionResultFields": 32,
+        "maxActionResultBytes": 32_768,
+        "maxAgentPromptLength": 4_096,
+        "maxActionRequestBytes": 32_768,
+        "maxActionReceiptBytes": 36_864,
+        "maxCapabilityBytes": 65_536,
+        "maxCapabilities": 64,
+        "maxStreamFrameBytes": 266_240,
+        "maxStreamMutationBytes": 65_536,
+        "maxStreamFrames": 256,
+        "maxStreamBytes": 16_777_216,
+    }
+)
+
+# Schema bounds outside the 20 UI limits (seed 000 section 5 and 13).
+TITLE_LENGTH = 256
+LABEL_LENGTH = 512
+MESSAGE_LENGTH = 512
+REQUEST_ID_LENGTH = 128
+SOURCE_CALL_ID_LENGTH = 256
+DOCUMENT_REF_BYTES = 1_024
+QUERY_BYTES = 1_024
+CAPABILITY_TITLE_LENGTH = 256
+CAPABILITY_DESCRIPTION_LENGTH = 4_096
+HOST_CAPABILITIES = 32
+MIN_DOCUMENT_BYTES = 1_024

@@ -1,0 +1,115 @@
+"""The pre-check every untrusted value passes before any recursive validation.
+
+`assert_safe_json` walks the value iteratively (no recursion, so no `RecursionError`)
+and rejects anything that is not plain decoded JSON: other types, non-string keys,
+non-finite or out-of-budget numbers, strings that cannot be UTF-8 (lone surrogates),
+nesting deeper than `maxJsonDepth`, more than `maxJsonValues` values, or more UTF-8
+bytes than the caller's budget.  Byte sizes are those of JavaScript's
+`JSON.stringify`: compact, non-ASCII not escaped, JS number text.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import orjson
+
+from .errors import Issue, UISchemaError, escape_pointer
+from .jsnumber import js_number_string
+from .limits import UI_LIMITS
+
+MAX_JSON_DEPTH = UI_LIMITS["maxJsonDepth"]
+MAX_JSON_VALUES = UI_LIMITS["maxJsonValues"]
+MAX_MAGNITUDE = UI_LIMITS["maxNumberMagnitude"]
+
+_Path = tuple | None  # a linked list (parent, segment); built only for containers
+
+
+def _pointer(path: _Path, segment: str | int | None = None) -> str:
+    parts: list[str] = [] if segment is None else [escape_pointer(segment)]
+    while path is not None:
+        path, key = path
+        parts.append(escape_pointer(key))
+    return "/" + "/".join(reversed(parts)) if parts else ""
+
+
+def _scalar_problem(value: Any) -> str | None:
+    if value is None or isinstance(value, (str, bool)):
+        return None
+    if isinstance(value, int):
+        return None if -MAX_MAGNITUDE <= value <= MAX_MAGNITUDE else "number exceeds 1e15 in magnitude"
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            return "number must be finite"
+        return None if abs(value) <= MAX_MAGNITUDE else "number exceeds 1e15 in magnitude"
+    return "value is not a JSON type"
+
+
+def _walk(value: Any, max_depth: int, max_values: int) -> int:
+    """Check shape and scalars; return the byte correction for JS number text."""
+    correction = 0
+    count = 1
+    stack: list[tuple[Any, int, _Path]] = [(value, 1, None)]
+    if not isinstance(value, (dict, list)):
+        problem = _scalar_problem(value)
+        if problem:
+            raise UISchemaError([Issue("", problem, "unsafe_json")])
+        if type(value) is float:
+            correction += len(js_number_string(value)) - len(orjson.dumps(value))
+        return correction
+    while stack:
+        container, depth, path = stack.pop()
+        if depth > max_depth:
+            raise UISchemaError([Issue(_pointer(path), f"JSON nesting exceeds {max_depth} levels", "unsafe_json")])
+        if isinstance(container, dict):
+            items = container.items()
+        else:
+            items = enumerate(container)
+        count += len(container)
+        if count > max_values:
+            raise UISchemaError([Issue(_pointer(path), f"JSON exceeds {max_values} values", "unsafe_json")])
+        for key, item in items:
+            if type(key) is not str and not isinstance(container, list):
+                raise UISchemaError([Issue(_pointer(path), "object keys must be strings", "unsafe_json")])
+            if isinstance(item, (dict, list)):
+                stack.append((item, depth + 1, (path, key)))
+                continue
+            kind = type(item)
+            if kind is str or kind is int or item is None or kind is bool:
+                if kind is int and not -MAX_MAGNITUDE <= item <= MAX_MAGNITUDE:
+                    raise UISchemaError([Issue(_pointer(path, key), "number exceeds 1e15 in magnitude", "unsafe_json")])
+                continue
+            problem = _scalar_problem(item)
+            if problem:
+                raise UISchemaError([Issue(_pointer(path, key), problem, "unsafe_json")])
+            if kind is float:
+                correction += len(js_number_string(item)) - len(orjson.dumps(item))
+    return correction
+
+
+def json_byte_size(value: Any) -> int:
+    """UTF-8 bytes of `JSON.stringify(value)` for a value that passed `assert_safe_json`."""
+    return _encoded_size(value, _walk(value, MAX_JSON_DEPTH, MAX_JSON_VALUES))
+
+
+def _encoded_size(value: Any, correction: int) -> int:
+    try:
+        return len(orjson.dumps(value)) + correction
+    except TypeError:
+        raise UISchemaError([Issue("", "strings must be valid Unicode (no lone surrogates)", "unsafe_json")]) from None
+
+
+def assert_safe_json(
+    value: Any,
+    *,
+    max_bytes: int | None = None,
+    max_depth: int = MAX_JSON_DEPTH,
+    max_values: int = MAX_JSON_VALUES,
+) -> int:
+    """Reject unsafe JSON shapes before recursion; return the value's JSON byte size."""
+    correction = _walk(value, max_depth, max_values)
+    size = _encoded_size(value, correction)
+    if max_bytes is not None and size > max_bytes:
+        raise UISchemaError([Issue("", f"JSON is {size} bytes; the limit is {max_bytes}", "too_large")])
+    return size
