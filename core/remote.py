@@ -163,7 +163,7 @@ _CAPABILITY = closed_object(
 
 
 def _parse(value: Any, max_bytes: int, rule: Rule) -> Any:
-    """Budget, then structure, then a frozen copy with integer fields as `int`."""
+    """Safe JSON and the byte budget, then the structure, then a frozen copy."""
     problems = safe_json_issues(value, max_bytes=max_bytes, **SHELL_LIMITS)
     if not problems:
         problems = list(islice(rule(value), MAX_ISSUES))

@@ -539,3 +539,4 @@ def test_any_input_is_returned_frozen_or_rejected_with_a_schema_error(value):
             assert all(issue.path == "" or issue.path.startswith("/") for issue in error.issues)
         else:
             assert isinstance(parsed, (FrozenDict, FrozenList))
+            assert parse(parsed) == parsed  # a parsed value is its own fixed point
