@@ -1,0 +1,312 @@
+"""The exported JSON Schema: valid Draft 2020-12, fresh, in sync with the file, strict."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+from typing import Any, Iterator
+
+import fastjsonschema
+import jsonschema
+import pytest
+
+from core.limits import UI_LIMITS
+from core.schema import document_json_schema
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLES = ROOT / "examples"
+SCHEMA_FILE = ROOT / "schema" / "ui.schema.json"
+MUTATIONS_EXAMPLE = "stream-mutations.json"
+
+
+def _load(name: str) -> Any:
+    return json.loads((EXAMPLES / name).read_text(encoding="utf-8"))
+
+
+def _nodes(node: dict, parent: dict | None = None) -> Iterator[tuple[dict, dict | None]]:
+    yield node, parent
+    for child in node.get("children", []):
+        yield from _nodes(child, node)
+
+
+def _apply_mutations(document: dict, mutations: list[dict]) -> dict:
+    """The snapshot a stream reaches after the example's add / update / remove events."""
+    result = copy.deepcopy(document)
+    for mutation in mutations:
+        found = {node["id"]: (node, parent) for node, parent in _nodes(result["root"])}
+        if mutation["type"] == "add":
+            found[mutation["parentId"]][0]["children"].insert(mutation["index"], mutation["node"])
+        elif mutation["type"] == "update":
+            found[mutation["nodeId"]][0]["props"] = mutation["props"]
+        else:
+            node, parent = found[mutation["nodeId"]]
+            parent["children"].remove(node)
+    return result
+
+
+def _example_documents() -> dict[str, dict]:
+    documents = {
+        path.name: _load(path.name) for path in sorted(EXAMPLES.glob("*.json")) if path.name != MUTATIONS_EXAMPLE
+    }
+    documents["stream-final (stream-initial.json + stream-mutations.json)"] = _apply_mutations(
+        documents["stream-initial.json"], _load(MUTATIONS_EXAMPLE)
+    )
+    return documents
+
+
+DOCUMENTS = _example_documents()
+
+
+@pytest.fixture(scope="module")
+def validator() -> jsonschema.Draft202012Validator:
+    return jsonschema.Draft202012Validator(document_json_schema())
+
+
+@pytest.fixture(scope="module")
+def fast_validate():
+    return fastjsonschema.compile(document_json_schema())
+
+
+def test_schema_is_a_valid_draft_2020_12_schema():
+    jsonschema.Draft202012Validator.check_schema(document_json_schema())
+
+
+def test_schema_names_its_dialect_and_id():
+    schema = document_json_schema()
+    assert schema["$schema"] == "https://json-schema.org/draft/2020-12/schema"
+    assert schema["$id"] == "urn:dsh:intelligent-ui:document:1.1"
+    assert "parse_document" in schema["description"]
+
+
+def test_each_call_returns_a_fresh_schema_that_callers_may_mutate():
+    first = document_json_schema()
+    first["$defs"]["identifier"]["pattern"] = "^.*$"
+    first["oneOf"].clear()
+    second = document_json_schema()
+    assert second["$defs"]["identifier"]["pattern"] == "^[A-Za-z][A-Za-z0-9_-]{0,63}$"
+    assert len(second["oneOf"]) == 2
+
+
+def test_checked_in_schema_file_matches_the_generator():
+    checked_in = json.loads(SCHEMA_FILE.read_text(encoding="utf-8"))
+    assert checked_in == document_json_schema(), (
+        "schema/ui.schema.json is stale: regenerate it with "
+        "`python -m core.schema > schema/ui.schema.json`"
+    )
+
+
+def test_bounds_come_from_the_limits_module():
+    defs = document_json_schema()["$defs"]
+    table = defs["Table"]["properties"]["props"]["properties"]
+    assert table["rows"]["maxItems"] == UI_LIMITS["maxTableRows"]
+    assert table["columns"]["maxItems"] == UI_LIMITS["maxTableColumns"]
+    assert defs["stateMap"]["maxProperties"] == UI_LIMITS["maxStateFields"]
+    assert defs["number"]["maximum"] == UI_LIMITS["maxNumberMagnitude"]
+
+
+def _refs_with_siblings(schema: Any) -> Iterator[dict]:
+    if isinstance(schema, dict):
+        if "$ref" in schema and len(schema) > 1:
+            yield schema
+        for value in schema.values():
+            yield from _refs_with_siblings(value)
+    elif isinstance(schema, list):
+        for value in schema:
+            yield from _refs_with_siblings(value)
+
+
+def test_every_ref_that_carries_siblings_also_spells_out_its_type():
+    assert [s for s in _refs_with_siblings(document_json_schema()) if "type" not in s] == []
+
+
+@pytest.mark.parametrize("name", sorted(DOCUMENTS))
+def test_every_example_document_satisfies_the_schema(name, validator, fast_validate):
+    validator.validate(DOCUMENTS[name])
+    fast_validate(DOCUMENTS[name])
+
+
+# ---------------------------------------------------------------- rejections
+
+
+def _calculator() -> dict:
+    return copy.deepcopy(DOCUMENTS["compound-interest.json"])
+
+
+def _reader() -> dict:
+    return copy.deepcopy(DOCUMENTS["actions-file-reader.json"])
+
+
+def _find(document: dict, node_id: str) -> dict:
+    return next(node for node, _ in _nodes(document["root"]) if node["id"] == node_id)
+
+
+def _nested_slider_with_numeric_label() -> dict:
+    document = _calculator()
+    _find(document, "rate-slider")["props"]["label"] = 5
+    return document
+
+
+def _nested_slider_with_unknown_prop() -> dict:
+    document = _calculator()
+    _find(document, "years-slider")["props"]["onChange"] = "alert(1)"
+    return document
+
+
+def _v1_0_with_actions() -> dict:
+    document = _calculator()
+    document["actions"] = {}
+    return document
+
+
+def _v1_0_with_invoke_button() -> dict:
+    document = _calculator()
+    _find(document, "reset-button")["props"]["action"] = {"type": "invoke", "actionId": "anything"}
+    return document
+
+
+def _v1_1_without_actions() -> dict:
+    document = _reader()
+    del document["actions"]
+    return document
+
+
+def _structured_with_input() -> dict:
+    document = copy.deepcopy(DOCUMENTS["product-comparison.json"])
+    document["state"] = {"q": {"type": "string", "initial": ""}}
+    card = _find(document, "aero-card")
+    card["children"].append({"id": "q-input", "type": "Input", "props": {"label": "Search", "bind": "q"}})
+    return document
+
+
+def _form_inside_form() -> dict:
+    document = copy.deepcopy(DOCUMENTS["form-controls.json"])
+    form = _find(document, "booking-form")
+    inner = {"id": "inner-form", "type": "Form", "props": {"submitLabel": "Go", "action": {"type": "reset"}}, "children": []}
+    form["children"].append({"id": "wrapper", "type": "Column", "props": {}, "children": [inner]})
+    return document
+
+
+def _text_with_children() -> dict:
+    document = _calculator()
+    _find(document, "summary-text")["children"] = []
+    return document
+
+
+def _row_without_children() -> dict:
+    document = _calculator()
+    del _find(document, "actions")["children"]
+    return document
+
+
+def _currency_without_currency_code() -> dict:
+    document = _calculator()
+    del _find(document, "total-result")["props"]["format"]["currency"]
+    return document
+
+
+def _percent_with_currency_code() -> dict:
+    document = _calculator()
+    _find(document, "growth-result")["props"]["format"]["currency"] = "USD"
+    return document
+
+
+def _formatted_result_with_text_literal() -> dict:
+    document = _calculator()
+    _find(document, "total-result")["props"]["value"] = "a lot"
+    return document
+
+
+def _bare_state_reference_as_value() -> dict:
+    document = _calculator()
+    _find(document, "summary-text")["props"]["text"] = {"state": "years"}
+    return document
+
+
+def _reserved_identifier() -> dict:
+    document = _calculator()
+    document["state"]["constructor"] = {"type": "boolean", "initial": False}
+    return document
+
+
+def _operator_with_wrong_arity() -> dict:
+    document = _calculator()
+    document["derived"]["gain"]["args"].append(1)
+    return document
+
+
+def _unknown_operator() -> dict:
+    document = _calculator()
+    document["derived"]["gain"]["op"] = "eval"
+    return document
+
+
+def _too_many_table_rows() -> dict:
+    document = copy.deepcopy(DOCUMENTS["product-comparison.json"])
+    table = _find(document, "spec-table")["props"]
+    table["rows"] = table["rows"][:1] * (UI_LIMITS["maxTableRows"] + 1)
+    return document
+
+
+def _chart_without_points() -> dict:
+    document = _calculator()
+    _find(document, "split-chart")["props"]["data"] = []
+    return document
+
+
+def _agent_with_empty_prompt() -> dict:
+    document = copy.deepcopy(DOCUMENTS["agent-callback.json"])
+    document["actions"]["explain"]["prompt"] = ""
+    return document
+
+
+def _tool_action_with_tool_name() -> dict:
+    document = _reader()
+    document["actions"]["count_lines"]["toolName"] = "read"
+    return document
+
+
+def _node_id_starting_with_a_digit() -> dict:
+    document = _calculator()
+    _find(document, "gain-bar")["id"] = "2nd-bar"
+    return document
+
+
+def _unknown_version() -> dict:
+    document = _reader()
+    document["version"] = "1.2"
+    return document
+
+
+INVALID = {
+    "a Slider deep inside a Card with a numeric label": _nested_slider_with_numeric_label,
+    "a Slider deep inside a Card with an unknown prop": _nested_slider_with_unknown_prop,
+    "a 1.0 document with actions": _v1_0_with_actions,
+    "a 1.0 document with an invoke Button": _v1_0_with_invoke_button,
+    "a 1.1 document without actions": _v1_1_without_actions,
+    "a structured_ui document with an Input": _structured_with_input,
+    "a Form nested in a Form through a Column": _form_inside_form,
+    "a Text with children": _text_with_children,
+    "a Row without children": _row_without_children,
+    "a currency format without a currency": _currency_without_currency_code,
+    "a percent format with a currency": _percent_with_currency_code,
+    "a formatted Result with a text literal": _formatted_result_with_text_literal,
+    "a bare state reference used as a Value": _bare_state_reference_as_value,
+    "a reserved identifier as a state key": _reserved_identifier,
+    "a sub with three arguments": _operator_with_wrong_arity,
+    "an unknown operator": _unknown_operator,
+    "a Table with too many rows": _too_many_table_rows,
+    "a Chart without points": _chart_without_points,
+    "an agent action with an empty prompt": _agent_with_empty_prompt,
+    "a tool action naming the tool": _tool_action_with_tool_name,
+    "a node id starting with a digit": _node_id_starting_with_a_digit,
+    "an unknown version": _unknown_version,
+}
+
+
+@pytest.mark.parametrize("case", sorted(INVALID))
+def test_schema_rejects(case, validator, fast_validate):
+    document = INVALID[case]()
+    assert not validator.is_valid(document)
+    with pytest.raises(fastjsonschema.JsonSchemaValueException):
+        fast_validate(document)
