@@ -268,7 +268,7 @@ def _tool_action_with_tool_name() -> dict:
 
 def _node_id_starting_with_a_digit() -> dict:
     document = _calculator()
-    _find(document, "gain-bar")["id"] = "2nd-bar"
+    _find(document, "summary-text")["id"] = "2nd-text"
     return document
 
 
