@@ -1,0 +1,73 @@
+"""The one runtime configuration of the workers, read from `IUI_*` environment variables.
+
+`load_settings()` is the single adapter that turns pydantic's `ValidationError` into a
+`SettingsError` whose text is one line naming the offending variable, so every entry point
+can fail at start-up with that line and no traceback.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import Field, ValidationError, model_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from core.limits import MIN_DOCUMENT_BYTES, UI_LIMITS, UI_PROTOCOL_LIMITS
+
+ENV_PREFIX = "IUI_"
+
+
+class SettingsError(Exception):
+    """A configuration value is invalid; the message is one line naming the variable."""
+
+
+class Settings(BaseSettings):
+    """Every tunable of the Redis runtime (env prefix `IUI_`)."""
+
+    model_config = SettingsConfigDict(env_prefix=ENV_PREFIX, extra="ignore", frozen=True)
+
+    redis_url: str = Field(default="redis://127.0.0.1:6379/0", min_length=1)
+    rq_redis_url: str | None = None
+    key_prefix: str = Field(default="iui", min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_.\-]+$")
+    partitions: int = Field(default=64, ge=1, le=16_384)
+    lease_ttl_ms: int = Field(default=10_000, ge=200, le=600_000)
+    lease_renew_ms: int = Field(default=3_000, ge=50, le=300_000)
+    max_document_bytes: int = Field(
+        default=UI_LIMITS["maxDocumentBytes"], ge=MIN_DOCUMENT_BYTES, le=UI_LIMITS["maxDocumentBytes"]
+    )
+    max_frames_per_generation: int = Field(default=UI_PROTOCOL_LIMITS["maxStreamFrames"], ge=2,
+                                           le=UI_PROTOCOL_LIMITS["maxStreamFrames"])
+    max_generations_per_session: int = Field(default=256, ge=1, le=1_000_000)
+    reply_ttl_s: int = Field(default=300, ge=1, le=86_400 * 7)
+    dead_letter_after: int = Field(default=5, ge=1, le=1_000)
+    frame_log_max: int = Field(default=1_024, ge=16, le=1_000_000)
+    metrics_port: int = Field(default=0, ge=0, le=65_535)
+    heartbeat_ms: int = Field(default=1_000, ge=50, le=60_000)
+    batch_size: int = Field(default=32, ge=1, le=1_000)
+
+    @model_validator(mode="after")
+    def _renew_before_expiry(self) -> "Settings":
+        if self.lease_renew_ms * 2 > self.lease_ttl_ms:
+            raise ValueError("lease_renew_ms must be at most half of lease_ttl_ms")
+        return self
+
+    @property
+    def rq_url(self) -> str:
+        """The Redis URL of the RQ queues (defaults to the main one)."""
+        return self.rq_redis_url or self.redis_url
+
+
+def _variable(error: dict[str, Any]) -> str:
+    location = error.get("loc") or ()
+    field = str(location[0]) if location else "lease_renew_ms"
+    return ENV_PREFIX + field.upper()
+
+
+def load_settings(**overrides: Any) -> Settings:
+    """Build `Settings` from the environment (plus overrides) or raise a one-line `SettingsError`."""
+    try:
+        return Settings(**{k: v for k, v in overrides.items() if v is not None})
+    except ValidationError as error:
+        first = error.errors()[0]
+        message = str(first.get("msg", "invalid value")).replace("\n", " ")
+        raise SettingsError(f"invalid setting {_variable(first)}: {message}") from None

@@ -1,0 +1,65 @@
+"""The `HostError` family: every rejection the runtime replies with has a stable `code`.
+
+The code is both the reply's `error.code` and the `reason` label of the rejection metric.
+Redis errors are translated in `workers.redisio`; core errors in `workers.tools`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterable
+
+from core.errors import Issue
+
+MAX_REPLY_ISSUES = 10  # seed 000 section 8: tool-visible diagnostics are limited to 10
+
+
+@dataclass(frozen=True, slots=True)
+class ReplyIssue:
+    """One located diagnostic as the reply carries it."""
+
+    path: str
+    message: str
+
+
+class HostError(Exception):
+    """A request was rejected; `code` is stable and machine-readable."""
+
+    code = "rejected"
+
+    def __init__(self, message: str, *, code: str | None = None,
+                 issues: Iterable[Issue | ReplyIssue] = ()) -> None:
+        super().__init__(message)
+        if code is not None:
+            self.code = code
+        self.issues = [ReplyIssue(i.path, i.message) for i in issues][:MAX_REPLY_ISSUES]
+
+    @property
+    def message(self) -> str:
+        return str(self.args[0])
+
+
+class MalformedEntry(HostError):
+    """The input entry itself is unusable (missing field, bad JSON, unknown tool, oversize...)."""
+
+    code = "malformed_entry"
+
+
+class ConflictError(HostError):
+    """The presented cursor is not the current one; the message names the current cursor."""
+
+    code = "cursor_conflict"
+
+
+class BudgetError(HostError):
+    """A frame, byte, document or generation budget would be exceeded."""
+
+    code = "budget_exceeded"
+
+
+class Fenced(Exception):
+    """The lease of the partition was lost: this process must stop writing to it."""
+
+
+class StaleCache(Exception):
+    """The stored checkpoint moved under the in-memory cache; reload and retry the entry."""

@@ -1,0 +1,90 @@
+"""Every Redis key name of the runtime, built from the configured prefix in one place.
+
+All keys of partition N carry the hash tag `{p<N>}` (the prefix stays outside the braces),
+so one Lua script may touch all of them, also on Redis Cluster.  Session ids and request ids
+that enter key names are validated by `workers.entry` first (no `:`, `{`, `}` or spaces in a
+session id), so two different (session, request) pairs never build the same key.
+"""
+
+from __future__ import annotations
+
+import zlib
+from dataclasses import dataclass
+
+PROTOCOL = 1
+GROUP = "workers"
+
+
+def partition_of(session: str, partitions: int) -> int:
+    """The partition of a session: zlib.crc32 of its UTF-8 bytes modulo P."""
+    return zlib.crc32(session.encode("utf-8")) % partitions
+
+
+def consumer_of(partition: int) -> str:
+    """The one consumer name of a partition's group: the consumer is the partition, not the process."""
+    return f"p{partition}"
+
+
+@dataclass(frozen=True, slots=True)
+class Keys:
+    """Key names under one prefix."""
+
+    prefix: str
+
+    @property
+    def meta(self) -> str:
+        """Hash `partitions`, `protocol`: set once with HSETNX, checked by every process."""
+        return f"{self.prefix}:meta"
+
+    @property
+    def workers(self) -> str:
+        """Sorted set of live worker ids scored by heartbeat expiry (ms, Redis clock)."""
+        return f"{self.prefix}:workers"
+
+    def tag(self, partition: int) -> str:
+        """The key stem of a partition, ending with its hash tag."""
+        return f"{self.prefix}:{{p{partition}}}"
+
+    def input(self, partition: int) -> str:
+        """Input stream of a partition."""
+        return f"{self.tag(partition)}:in"
+
+    def dead(self, partition: int) -> str:
+        """Dead-letter stream of a partition."""
+        return f"{self.tag(partition)}:dead"
+
+    def lease(self, partition: int) -> str:
+        """Lease hash (`owner`, `epoch`) with a PX expiry."""
+        return f"{self.tag(partition)}:lease"
+
+    def epoch(self, partition: int) -> str:
+        """Fencing counter of a partition; INCR on every acquisition, never expires."""
+        return f"{self.tag(partition)}:epoch"
+
+    def reply(self, partition: int, session: str, request: str) -> str:
+        """List holding the one reply to a request."""
+        return f"{self.tag(partition)}:reply:{session}:{request}"
+
+    def channel(self, partition: int, session: str) -> str:
+        """Pub/sub channel of the accepted frames of a session."""
+        return f"{self.tag(partition)}:frames:{session}"
+
+    def session(self, partition: int, session: str) -> str:
+        """Session hash: `generations` count and `src:<sourceCallId>` -> uiId."""
+        return f"{self.tag(partition)}:s:{session}"
+
+    def frame_log(self, partition: int, session: str) -> str:
+        """Stream of the session's accepted frames (field `frame`), for catch-up."""
+        return f"{self.tag(partition)}:s:{session}:log"
+
+    def ui(self, partition: int, session: str, ui_id: str) -> str:
+        """Hash of one UI id: `generation` (latest allocated) and `plain` (last plain document)."""
+        return f"{self.tag(partition)}:s:{session}:ui:{ui_id}"
+
+    def generation(self, partition: int, session: str, ui_id: str, generation: int) -> str:
+        """Hash of one generation: current checkpoint and its bookkeeping fields."""
+        return f"{self.ui(partition, session, ui_id)}:g:{generation}"
+
+    def ledger(self, partition: int, session: str, ui_id: str, generation: int) -> str:
+        """List of the accepted call digests of one generation (<= 256)."""
+        return f"{self.generation(partition, session, ui_id, generation)}:calls"

@@ -1,0 +1,134 @@
+"""The Lua scripts of `workers/lua/` and their one typed wrapper each.
+
+Scripts are read with `importlib.resources` and registered once per client with
+`redis.Script` (EVALSHA with a NOSCRIPT fallback).  Nothing else calls them.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+from importlib import resources
+from typing import Any, Sequence
+
+from .errors import Fenced, StaleCache
+
+_NAMES = ("lease_acquire", "lease_renew", "lease_release", "commit", "reply", "plain", "dead")
+
+
+def script_source(name: str) -> str:
+    """The text of `workers/lua/<name>.lua`."""
+    return resources.files("workers").joinpath("lua", f"{name}.lua").read_text("utf-8")
+
+
+class Acquired(enum.Enum):
+    """Outcome of a lease acquisition."""
+
+    ACQUIRED = 1
+    HELD = 0
+
+
+@dataclass(frozen=True, slots=True)
+class LeaseAttempt:
+    """The result of `lease_acquire`: the new epoch, or the current holder."""
+
+    outcome: Acquired
+    epoch: int = 0
+    holder: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class CommitPlan:
+    """Everything the commit script needs for one accepted stream call."""
+
+    generation_key: str
+    ledger_key: str
+    ui_key: str
+    session_key: str
+    frame_log_key: str
+    reply_key: str
+    expected_seq: int
+    expected_generation: int
+    new_generation: int
+    digest: str
+    frame: str
+    reply: str
+    channel: str
+    session_field: str = ""
+    session_value: str = ""
+    generations_increment: int = 0
+    fields: Sequence[tuple[str, str | int]] = ()
+
+
+def _text(value: Any) -> str:
+    return value.decode() if isinstance(value, bytes) else str(value)
+
+
+class Scripts:
+    """The scripts registered on one Redis client, with typed wrappers."""
+
+    def __init__(self, *, redis: Any, group: str, reply_ttl_ms: int, frame_log_max: int) -> None:
+        self._redis = redis
+        self._group = group
+        self._reply_ttl_ms = reply_ttl_ms
+        self._frame_log_max = frame_log_max
+        self._scripts = {name: redis.register_script(script_source(name)) for name in _NAMES}
+
+    def acquire(self, lease_key: str, epoch_key: str, owner: str, ttl_ms: int) -> LeaseAttempt:
+        """Take the lease if free; returns the new epoch or the current holder."""
+        result = self._scripts["lease_acquire"](keys=[lease_key, epoch_key], args=[owner, ttl_ms])
+        if int(result[0]) == 1:
+            return LeaseAttempt(Acquired.ACQUIRED, epoch=int(result[1]))
+        return LeaseAttempt(Acquired.HELD, holder=_text(result[1]))
+
+    def renew(self, lease_key: str, epoch: int, ttl_ms: int) -> bool:
+        """Extend the lease; False means the caller is fenced."""
+        return int(self._scripts["lease_renew"](keys=[lease_key], args=[epoch, ttl_ms])) == 1
+
+    def release(self, lease_key: str, epoch: int) -> bool:
+        """Give the lease back; False if it was no longer held with that epoch."""
+        return int(self._scripts["lease_release"](keys=[lease_key], args=[epoch])) == 1
+
+    def commit(self, lease_key: str, input_key: str, epoch: int, entry_id: str, plan: CommitPlan) -> None:
+        """Apply one accepted call atomically; raises `Fenced` or `StaleCache`."""
+        keys = [lease_key, input_key, plan.generation_key, plan.ledger_key, plan.ui_key,
+                plan.session_key, plan.frame_log_key, plan.reply_key]
+        args: list[Any] = [epoch, self._group, entry_id, plan.expected_seq, plan.expected_generation,
+                           plan.new_generation, plan.digest, plan.frame, self._frame_log_max,
+                           plan.reply, self._reply_ttl_ms, plan.channel, plan.session_field,
+                           plan.session_value, plan.generations_increment]
+        for field, value in plan.fields:
+            args += [field, value]
+        result = self._scripts["commit"](keys=keys, args=args)
+        code = int(result[0])
+        if code == -1:
+            raise Fenced(lease_key)
+        if code == -2:
+            raise StaleCache(f"stored seq {_text(result[1])}, generation {_text(result[2])}")
+
+    def reply(self, lease_key: str, input_key: str, epoch: int, entry_id: str,
+              reply_key: str, reply: str) -> None:
+        """Reply and ack without changing state; raises `Fenced`."""
+        result = self._scripts["reply"](keys=[lease_key, input_key, reply_key],
+                                        args=[epoch, self._group, entry_id, reply, self._reply_ttl_ms])
+        if int(result) == -1:
+            raise Fenced(lease_key)
+
+    def plain(self, lease_key: str, input_key: str, epoch: int, entry_id: str, ui_key: str,
+              document: str, call: str, reply_key: str, reply: str) -> None:
+        """Store a plain document, reply and ack; raises `Fenced`."""
+        result = self._scripts["plain"](keys=[lease_key, input_key, ui_key, reply_key],
+                                        args=[epoch, self._group, entry_id, document, call, reply,
+                                              self._reply_ttl_ms])
+        if int(result) == -1:
+            raise Fenced(lease_key)
+
+    def dead(self, lease_key: str, input_key: str, dead_key: str, epoch: int, entry_id: str,
+             reason: str, fields: dict[str, str], reply_key: str = "", reply: str = "") -> None:
+        """Dead-letter an entry (with an optional error reply) and ack it; raises `Fenced`."""
+        keys = [lease_key, input_key, dead_key] + ([reply_key] if reply else [])
+        args: list[Any] = [epoch, self._group, entry_id, reason, reply, self._reply_ttl_ms]
+        for field, value in fields.items():
+            args += [field, value]
+        if int(self._scripts["dead"](keys=keys, args=args)) == -1:
+            raise Fenced(lease_key)
