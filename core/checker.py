@@ -1,0 +1,185 @@
+"""The shared machinery of document validation: issue collection and value checks.
+
+A `Checker` holds what the rule functions need while one document is walked: the
+declared fields and derived values, the expression budget, the located issues (at most
+20: the walk stops as soon as the list is full) and the `set` actions whose check must
+wait until every Select domain is known.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping
+
+from .errors import MAX_ISSUES, UNKNOWN_PROPERTY, Issue, UIExpressionError, escape_pointer
+from .expression import (NUM, SCALAR, ExpressionBudget, check_expression, evaluate,
+                         scalar_type, type_name)
+from .fields import Field
+from .jstext import utf16_length
+from .limits import UI_LIMITS
+
+IDENTIFIER_LENGTH = UI_LIMITS["maxIdentifierLength"]
+RESERVED = frozenset({"__proto__", "prototype", "constructor"})
+_IDENT_START = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")
+_IDENT_REST = _IDENT_START | frozenset("0123456789_-")
+
+
+class IssueLimit(Exception):
+    """Raised inside the walk once MAX_ISSUES issues are collected."""
+
+
+def is_identifier(value: Any) -> bool:
+    """`^[A-Za-z][A-Za-z0-9_-]{0,63}$` and not a reserved prototype name."""
+    return (
+        type(value) is str
+        and 0 < len(value) <= IDENTIFIER_LENGTH
+        and value[0] in _IDENT_START
+        and _IDENT_REST.issuperset(value)
+        and value not in RESERVED
+    )
+
+
+class DerivedFailure(UIExpressionError):
+    """A value depends on a derived field whose default evaluation already failed."""
+
+
+@dataclass(slots=True)
+class Checker:
+    """Mutable walk state for one document validation."""
+
+    version: str = "1.1"
+    mode: str = "interactive_ui"
+    fields: Mapping[str, Field] = field(default_factory=dict)
+    derived_types: dict[str, int] = field(default_factory=dict)
+    defaults: dict[str, Any] = field(default_factory=dict)
+    failed_derived: set[str] = field(default_factory=set)
+    actions: Mapping[str, Any] | None = None
+    initial: Mapping[str, Any] = field(default_factory=dict)
+    budget: ExpressionBudget = field(default_factory=ExpressionBudget)
+    issues: list[Issue] = field(default_factory=list)
+    deferred: list[Callable[[], None]] = field(default_factory=list)
+
+    # ------------------------------------------------------------------ issues
+    def add(self, path: str, message: str, code: str = "invalid") -> None:
+        """Record one issue; stop the walk when the list is full."""
+        self.issues.append(Issue(path, message, code))
+        if len(self.issues) >= MAX_ISSUES:
+            raise IssueLimit
+
+    def closed(self, value: Mapping, allowed: frozenset[str] | set[str], path: str) -> None:
+        """Report unknown properties once, without echoing them."""
+        if not allowed.issuperset(value):
+            self.add(path, UNKNOWN_PROPERTY, "unknown_property")
+
+    def required(self, value: Mapping, names: tuple[str, ...], path: str) -> bool:
+        """Report each missing required property; True when all are present."""
+        ok = True
+        for name in names:
+            if name not in value:
+                self.add(f"{path}/{name}", "required property is missing", "required")
+                ok = False
+        return ok
+
+    def mapping(self, value: Any, path: str, what: str = "value") -> bool:
+        """True when `value` is an object, else report it."""
+        if isinstance(value, dict):
+            return True
+        self.add(path, f"{what} must be an object")
+        return False
+
+    def identifier(self, value: Any, path: str) -> bool:
+        if is_identifier(value):
+            return True
+        self.add(path, "must be an identifier: a letter, then up to 63 letters, digits, _ or -"
+                       " (not __proto__, prototype or constructor)")
+        return False
+
+    def text(self, value: Any, path: str, low: int, high: int) -> bool:
+        """A plain string whose UTF-16 length is within [low, high]."""
+        if type(value) is not str and not isinstance(value, str):
+            self.add(path, "must be a string")
+            return False
+        length = len(value) if value.isascii() else utf16_length(value)
+        if not low <= length <= high:
+            self.add(path, f"length must be {low}-{high} UTF-16 code units" if low else
+                     f"length must be at most {high} UTF-16 code units")
+            return False
+        return True
+
+    def keyed(self, value: Any, path: str, limit: int, what: str) -> list[tuple[str, Any, str]]:
+        """Entries of an object whose keys must be identifiers (bad keys are never echoed)."""
+        if not self.mapping(value, path, what):
+            return []
+        if len(value) > limit:
+            self.add(path, f"{what} has more than {limit} entries")
+        entries = []
+        for key, item in value.items():
+            if is_identifier(key):
+                entries.append((key, item, f"{path}/{escape_pointer(key)}"))
+            else:
+                self.add(path, f"every {what} key must be an identifier"
+                               " (not __proto__, prototype or constructor)")
+        return entries
+
+    # ------------------------------------------------------------------ values
+    def resolve(self, kind: str, key: str) -> int | None:
+        """Static type of a state or derived reference (None when undeclared)."""
+        if kind == "state":
+            declared = self.fields.get(key)
+            return None if declared is None else _FIELD_TYPES[declared.kind]
+        return self.derived_types.get(key)
+
+    def expression(self, expr: Any, path: str) -> int:
+        return check_expression(expr, path, self.resolve, self.budget, self.issues)
+
+    def value(self, value: Any, path: str, allowed: int = SCALAR, evaluate: bool = True) -> tuple[int, Any]:
+        """Check a component Value (scalar or {expr}); return (type bits, default value)."""
+        before = len(self.issues)
+        if isinstance(value, dict):
+            if len(value) != 1 or "expr" not in value:
+                self.add(path, 'dynamic values must be written as {"expr": <expression>}')
+                return 0, None
+            bits = self.expression(value["expr"], path + "/expr")
+            self._check_full()
+        else:
+            bits = scalar_type(value)
+            if not bits:
+                self.add(path, "must be a string (≤ 4,096 UTF-16 units), a finite number within 1e15,"
+                               " a boolean, null or {\"expr\": ...}")
+        if len(self.issues) > before or not bits:
+            return 0, None
+        if bits & ~allowed:
+            self.add(path, f"must always be {type_name(allowed)}, but can be {type_name(bits)}")
+            return 0, None
+        return bits, self.default(value, path) if evaluate else None
+
+    def default(self, value: Any, path: str) -> Any:
+        """Evaluate a checked Value at the initial state; report a failure."""
+        if not isinstance(value, dict):
+            return value
+        try:
+            return evaluate(value["expr"], self.initial, self.derived_default)
+        except DerivedFailure:
+            return None
+        except UIExpressionError as error:
+            self.add(path, f"fails at the initial state: {error}", "default_evaluation")
+            return None
+
+    def derived_default(self, key: str) -> Any:
+        if key in self.failed_derived or key not in self.defaults:
+            raise DerivedFailure("depends on a failing derived value")
+        return self.defaults[key]
+
+    def _check_full(self) -> None:
+        if len(self.issues) >= MAX_ISSUES:
+            del self.issues[MAX_ISSUES:]
+            raise IssueLimit
+
+    def number(self, value: Any, path: str) -> bool:
+        if scalar_type(value) == NUM:
+            return True
+        self.add(path, "must be a finite number (not a boolean) within 1e15")
+        return False
+
+
+_FIELD_TYPES = {"number": 1, "string": 2, "boolean": 4}

@@ -1,0 +1,324 @@
+"""The 21 components: their closed props and the rule function of each prop.
+
+`COMPONENTS` maps a type name to a `Component`: which props it takes (required or
+optional), the checker of each, and an optional whole-props rule for constraints that
+span props (Progress default within [0, max], Result format needs a number, numeric
+controls repeating their field's domain).  Rule functions receive the `Checker`, the
+value and its JSON Pointer path.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping
+
+from .actions import check_ui_action
+from .checker import Checker, is_identifier
+from .expression import NUM, SCALAR
+from .fields import NumberField
+from .jsnumber import js_number_string
+from .limits import LABEL_LENGTH, UI_LIMITS
+
+PropRule = Callable[[Checker, Any, str], Any]
+
+
+@dataclass(frozen=True, slots=True)
+class Component:
+    """Props of one component type and whether it holds children."""
+
+    props: Mapping[str, tuple[bool, PropRule]]
+    layout: bool = False
+    interactive: bool = False
+    extra: Callable[[Checker, Mapping, dict, str], None] | None = None
+    allowed: frozenset[str] = field(init=False)
+    required: tuple[str, ...] = field(init=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "allowed", frozenset(self.props))
+        object.__setattr__(self, "required", tuple(k for k, (req, _) in self.props.items() if req))
+
+
+# ---------------------------------------------------------------- prop rules
+
+def _enum(*choices: Any) -> PropRule:
+    allowed = [c for c in choices]
+    text = " | ".join(repr(c) if isinstance(c, str) else js_number_string(c) for c in choices)
+
+    def rule(check: Checker, value: Any, path: str) -> Any:
+        if type(value) is bool or not any(value == c and type(value) in (type(c), float) for c in allowed):
+            check.add(path, f"must be one of {text}")
+        return value
+    return rule
+
+
+def _string(low: int, high: int) -> PropRule:
+    def rule(check: Checker, value: Any, path: str) -> Any:
+        check.text(value, path, low, high)
+        return value
+    return rule
+
+
+LABEL = _string(1, LABEL_LENGTH)
+OPTIONAL_LABEL = _string(0, LABEL_LENGTH)
+MARKDOWN = _string(0, UI_LIMITS["maxMarkdownLength"])
+GAP = _enum("sm", "md", "lg")
+
+
+def any_value(check: Checker, value: Any, path: str) -> Any:
+    return check.value(value, path, SCALAR)
+
+
+def number_value(check: Checker, value: Any, path: str) -> Any:
+    return check.value(value, path, NUM)
+
+
+def plain_number(check: Checker, value: Any, path: str) -> Any:
+    check.number(value, path)
+    return value
+
+
+def positive_number(check: Checker, value: Any, path: str) -> Any:
+    if check.number(value, path) and value <= 0:
+        check.add(path, "must be greater than 0")
+    return value
+
+
+def _bind(kind: str) -> PropRule:
+    def rule(check: Checker, value: Any, path: str) -> Any:
+        if type(value) is not str or value not in check.fields:
+            check.add(path, "must name a declared state field")
+        elif check.fields[value].kind != kind:
+            check.add(path, f"must name a {kind} state field")
+        return value
+    return rule
+
+
+def action(check: Checker, value: Any, path: str) -> Any:
+    check_ui_action(check, value, path)
+    return value
+
+
+# ---------------------------------------------------------------- complex props
+
+def table_columns(check: Checker, value: Any, path: str) -> Any:
+    limit = UI_LIMITS["maxTableColumns"]
+    if not isinstance(value, list) or not 1 <= len(value) <= limit:
+        check.add(path, f"must be an array of 1-{limit} columns")
+        return None
+    keys: set[str] = set()
+    for i, column in enumerate(value):
+        where = f"{path}/{i}"
+        if not check.mapping(column, where, "column"):
+            continue
+        check.closed(column, _COLUMN_KEYS, where)
+        if check.required(column, ("key", "label"), where):
+            LABEL(check, column["label"], where + "/label")
+            if check.identifier(column["key"], where + "/key"):
+                if column["key"] in keys:
+                    check.add(where + "/key", "column keys must be unique")
+                keys.add(column["key"])
+    return keys
+
+
+_COLUMN_KEYS = frozenset({"key", "label"})
+
+
+def table_rows(check: Checker, value: Any, path: str) -> Any:
+    limit = UI_LIMITS["maxTableRows"]
+    if not isinstance(value, list) or len(value) > limit:
+        check.add(path, f"must be an array of at most {limit} rows")
+        return None
+    for i, row in enumerate(value):
+        where = f"{path}/{i}"
+        if check.mapping(row, where, "row"):
+            for key, cell in row.items():
+                cell_path = f"{where}/{key}" if is_identifier(key) else where
+                if isinstance(cell, (dict, list)):
+                    check.add(cell_path, "table cells must be static scalars")
+                elif not check.value(cell, cell_path, SCALAR)[0]:
+                    continue
+    return value
+
+
+def _table_extra(check: Checker, props: Mapping, results: dict, path: str) -> None:
+    keys = results.get("columns")
+    rows = props.get("rows")
+    if not keys or not isinstance(rows, list):
+        return
+    for i, row in enumerate(rows):
+        if isinstance(row, dict) and (len(row) != len(keys) or not keys.issuperset(row)):
+            check.add(f"{path}/rows/{i}", "each row must have exactly the declared column keys")
+
+
+def chart_data(check: Checker, value: Any, path: str) -> Any:
+    limit = UI_LIMITS["maxChartPoints"]
+    if not isinstance(value, list) or not 1 <= len(value) <= limit:
+        check.add(path, f"must be an array of 1-{limit} points")
+        return None
+    ids: set[str] = set()
+    for i, point in enumerate(value):
+        where = f"{path}/{i}"
+        if not check.mapping(point, where, "point"):
+            continue
+        check.closed(point, _POINT_KEYS, where)
+        if check.required(point, ("id", "label", "value"), where):
+            if check.identifier(point["id"], where + "/id"):
+                if point["id"] in ids:
+                    check.add(where + "/id", "point ids must be unique within the chart")
+                ids.add(point["id"])
+            LABEL(check, point["label"], where + "/label")
+            number_value(check, point["value"], where + "/value")
+    return value
+
+
+_POINT_KEYS = frozenset({"id", "label", "value"})
+
+
+def select_options(check: Checker, value: Any, path: str) -> Any:
+    limit = UI_LIMITS["maxSelectOptions"]
+    if not isinstance(value, list) or not 1 <= len(value) <= limit:
+        check.add(path, f"must be an array of 1-{limit} options")
+        return None
+    values: list[str] = []
+    for i, option in enumerate(value):
+        where = f"{path}/{i}"
+        if not check.mapping(option, where, "option"):
+            continue
+        check.closed(option, _OPTION_KEYS, where)
+        if check.required(option, ("label", "value"), where):
+            LABEL(check, option["label"], where + "/label")
+            if check.text(option["value"], where + "/value", 0, UI_LIMITS["maxStringLength"]):
+                if option["value"] in values:
+                    check.add(where + "/value", "option values must be unique")
+                values.append(option["value"])
+    return values
+
+
+_OPTION_KEYS = frozenset({"label", "value"})
+_FORMAT_KEYS = frozenset({"style", "currency", "digits"})
+_STYLE = _enum("decimal", "currency", "percent")
+_CURRENCY = _enum("CNY", "USD", "EUR")
+_DIGITS = _enum(0, 1, 2, 3, 4, 5, 6)
+
+
+def result_format(check: Checker, value: Any, path: str) -> Any:
+    if not check.mapping(value, path, "format"):
+        return None
+    check.closed(value, _FORMAT_KEYS, path)
+    if check.required(value, ("style",), path):
+        _STYLE(check, value["style"], path + "/style")
+        if value["style"] == "currency" and "currency" not in value:
+            check.add(path + "/currency", "currency style needs a currency")
+        if value["style"] != "currency" and "currency" in value:
+            check.add(path + "/currency", "only the currency style takes a currency")
+    if "currency" in value:
+        _CURRENCY(check, value["currency"], path + "/currency")
+    if "digits" in value:
+        _DIGITS(check, value["digits"], path + "/digits")
+    return value
+
+
+# ---------------------------------------------------------------- whole-props rules
+
+def _progress_extra(check: Checker, props: Mapping, results: dict, path: str) -> None:
+    bits, default = results.get("value", (0, None))
+    top = props.get("max", 100)
+    if bits and type(top) in (int, float) and default is not None and top > 0:
+        if not 0 <= default <= top:
+            check.add(path + "/value", f"must be within [0, {js_number_string(top)}] at the initial state")
+
+
+def _result_extra(check: Checker, props: Mapping, results: dict, path: str) -> None:
+    bits, _ = results.get("value", (0, None))
+    if "format" in props and bits and bits != NUM:
+        check.add(path + "/value", "a formatted Result value must always be a number")
+
+
+def _numeric_control_extra(check: Checker, props: Mapping, results: dict, path: str) -> None:
+    declared = check.fields.get(props.get("bind"))
+    if not isinstance(declared, NumberField):
+        return
+    for name in ("min", "max", "step"):
+        if name in props and type(props[name]) in (int, float):
+            own = getattr(declared, name)
+            if own is None:
+                check.add(f"{path}/{name}", f"the bound state field declares no {name}; declare it there")
+            elif props[name] != own:
+                check.add(f"{path}/{name}", f"must repeat the state field's {name} {js_number_string(own)} exactly")
+
+
+def _slider_extra(check: Checker, props: Mapping, results: dict, path: str) -> None:
+    _numeric_control_extra(check, props, results, path)
+    declared = check.fields.get(props.get("bind"))
+    if isinstance(declared, NumberField):
+        if declared.min is None or declared.max is None or not declared.min < declared.max:
+            check.add(path + "/bind", "a Slider's state field needs min and max with min < max")
+
+
+def _select_extra(check: Checker, props: Mapping, results: dict, path: str) -> None:
+    values = results.get("options")
+    declared = check.fields.get(props.get("bind"))
+    if values is None or declared is None or declared.kind != "string":
+        return
+    for i, value in enumerate(values):
+        if len(value) > declared.max_length // 2 and utf16_length(value) > declared.max_length:
+            check.add(f"{path}/options/{i}/value", "option value exceeds the state field's maxLength")
+    if declared.initial not in values:
+        check.add(path + "/options", "the state field's initial value must be one of the options")
+
+
+from .jstext import utf16_length  # noqa: E402  (kept next to its only user)
+
+_BIND_STRING, _BIND_NUMBER, _BIND_BOOLEAN = _bind("string"), _bind("number"), _bind("boolean")
+_NUMERIC = {"min": (False, plain_number), "max": (False, plain_number), "step": (False, positive_number)}
+
+COMPONENTS: Mapping[str, Component] = {
+    "Text": Component({"text": (True, any_value)}),
+    "Heading": Component({"text": (True, any_value), "level": (False, _enum(1, 2, 3))}),
+    "Markdown": Component({"text": (True, MARKDOWN)}),
+    "Row": Component({"gap": (False, GAP)}, layout=True),
+    "Column": Component({"gap": (False, GAP)}, layout=True),
+    "Grid": Component({"gap": (False, GAP), "columns": (False, _enum(1, 2, 3, 4))}, layout=True),
+    "Card": Component({"title": (False, OPTIONAL_LABEL), "gap": (False, GAP)}, layout=True),
+    "Badge": Component({"text": (True, any_value),
+                        "tone": (False, _enum("neutral", "success", "warning", "danger"))}),
+    "Table": Component({"columns": (True, table_columns), "rows": (True, table_rows)}, extra=_table_extra),
+    "Progress": Component({"value": (True, number_value), "max": (False, positive_number),
+                           "label": (False, OPTIONAL_LABEL)}, extra=_progress_extra),
+    "Chart": Component({"kind": (True, _enum("bar", "line")), "data": (True, chart_data),
+                        "label": (False, OPTIONAL_LABEL)}),
+    "Input": Component({"label": (True, LABEL), "bind": (True, _BIND_STRING),
+                        "placeholder": (False, OPTIONAL_LABEL)}, interactive=True),
+    "NumberInput": Component({"label": (True, LABEL), "bind": (True, _BIND_NUMBER), **_NUMERIC},
+                             interactive=True, extra=_numeric_control_extra),
+    "Select": Component({"label": (True, LABEL), "bind": (True, _BIND_STRING),
+                         "options": (True, select_options)}, interactive=True, extra=_select_extra),
+    "Button": Component({"label": (True, LABEL), "action": (True, action),
+                         "variant": (False, _enum("primary", "secondary"))}, interactive=True),
+    "Slider": Component({"label": (True, LABEL), "bind": (True, _BIND_NUMBER), **_NUMERIC},
+                        interactive=True, extra=_slider_extra),
+    "Checkbox": Component({"label": (True, LABEL), "bind": (True, _BIND_BOOLEAN)}, interactive=True),
+    "Form": Component({"submitLabel": (True, LABEL), "action": (True, action), "gap": (False, GAP)},
+                      layout=True, interactive=True),
+    "Loading": Component({"label": (False, OPTIONAL_LABEL)}),
+    "Error": Component({"message": (True, any_value)}),
+    "Result": Component({"label": (False, OPTIONAL_LABEL), "value": (True, any_value),
+                         "format": (False, result_format)}, extra=_result_extra),
+}
+
+LAYOUTS = frozenset(name for name, c in COMPONENTS.items() if c.layout)
+
+
+def check_props(check: Checker, component: Component, props: Any, path: str) -> dict:
+    """Check a node's props object; return what the rules computed, by prop name."""
+    results: dict[str, Any] = {}
+    if not check.mapping(props, path, "props"):
+        return results
+    check.closed(props, component.allowed, path)
+    check.required(props, component.required, path)
+    for name, (_, rule) in component.props.items():
+        if name in props:
+            results[name] = rule(check, props[name], f"{path}/{name}")
+    if component.extra is not None:
+        component.extra(check, props, results, path)
+    return results

@@ -1,0 +1,93 @@
+"""State field declarations (seed 000 section 4) and the one check every writer uses.
+
+A number field's `min`/`max`/`step` form the shared numeric domain of every control bound
+to it; a string field bound by a Select takes only that Select's option values.  Inputs,
+`set` actions, action results and `restore_state` all go through `value_problem`.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+from .jsnumber import js_number_string
+from .jstext import utf16_length
+from .limits import UI_LIMITS
+
+MAX_STRING = UI_LIMITS["maxStringLength"]
+MAX_MAGNITUDE = UI_LIMITS["maxNumberMagnitude"]
+# Relative tolerance of the step grid: 0.1 + 0.2 lies on a 0.1 grid, 10.5 not on a 1 grid.
+STEP_TOLERANCE = 1e-9
+
+
+def is_number(value: Any) -> bool:
+    """A finite JSON number within 1e15 (never a bool)."""
+    kind = type(value)
+    if kind is int:
+        return -MAX_MAGNITUDE <= value <= MAX_MAGNITUDE
+    if kind is float:
+        return math.isfinite(value) and abs(value) <= MAX_MAGNITUDE
+    return False
+
+
+def on_step_grid(value: float, origin: float, step: float) -> bool:
+    """True when value = origin + k × step for an integer k, within float tolerance."""
+    quotient = (value - origin) / step
+    return abs(quotient - round(quotient)) <= STEP_TOLERANCE * max(1.0, abs(quotient))
+
+
+@dataclass(frozen=True, slots=True)
+class NumberField:
+    """A number state field and its shared domain."""
+
+    initial: float
+    min: float | None = None
+    max: float | None = None
+    step: float | None = None
+    kind = "number"
+
+    def problem(self, value: Any) -> str | None:
+        if not is_number(value):
+            return "value must be a finite number (not a boolean) within 1e15"
+        if self.min is not None and value < self.min:
+            return f"value is below the minimum {js_number_string(self.min)}"
+        if self.max is not None and value > self.max:
+            return f"value is above the maximum {js_number_string(self.max)}"
+        origin = self.min if self.min is not None else 0
+        if self.step is not None and not on_step_grid(value, origin, self.step):
+            return f"value is not on the step grid {js_number_string(origin)} + k × {js_number_string(self.step)}"
+        return None
+
+
+@dataclass(frozen=True, slots=True)
+class StringField:
+    """A string state field; `options` is the Select domain when a Select binds it."""
+
+    initial: str
+    max_length: int = MAX_STRING
+    options: frozenset[str] | None = None
+    kind = "string"
+
+    def problem(self, value: Any) -> str | None:
+        if not isinstance(value, str):
+            return "value must be a string"
+        if len(value) > self.max_length // 2 and utf16_length(value) > self.max_length:
+            return f"value exceeds maxLength {self.max_length}"
+        if self.options is not None and value not in self.options:
+            return "value is not one of the Select options"
+        return None
+
+
+@dataclass(frozen=True, slots=True)
+class BooleanField:
+    """A boolean state field."""
+
+    initial: bool
+    kind = "boolean"
+
+    def problem(self, value: Any) -> str | None:
+        return None if value is True or value is False else "value must be a boolean"
+
+
+Field = NumberField | StringField | BooleanField
