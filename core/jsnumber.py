@@ -4,13 +4,21 @@ JSON numbers are JS doubles: `1` and `1.0` are one value and a Python `bool` is 
 number.  `js_number_string` is ECMAScript `Number::toString` (what `String(n)` and
 `JSON.stringify` print), built from Python's shortest round-trip `repr`, which picks the
 same digits as V8.
+
+`js_to_fixed`, `js_round` and `js_pow` are the DSL's `toFixed`-based `round` and `**`-based
+`pow`: exact-binary-value rounding with ties away from zero, and powers that must stay
+finite and within the 1e15 budget.
 """
 
 from __future__ import annotations
 
 import math
 
+from .errors import UIExpressionError
+from .limits import UI_LIMITS
+
 MAX_MAGNITUDE = 1e15
+MAX_ROUND_DIGITS = UI_LIMITS["maxRoundDigits"]
 
 
 def is_number(value: object) -> bool:
@@ -63,3 +71,75 @@ def js_number_string(value: int | float) -> str:
     sign = "+" if n - 1 >= 0 else "-"
     head = digits[0] + ("." + digits[1:] if k > 1 else "")
     return f"{head}e{sign}{abs(n - 1)}"
+
+
+def _to_double(value: int | float) -> float:
+    """The JS double of a number (huge Python ints become +-Infinity, as JS parses them)."""
+    try:
+        return float(value)
+    except OverflowError:
+        return math.inf if value > 0 else -math.inf
+
+
+def _fraction_digits(digits: object, limit: int) -> int:
+    """An integral digit count in 0..limit, else `UIExpressionError` (JS throws RangeError)."""
+    if is_number(digits) and math.isfinite(digits) and digits == int(digits) and 0 <= digits <= limit:
+        return int(digits)
+    raise UIExpressionError(f"digits must be an integer from 0 to {limit}", code="bad_digits")
+
+
+def js_to_fixed(x: int | float, digits: int) -> str:
+    """`x.toFixed(digits)` exactly as JavaScript prints it (exact binary value, ties up)."""
+    if not is_number(x):
+        raise UIExpressionError("toFixed needs a number", code="not_a_number")
+    f = _fraction_digits(digits, 100)
+    x = _to_double(x)
+    if not math.isfinite(x):
+        return js_number_string(x)
+    # The spec's sign step: `-0` is not below zero, but -0.001 keeps its "-" after rounding to 0.
+    sign = "-" if x < 0 else ""
+    x = -x if x < 0 else x
+    if x >= 1e21:
+        return sign + js_number_string(x)
+    # n / 10**f closest to the exact x = p / q; a tie picks the larger n.
+    p, q = x.as_integer_ratio()
+    n = (2 * p * 10**f + q) // (2 * q)
+    text = str(n)
+    if f:
+        text = text.rjust(f + 1, "0")
+        text = text[:-f] + "." + text[-f:]
+    return sign + text
+
+
+def js_round(x: int | float, digits: int = 0) -> int | float:
+    """The DSL's `round`: `Number(x.toFixed(digits))`, digits 0..maxRoundDigits; -0 becomes 0."""
+    if not is_number(x) or not math.isfinite(x):
+        raise UIExpressionError("round needs a finite number", code="not_a_number")
+    value = float(js_to_fixed(x, _fraction_digits(digits, MAX_ROUND_DIGITS)))
+    if value.is_integer() and abs(value) <= 2**53:
+        return int(value)  # also turns -0.0 into 0
+    return value
+
+
+def js_pow(a: int | float, b: int | float) -> float:
+    """JS `a ** b` for finite numbers; `UIExpressionError` unless finite and |result| <= 1e15."""
+    if not (is_number(a) and is_number(b)):
+        raise UIExpressionError("pow needs two numbers", code="not_a_number")
+    x, y = _to_double(a), _to_double(b)
+    if not (math.isfinite(x) and math.isfinite(y)):
+        raise UIExpressionError("pow needs finite numbers", code="not_finite")
+    # V8 folds these two exponents itself before calling the C library's pow (ieee754.cc).
+    if y == 2:
+        result = x * x
+    elif y == 0.5:
+        result = math.sqrt(x + 0.0) if x >= 0 else math.nan
+    else:
+        try:
+            result = math.pow(x, y)
+        except (ValueError, OverflowError, ZeroDivisionError):
+            result = math.nan  # JS answers NaN or +-Infinity here; both are rejected below
+    if not math.isfinite(result):
+        raise UIExpressionError("pow result is not a finite number", code="not_finite")
+    if abs(result) > MAX_MAGNITUDE:
+        raise UIExpressionError("pow result exceeds 1e15 in magnitude", code="out_of_range")
+    return result + 0.0  # -0.0 + 0.0 is 0.0: JS String(-0) is "0" anyway
