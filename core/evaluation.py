@@ -1,0 +1,65 @@
+"""Resolving component values against a state (seed 000 §3, §8).
+
+`resolve_document_value` computes only the derived fields the value needs, so a failing
+derived field elsewhere does not block an unrelated value or a `reset` button.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Mapping
+
+from .document import DocumentModel, document_model
+from .errors import UIExpressionError
+from .expression import evaluate, evaluate_expression
+from .frozen import FrozenDict
+from .state import _assert_valid
+from .errors import UIStateError
+
+
+def _unwrap(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        if len(value) != 1 or "expr" not in value:
+            raise UIExpressionError('a dynamic value must be written as {"expr": <expression>}')
+        return value["expr"]
+    return value
+
+
+def lazy_derived(model: DocumentModel, state: Mapping[str, Any]) -> Callable[[str], Any]:
+    """A derived-value lookup that evaluates each needed field once, on demand."""
+    memo: dict[str, Any] = {}
+
+    def lookup(key: str) -> Any:
+        if key in memo:
+            return memo[key]
+        if key not in model.derived:
+            raise UIExpressionError("derived value is not declared")
+        memo[key] = evaluate(model.derived[key], state, lookup)
+        return memo[key]
+    return lookup
+
+
+def evaluate_derived(document: Any, state: Any) -> FrozenDict:
+    """Every derived field at `state` (each computed once); raises on the first failure."""
+    model = document_model(document)
+    _valid_state(model, state)
+    lookup = lazy_derived(model, state)
+    return FrozenDict({key: lookup(key) for key in model.derived})
+
+
+def resolve_value(value: Any, state: Any, derived: Any) -> Any:
+    """A component Value (scalar or {expr}) with already computed derived values."""
+    return evaluate_expression(_unwrap(value), state, derived)
+
+
+def resolve_document_value(document: Any, state: Any, value: Any) -> Any:
+    """A component Value, computing only the derived fields it depends on."""
+    model = document_model(document)
+    _valid_state(model, state)
+    return evaluate(_unwrap(value), state, lazy_derived(model, state))
+
+
+def _valid_state(model: DocumentModel, state: Any) -> None:
+    try:
+        _assert_valid(model, state)
+    except UIStateError as error:
+        raise UIExpressionError(f"invalid state: {error.message}") from None

@@ -1,0 +1,52 @@
+"""`dispatch_local_action`: the explicit `reset` and `set` actions (seed 000 §6).
+
+The action must be one that the validated document declares (a Button's or a Form's);
+`set` evaluates its value with only the derived fields it needs, then goes through the
+same atomic `update_state` check as any other writer.  `invoke` is not local: it goes to
+the host through `resolve_ui_action`.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterator, Mapping
+
+from .document import DocumentModel, ParsedDocument, document_model
+from .errors import UIActionError, UIExpressionError
+from .evaluation import lazy_derived
+from .expression import evaluate
+from .frozen import FrozenDict
+from .state import _assert_valid, update_state
+
+
+def dispatch_local_action(document: Any, state: Any, action: Any) -> FrozenDict:
+    """Apply a declared `reset` or `set` action; return the new state."""
+    model = document_model(document)
+    parsed = document if type(document) is ParsedDocument else None
+    if not isinstance(action, Mapping) or action.get("type") not in ("reset", "set"):
+        raise UIActionError("only reset and set actions run locally", code="not_local")
+    if parsed is not None and not any(action == declared for declared in _declared_actions(parsed["root"])):
+        raise UIActionError("the action is not declared by this document", code="undeclared")
+    _assert_valid(model, state)
+    if action["type"] == "reset":
+        return model.initial
+    return _set(document, model, state, action)
+
+
+def _set(document: Any, model: DocumentModel, state: Mapping, action: Mapping) -> FrozenDict:
+    value = action.get("value")
+    try:
+        if isinstance(value, Mapping):
+            value = evaluate(value.get("expr"), state, lazy_derived(model, state))
+    except UIExpressionError as error:
+        raise UIActionError(f"set value cannot be computed: {error.message}", code="evaluation") from None
+    return update_state(document, state, action.get("key"), value)
+
+
+def _declared_actions(root: Mapping) -> Iterator[Mapping]:
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        props = node.get("props", {})
+        if "action" in props:
+            yield props["action"]
+        stack.extend(node.get("children", ()))

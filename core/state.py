@@ -1,0 +1,103 @@
+"""Runtime state helpers (seed 000 §4): initial, update, restore and validity checks.
+
+A state is a mapping with exactly the declared fields.  `update_state` is atomic: it
+returns a new immutable mapping or raises `UIStateError`, never touching the old one.
+`restore_state` never raises on junk input: it keeps only declared, valid saved fields.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from .document import DocumentModel, document_model
+from .errors import UISchemaError, UIStateError
+from .frozen import FrozenDict
+from .limits import UI_LIMITS
+from .safe_json import json_byte_size
+
+MAX_STATE_BYTES = UI_LIMITS["maxStateBytes"]
+
+
+def initial_state(document: Any) -> FrozenDict:
+    """Every declared field at its initial value."""
+    return document_model(document).initial
+
+
+def state_byte_size(state: Mapping[str, Any]) -> int:
+    """JSON bytes of a state whose values are valid scalars."""
+    try:
+        return json_byte_size(state)
+    except UISchemaError as error:
+        raise UIStateError(f"state is not serializable JSON: {error.message}") from None
+
+
+def check_state_value(model: DocumentModel, key: Any, value: Any) -> None:
+    """Raise UIStateError unless `value` may be written to field `key`."""
+    if type(key) is not str or key not in model.fields:
+        raise UIStateError("unknown state field", code="unknown_field")
+    problem = model.fields[key].problem(value)
+    if problem:
+        raise UIStateError(f"{key}: {problem}", code="invalid_value")
+
+
+def assert_valid_state(document: Any, state: Any) -> None:
+    """Raise UIStateError unless `state` holds exactly the declared fields, all valid."""
+    _assert_valid(document_model(document), state)
+
+
+def _assert_valid(model: DocumentModel, state: Any) -> None:
+    if not isinstance(state, Mapping):
+        raise UIStateError("state must be an object")
+    if len(state) != len(model.fields) or any(key not in state for key in model.fields):
+        raise UIStateError("state must contain exactly the declared fields", code="fields")
+    for key, value in state.items():
+        check_state_value(model, key, value)
+    _assert_budget(state)
+
+
+def _assert_budget(state: Mapping[str, Any]) -> None:
+    size = state_byte_size(state)
+    if size > MAX_STATE_BYTES:
+        raise UIStateError(f"state is {size} bytes; the limit is {MAX_STATE_BYTES}", code="too_large")
+
+
+def update_state(document: Any, state: Any, key: Any, value: Any) -> FrozenDict:
+    """A new state with `key` set to `value`, or UIStateError; the old state is untouched."""
+    model = document_model(document)
+    _assert_valid(model, state)
+    check_state_value(model, key, value)
+    candidate = FrozenDict({**state, key: value})
+    _assert_budget(candidate)
+    return candidate
+
+
+def update_state_many(document: Any, state: Any, values: Mapping[str, Any]) -> FrozenDict:
+    """Apply several field writes atomically: all pass or none does."""
+    model = document_model(document)
+    _assert_valid(model, state)
+    for key, value in values.items():
+        check_state_value(model, key, value)
+    candidate = FrozenDict({**state, **values})
+    _assert_budget(candidate)
+    return candidate
+
+
+def restore_state(document: Any, saved: Any) -> FrozenDict:
+    """Defaults, overlaid with the saved fields that are declared and valid; never raises on junk."""
+    model = document_model(document)
+    if not isinstance(saved, Mapping):
+        return model.initial
+    restored = dict(model.initial)
+    for key, field in model.fields.items():
+        try:
+            value = saved[key] if key in saved else None
+        except Exception:  # a hostile mapping cannot be checked safely: keep the defaults
+            return model.initial
+        if key in saved and field.problem(value) is None:
+            restored[key] = value
+    candidate = FrozenDict(restored)
+    try:
+        _assert_budget(candidate)
+    except UIStateError:
+        return model.initial
+    return candidate
