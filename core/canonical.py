@@ -1,0 +1,213 @@
+"""RFC 8785 canonical JSON (JCS): the text both sides hash to bind content.
+
+Keys are sorted by UTF-16 code units, numbers are printed as JavaScript's `String(n)`
+and strings are escaped as `JSON.stringify` escapes them; no whitespace, non-ASCII raw.
+
+Two serializers produce the same text.  `orjson` with sorted keys is the fast path and
+is used only when one walk over the value proves its bytes are already canonical:
+
+- every float is non-integral and outside [1e-6, 1e-5) in magnitude (orjson prints `1.0`
+  and `1e-6` where JavaScript prints `1` and `0.000001`; elsewhere both print the shortest
+  round-trip digits in the same notation),
+- every int is within +-2**53 (beyond it JavaScript prints the nearest double),
+- every object sorts its keys the same by code point (orjson) and by UTF-16 code unit,
+  which can differ only when a key holds a character in U+E000..U+FFFF and another an
+  astral character,
+- all containers and strings are exactly `dict`/`list`/`str` values or subclasses orjson
+  encodes as such; orjson escapes strings exactly as `JSON.stringify` does (`\\b \\t \\n
+  \\f \\r \\" \\\\`, other controls as lowercase `\\u00xx`, DEL and U+2028/U+2029 raw).
+
+Otherwise the plain Python reference serializer runs (the tests compare both paths); it
+also validates, with located issues as `assert_safe_json` reports them: JSON types only,
+string keys, no lone surrogates, depth <= maxJsonDepth, at most maxJsonValues values.  Unlike
+`assert_safe_json` it accepts every finite double (RFC 8785 covers the binary64 range);
+NaN, Infinity and ints beyond the double range raise `UISchemaError`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import re
+from typing import Any
+
+import orjson
+
+from .errors import Issue, UISchemaError, escape_pointer
+from .frozen import FrozenDict, FrozenList
+from .jsnumber import js_number_string
+from .jstext import utf16_sort_key
+from .limits import UI_LIMITS
+
+MAX_JSON_DEPTH = UI_LIMITS["maxJsonDepth"]
+MAX_JSON_VALUES = UI_LIMITS["maxJsonValues"]
+_SAFE_INTEGER = 2**53
+_OVERFLOW_INT = 2**1024 - 2**970  # from here on float(n) rounds to Infinity (ties to even)
+
+_Path = tuple | None  # a linked list (parent, key), built only for containers
+_Counter = list  # one mutable int: values seen so far
+_PLAIN_KINDS = frozenset({str, bool, type(None)})
+_CONTAINER_KINDS = frozenset({dict, list, FrozenDict, FrozenList})
+
+
+def canonical_json_string(value: Any) -> str:
+    """The RFC 8785 canonical JSON text of decoded JSON (UTF-16 key order, JS numbers)."""
+    if _is_orjson_canonical(value):
+        try:
+            return orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode()
+        except TypeError:
+            pass  # a lone surrogate or a str-subclass key: the reference reports it
+    return "".join(_write(value, None, None, 1, [1], []))
+
+
+def hash_canonical_json(value: Any) -> str:
+    """Lowercase hex SHA-256 of the UTF-8 of `canonical_json_string(value)`."""
+    return hashlib.sha256(canonical_json_string(value).encode()).hexdigest()
+
+
+# ---------------------------------------------------------------------------------------
+# The fast check: True only when orjson's sorted bytes are provably canonical.  It never
+# raises; anything unusual answers False and the reference serializer decides.
+
+
+def _is_orjson_canonical(value: Any) -> bool:
+    """Whether `orjson.dumps(value, OPT_SORT_KEYS)` is exactly the canonical text."""
+    if not isinstance(value, (dict, list)):
+        return _scalar_is_plain(value)
+    count = 1
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        container, depth = stack.pop()
+        count += len(container)
+        if depth > MAX_JSON_DEPTH or count > MAX_JSON_VALUES:
+            return False
+        if isinstance(container, dict):
+            if not _keys_are_plain(container):
+                return False
+            container = container.values()
+        # The common kinds are tested inline: this loop runs once per value of every frame.
+        for item in container:
+            kind = type(item)
+            if kind in _PLAIN_KINDS:
+                continue
+            if kind is int:
+                if -_SAFE_INTEGER <= item <= _SAFE_INTEGER:
+                    continue
+                return False
+            if kind is float:
+                if _float_is_plain(item):
+                    continue
+                return False
+            if kind in _CONTAINER_KINDS or isinstance(item, (dict, list)):
+                stack.append((item, depth + 1))
+            elif not _scalar_is_plain(item):
+                return False
+    return True
+
+
+def _keys_are_plain(obj: dict) -> bool:
+    """String keys whose code-point order (orjson's) is their UTF-16 order."""
+    try:
+        joined = "".join(obj)  # one C-level pass: non-str keys raise TypeError
+    except TypeError:
+        return False
+    if joined.isascii() or max(joined) < "\ue000":
+        return True
+    return sorted(obj) == sorted(obj, key=utf16_sort_key)
+
+
+def _float_is_plain(x: float) -> bool:
+    """orjson prints `1.0` and `1e-6` where JS prints `1` and `0.000001`, elsewhere the same.
+
+    NaN and Infinity fail the range tests (orjson would print them as null).
+    """
+    return (1e-5 <= x < math.inf or -math.inf < x <= -1e-5 or -1e-6 < x < 1e-6) and not x.is_integer()
+
+
+def _scalar_is_plain(item: Any) -> bool:
+    """A str, null, bool, int within +-2**53, or float that orjson prints as JS does."""
+    kind = type(item)
+    if kind is float:
+        return _float_is_plain(item)
+    if kind is int:
+        return -_SAFE_INTEGER <= item <= _SAFE_INTEGER
+    return item is None or isinstance(item, (str, bool))
+
+
+# ---------------------------------------------------------------------------------------
+# The reference serializer (RFC 8785 section 3.2, written from the spec); it validates too.
+
+_ESCAPES = {"\b": "\\b", "\t": "\\t", "\n": "\\n", "\f": "\\f", "\r": "\\r", '"': '\\"', "\\": "\\\\"}
+_NEEDS_ESCAPE = re.compile(r'["\\\x00-\x1f]')
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _fail(path: _Path, message: str) -> UISchemaError:
+    parts: list[str] = []
+    while path is not None:
+        path, segment = path
+        parts.append(escape_pointer(segment))
+    pointer = "/" + "/".join(reversed(parts)) if parts else ""
+    return UISchemaError([Issue(pointer, message, "unsafe_json")])
+
+
+def _escape(match: re.Match[str]) -> str:
+    char = match.group()
+    return _ESCAPES.get(char) or f"\\u{ord(char):04x}"
+
+
+def _quote(text: str, path: _Path) -> str:
+    """`JSON.stringify` of a string; lone surrogates are not valid Unicode and are refused."""
+    if _SURROGATE.search(text):
+        raise _fail(path, "strings must be valid Unicode (no lone surrogates)")
+    return '"' + _NEEDS_ESCAPE.sub(_escape, text) + '"'
+
+
+def _number(value: int | float, path: _Path) -> str:
+    if isinstance(value, int):
+        if -_SAFE_INTEGER <= value <= _SAFE_INTEGER:
+            return str(int(value))  # int(...) so an IntEnum prints its number, not its name
+        if not -_OVERFLOW_INT < value < _OVERFLOW_INT:
+            raise _fail(path, "number must be finite")
+    if not math.isfinite(value):
+        raise _fail(path, "number must be finite")
+    return js_number_string(float(value))  # float() rounds ties to even, as JS parses
+
+
+def _write(value: Any, path: _Path, key: str | int | None, depth: int, count: _Counter, out: list[str]) -> list[str]:
+    """Append the canonical text of `value` (found at `key` under `path`) to `out`."""
+    here = path if key is None else (path, key)
+    if isinstance(value, (dict, list)):
+        count[0] += len(value)
+        if depth > MAX_JSON_DEPTH:
+            raise _fail(here, f"JSON nesting exceeds {MAX_JSON_DEPTH} levels")
+        if count[0] > MAX_JSON_VALUES:
+            raise _fail(here, f"JSON exceeds {MAX_JSON_VALUES} values")
+        if isinstance(value, dict):
+            _write_object(value, here, depth, count, out)
+        else:
+            out.append("[")
+            for index, item in enumerate(value):
+                out.append("," if index else "")
+                _write(item, here, index, depth + 1, count, out)
+            out.append("]")
+    elif isinstance(value, str):
+        out.append(_quote(value, here))
+    elif value is None or isinstance(value, bool):
+        out.append("null" if value is None else "true" if value else "false")
+    elif isinstance(value, (int, float)):
+        out.append(_number(value, here))
+    else:
+        raise _fail(here, "value is not a JSON type")
+    return out
+
+
+def _write_object(obj: dict, here: _Path, depth: int, count: _Counter, out: list[str]) -> None:
+    if any(type(name) is not str for name in obj):
+        raise _fail(here, "object keys must be strings")
+    out.append("{")
+    for index, name in enumerate(sorted(obj, key=utf16_sort_key)):
+        out.append("," if index else "")
+        out.append(_quote(name, (here, name)) + ":")
+        _write(obj[name], here, name, depth + 1, count, out)
+    out.append("}")
