@@ -9,6 +9,7 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 from importlib import resources
+from pathlib import Path
 from typing import Any, Sequence
 
 from .errors import Fenced, StaleCache
@@ -18,7 +19,11 @@ _NAMES = ("lease_acquire", "lease_renew", "lease_release", "commit", "reply", "p
 
 def script_source(name: str) -> str:
     """The text of `workers/lua/<name>.lua`."""
-    return resources.files("workers").joinpath("lua", f"{name}.lua").read_text("utf-8")
+    try:
+        folder: Any = resources.files("workers").joinpath("lua")
+    except NotADirectoryError:  # an editable install seen as a namespace package
+        folder = Path(__file__).with_name("lua")
+    return folder.joinpath(f"{name}.lua").read_text("utf-8")
 
 
 class Acquired(enum.Enum):

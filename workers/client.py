@@ -1,0 +1,163 @@
+"""Client library: submit tool calls, await replies, follow a session's frames.
+
+Example::
+
+    from workers.client import Client
+    client = Client(redis=redis.Redis.from_url("redis://localhost:6379/0"))
+    reply = client.call("session-1", "intelligent_ui_open", {"document": document})
+    if reply["ok"]:
+        cursor = reply["result"]["frame"]          # the checkpoint frame
+        print(reply["result"]["receipt"])          # the model-visible receipt text
+
+    with client.follow("session-1") as feed:       # pub/sub + catch-up from the frame log
+        for state in feed.states(timeout=5.0):     # core UIStreamState, one per accepted change
+            print(state.checkpoint["seq"], state.status)
+
+A follower feeds every frame, from pub/sub or from the frame log, through
+`core.stream.accept_checkpoint`, so one that misses pub/sub messages still converges: it
+reads the log after subscribing, and again whenever pub/sub is quiet.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from typing import Any, Iterator
+
+from core.errors import UIStreamError
+from core.stream import accept_checkpoint
+
+from .entry import dumps, loads
+from .keys import PROTOCOL, Keys, partition_of
+
+
+class ClientError(Exception):
+    """The deployment cannot be used (missing or mismatched `{prefix}:meta`, reply timeout)."""
+
+
+def _text(value: Any) -> str:
+    return value.decode("utf-8") if isinstance(value, bytes) else str(value)
+
+
+class Client:
+    """Submits tool calls to the partitioned input streams and reads their replies."""
+
+    def __init__(self, *, redis: Any, prefix: str = "iui", partitions: int | None = None) -> None:
+        self._redis = redis
+        self.keys = Keys(prefix)
+        self.partitions = self._partitions(partitions)
+
+    def _partitions(self, expected: int | None) -> int:
+        meta = {_text(k): _text(v) for k, v in self._redis.hgetall(self.keys.meta).items()}
+        if not meta:
+            if expected is None:
+                raise ClientError(f"{self.keys.meta} is missing: start a worker first or pass partitions=")
+            return expected
+        if meta.get("protocol") != str(PROTOCOL):
+            raise ClientError(f"{self.keys.meta} has protocol={meta.get('protocol')}, this client speaks {PROTOCOL}")
+        stored = int(meta.get("partitions", "0"))
+        if expected is not None and stored != expected:
+            raise ClientError(f"{self.keys.meta} has partitions={stored}, expected {expected}")
+        return stored
+
+    def partition(self, session: str) -> int:
+        """The partition of a session."""
+        return partition_of(session, self.partitions)
+
+    def submit(self, session: str, tool: str, arguments: Any, *, call: str | None = None,
+               request: str | None = None, kind: str = "tool") -> str:
+        """XADD one tool call; returns its request id (generated if not given)."""
+        request = request or uuid.uuid4().hex
+        fields = {"session": session, "request": request, "kind": kind, "name": tool,
+                  "call": call or f"call_{uuid.uuid4().hex[:16]}",
+                  "body": arguments if isinstance(arguments, str) else dumps(arguments)}
+        self._redis.xadd(self.keys.input(self.partition(session)), fields)
+        return request
+
+    def reply(self, session: str, request: str, *, timeout: float = 30.0) -> dict[str, Any]:
+        """Wait for (and consume) the reply of a request (BLPOP)."""
+        key = self.keys.reply(self.partition(session), session, request)
+        popped = self._redis.blpop([key], timeout=timeout)
+        if popped is None:
+            raise ClientError(f"no reply to request {request} within {timeout} s")
+        return loads(popped[1])
+
+    def peek_reply(self, session: str, request: str) -> dict[str, Any] | None:
+        """Read the reply without consuming it (LINDEX 0), or None if there is none yet."""
+        value = self._redis.lindex(self.keys.reply(self.partition(session), session, request), 0)
+        return None if value is None else loads(value)
+
+    def call(self, session: str, tool: str, arguments: Any, *, call: str | None = None,
+             timeout: float = 30.0) -> dict[str, Any]:
+        """Submit a tool call and wait for its reply."""
+        return self.reply(session, self.submit(session, tool, arguments, call=call), timeout=timeout)
+
+    def frame_log(self, session: str, after: str = "-") -> list[tuple[str, dict[str, Any]]]:
+        """The session's logged frames after a log id ("-" for all), oldest first."""
+        start = "-" if after == "-" else f"({after}"
+        rows = self._redis.xrange(self.keys.frame_log(self.partition(session), session), min=start)
+        return [(_text(i), loads(f[b"frame"] if b"frame" in f else f["frame"])) for i, f in rows]
+
+    def follow(self, session: str) -> "FrameFeed":
+        """A frame follower for a session (use as a context manager)."""
+        return FrameFeed(client=self, redis=self._redis, session=session)
+
+
+class FrameFeed:
+    """Follows one session's frames: pub/sub for speed, the frame log for completeness."""
+
+    def __init__(self, *, client: Client, redis: Any, session: str) -> None:
+        self._client = client
+        self._session = session
+        self._pubsub = redis.pubsub(ignore_subscribe_messages=True)
+        self._channel = client.keys.channel(client.partition(session), session)
+        self._log_id = "-"
+        self.views: dict[str, Any] = {}  # uiId -> latest UIStreamState
+        self.rejected = 0
+
+    def __enter__(self) -> "FrameFeed":
+        self._pubsub.subscribe(self._channel)  # subscribe first: nothing falls between log and channel
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self._pubsub.close()
+
+    def accept(self, frame: Any) -> Any | None:
+        """Feed one frame; returns the new state if the view changed, else None."""
+        ui_id = frame.get("uiId") if isinstance(frame, dict) else None
+        current = self.views.get(ui_id)
+        try:
+            if current is not None and frame.get("generation", 0) > current.generation:
+                current = None  # a newer generation replaces the view
+            state = accept_checkpoint(current, frame)
+        except UIStreamError:
+            self.rejected += 1
+            return None
+        if state is current:
+            return None
+        self.views[ui_id] = state
+        return state
+
+    def catch_up(self) -> list[Any]:
+        """Read the frame log past the last logged frame seen; returns the changed states."""
+        changed = []
+        for log_id, frame in self._client.frame_log(self._session, self._log_id):
+            self._log_id = log_id
+            state = self.accept(frame)
+            if state is not None:
+                changed.append(state)
+        return changed
+
+    def states(self, *, timeout: float = 5.0, idle: float = 0.5) -> Iterator[Any]:
+        """Yield each changed state until no frame arrived for `timeout` seconds."""
+        yield from self.catch_up()
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            message = self._pubsub.get_message(timeout=min(idle, max(0.0, deadline - time.monotonic())))
+            changed = [] if message is None else [self.accept(loads(message["data"]))]
+            if message is None:
+                changed = self.catch_up()  # quiet channel: make sure nothing was missed
+            for state in changed:
+                if state is not None:
+                    deadline = time.monotonic() + timeout
+                    yield state

@@ -1,0 +1,47 @@
+"""Prometheus metrics of a worker process, registered on an explicit `CollectorRegistry`.
+
+Labels are low-cardinality only (kind, tool, outcome, reason, partition); session and
+request ids never become labels.
+"""
+
+from __future__ import annotations
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+
+_LATENCY_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5)
+_FRAME_BUCKETS = (1, 2, 4, 8, 16, 32, 64, 128, 256)
+_BYTE_BUCKETS = tuple(2 ** n for n in range(10, 25, 2))
+
+
+class Metrics:
+    """Every metric the runtime exports."""
+
+    def __init__(self, *, registry: CollectorRegistry) -> None:
+        self.registry = registry
+        self.entries = Counter("iui_entries_processed_total", "Input entries processed.",
+                               ["kind", "tool", "outcome"], registry=registry)
+        self.rejections = Counter("iui_rejections_total", "Rejected requests by reason.",
+                                  ["reason"], registry=registry)
+        self.latency = Histogram("iui_processing_seconds", "Time to validate and commit one entry.",
+                                 ["tool"], buckets=_LATENCY_BUCKETS, registry=registry)
+        self.frames = Counter("iui_frames_published_total", "Accepted frames published.",
+                              ["type"], registry=registry)
+        self.generation_frames = Histogram("iui_generation_frames", "Frames used by a generation at its terminal frame.",
+                                           buckets=_FRAME_BUCKETS, registry=registry)
+        self.generation_bytes = Histogram("iui_generation_bytes", "Frame bytes used by a generation at its terminal frame.",
+                                          buckets=_BYTE_BUCKETS, registry=registry)
+        self.leases_held = Gauge("iui_leases_held", "Partition leases held by this process.", registry=registry)
+        self.leases_acquired = Counter("iui_leases_acquired_total", "Partition leases acquired.", registry=registry)
+        self.leases_lost = Counter("iui_leases_lost_total", "Partition leases lost (fenced or expired).",
+                                   registry=registry)
+        self.leases_released = Counter("iui_leases_released_total", "Partition leases released on purpose.",
+                                       registry=registry)
+        self.lag = Gauge("iui_partition_lag", "Entries not yet delivered in an owned partition's stream.",
+                         ["partition"], registry=registry)
+        self.dead_lettered = Counter("iui_dead_lettered_total", "Entries moved to a dead-letter stream.",
+                                     ["reason"], registry=registry)
+        self.redis_errors = Counter("iui_redis_errors_total", "Transient Redis errors retried.", registry=registry)
+
+    def exposition(self) -> str:
+        """The text exposition format of every metric."""
+        return generate_latest(self.registry).decode("utf-8")

@@ -1,0 +1,212 @@
+"""The consumer of one leased partition: pending-first replay, then new entries, in id order.
+
+It owns the partition while its fencing epoch is current.  Every entry ends in exactly one
+script call that replies and XACKs together with its effect, so an entry is never lost (still
+pending for the next owner) and never applied twice (acked with its effect).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from typing import Any
+
+from config.settings import Settings
+
+from .entry import address_of, decode_fields, dumps, error_reply, parse_body, parse_entry
+from .errors import Fenced, HostError, StaleCache
+from .keys import GROUP, Keys, consumer_of, partition_of
+from .metrics import Metrics
+from .redisio import TRANSIENT_ERRORS, Backoff, is_busy_group
+from .scripts import Scripts
+from .store import Store
+from .tools import TOOLS, Decision, ToolHandler
+
+log = logging.getLogger(__name__)
+BLOCK_MS = 250
+TRIM_EVERY_S = 30.0
+BODY_MARGIN = 4_096  # envelope room above the document budget for one tool call body
+
+
+class PartitionConsumer:
+    """Processes the input stream of one partition under one lease epoch."""
+
+    def __init__(self, *, redis: Any, settings: Settings, keys: Keys, scripts: Scripts,
+                 metrics: Metrics, partition: int, epoch: int) -> None:
+        self.partition = partition
+        self.epoch = epoch
+        self._redis = redis
+        self._settings = settings
+        self._keys = keys
+        self._scripts = scripts
+        self._metrics = metrics
+        self._lease = keys.lease(partition)
+        self._input = keys.input(partition)
+        self._consumer = consumer_of(partition)
+        self._store = Store(redis=redis, keys=keys, partition=partition)
+        self._handler = ToolHandler(settings=settings, keys=keys, partition=partition, store=self._store)
+        self._stop = threading.Event()
+        self.fenced = False
+        self._last_trim = time.monotonic()
+
+    def stop(self) -> None:
+        """Ask the loop to end after the entry in hand."""
+        self._stop.set()
+
+    @property
+    def stopping(self) -> bool:
+        """True once `stop()` was called or the lease was lost."""
+        return self._stop.is_set()
+
+    def ensure_group(self) -> None:
+        """Create the partition's consumer group (and stream) if needed."""
+        try:
+            self._redis.xgroup_create(self._input, GROUP, id="0", mkstream=True)
+        except Exception as error:  # noqa: BLE001 - only BUSYGROUP is expected here
+            if not is_busy_group(error):
+                raise
+
+    def run(self) -> None:
+        """Loop until stopped or fenced; transient Redis errors are retried with back-off."""
+        backoff = Backoff()
+        replay = True
+        while not self._stop.is_set():
+            try:
+                if replay:
+                    self.ensure_group()
+                    self._replay_pending()
+                    replay = False
+                self._read_new()
+                self._maybe_trim()
+                backoff.reset()
+            except Fenced:
+                self._lost()
+                return
+            except TRANSIENT_ERRORS as error:
+                self._metrics.redis_errors.inc()
+                log.warning("partition %d: redis unavailable (%s); retrying", self.partition, error)
+                replay = True
+                self._stop.wait(backoff.next())
+
+    def _lost(self) -> None:
+        self.fenced = True
+        self._stop.set()
+
+    def _replay_pending(self) -> None:
+        """Entries delivered to this partition's consumer but never acked (a previous owner's)."""
+        while not self._stop.is_set():
+            reply = self._redis.xreadgroup(GROUP, self._consumer, {self._input: "0"},
+                                           count=self._settings.batch_size)
+            entries = reply[0][1] if reply else []
+            if not entries:
+                return
+            first, last = entries[0][0], entries[-1][0]
+            deliveries = {row["message_id"]: row["times_delivered"] for row in self._redis.xpending_range(
+                self._input, GROUP, min=first, max=last, count=len(entries), consumername=self._consumer)}
+            for entry_id, fields in entries:
+                if self._stop.is_set():
+                    return
+                self._handle(entry_id, fields, deliveries.get(entry_id, 1))
+
+    def _read_new(self) -> None:
+        reply = self._redis.xreadgroup(GROUP, self._consumer, {self._input: ">"},
+                                       count=self._settings.batch_size, block=BLOCK_MS)
+        for entry_id, fields in (reply[0][1] if reply else []):
+            self._handle(entry_id, fields, 1)
+            if self._stop.is_set():
+                return
+
+    def _handle(self, raw_id: Any, raw_fields: Any, deliveries: int) -> None:
+        entry_id = raw_id.decode() if isinstance(raw_id, bytes) else str(raw_id)
+        fields = decode_fields(raw_fields or {})
+        if deliveries > self._settings.dead_letter_after:
+            address = address_of(fields)
+            reply_key = self._keys.reply(self.partition, *address) if address else ""
+            self._dead(entry_id, fields, "redelivered", f"entry was delivered {deliveries} times without a commit",
+                       reply_key, address[1] if address else "")
+            return
+        started = time.perf_counter()
+        tool = fields.get("name", "") if fields.get("name") in TOOLS else "other"
+        outcome = self._process(entry_id, fields)
+        self._metrics.latency.labels(tool).observe(time.perf_counter() - started)
+        self._metrics.entries.labels(fields.get("kind", "") if fields.get("kind") in ("tool", "action", "result")
+                                     else "other", tool, outcome).inc()
+
+    def _process(self, entry_id: str, fields: dict[str, str]) -> str:
+        """Validate and commit one entry; returns the outcome label."""
+        address = address_of(fields)
+        if address is None:
+            self._dead(entry_id, fields, "no_reply_address", "")
+            return "dead_letter"
+        session, request = address
+        reply_key = self._keys.reply(self.partition, session, request)
+        for attempt in range(self._settings.dead_letter_after):
+            try:
+                return self._apply(entry_id, fields, reply_key)
+            except HostError as error:
+                self._metrics.rejections.labels(error.code).inc()
+                self._scripts.reply(self._lease, self._input, self.epoch, entry_id, reply_key,
+                                    error_reply(request, error))
+                return "rejected"
+            except StaleCache:
+                self._store.forget(session)  # another writer moved the state: re-read and retry
+            except (Fenced, *TRANSIENT_ERRORS):
+                raise
+            except Exception:  # noqa: BLE001 - a bug must not block the partition
+                log.exception("partition %d: entry %s failed (attempt %d)", self.partition, entry_id, attempt + 1)
+                self._store.forget(session)
+        self._dead(entry_id, fields, "failed", "the entry could not be processed", reply_key, request)
+        return "dead_letter"
+
+    def _apply(self, entry_id: str, fields: dict[str, str], reply_key: str) -> str:
+        entry = parse_entry(fields)
+        if partition_of(entry.session, self._settings.partitions) != self.partition:
+            raise HostError(f"session belongs to partition {partition_of(entry.session, self._settings.partitions)},"
+                            f" not {self.partition}", code="wrong_partition")
+        if entry.kind != "tool":
+            raise HostError(f"kind {entry.kind!r} is not served by this runtime yet", code="unsupported_kind")
+        if entry.name not in TOOLS:
+            raise HostError(f"unknown tool {entry.name!r}", code="unknown_tool")
+        args = parse_body(entry.body, self._settings.max_document_bytes + BODY_MARGIN)
+        decision = self._handler.decide(entry, args)
+        self._write(entry_id, entry.session, entry.request, reply_key, decision)
+        return "resent" if decision.action == "resend" else "accepted"
+
+    def _write(self, entry_id: str, session: str, request: str, reply_key: str, decision: Decision) -> None:
+        if decision.action == "commit":
+            assert decision.plan is not None and decision.record is not None
+            self._scripts.commit(self._lease, self._input, self.epoch, entry_id, decision.plan)
+            self._store.remember(session, decision.record, opened=decision.opened)
+            self._metrics.frames.labels(decision.frame_type).inc()
+            if decision.record.status != "streaming":
+                self._metrics.generation_frames.observe(decision.record.frames)
+                self._metrics.generation_bytes.observe(decision.record.bytes)
+            return
+        reply = '{"ok":true,"request":' + dumps(request) + ',"result":' + decision.reply_result + "}"
+        if decision.action == "plain":
+            self._scripts.plain(self._lease, self._input, self.epoch, entry_id, decision.ui_key,
+                                decision.document, request, reply_key, reply)
+        else:
+            self._scripts.reply(self._lease, self._input, self.epoch, entry_id, reply_key, reply)
+
+    def _dead(self, entry_id: str, fields: dict[str, str], reason: str, message: str,
+              reply_key: str = "", request: str = "") -> None:
+        reply = error_reply(request, HostError(message, code="dead_letter")) if reply_key else ""
+        self._scripts.dead(self._lease, self._input, self._keys.dead(self.partition), self.epoch, entry_id,
+                           reason, fields, reply_key, reply)
+        self._metrics.dead_lettered.labels(reason).inc()
+
+    def _maybe_trim(self) -> None:
+        """Trim the input stream below the oldest pending entry (MINID), never by MAXLEN."""
+        if time.monotonic() - self._last_trim < TRIM_EVERY_S:
+            return
+        self._last_trim = time.monotonic()
+        summary = self._redis.xpending(self._input, GROUP)
+        if summary.get("pending"):
+            floor = summary["min"]
+        else:
+            groups = [g for g in self._redis.xinfo_groups(self._input) if g["name"] in (GROUP, GROUP.encode())]
+            floor = groups[0]["last-delivered-id"] if groups else None
+        if floor:
+            self._redis.xtrim(self._input, minid=floor, approximate=False)

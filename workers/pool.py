@@ -1,0 +1,223 @@
+"""A worker pool process: heartbeats, fair share of partitions, leases, one consumer thread each.
+
+Every process announces itself in the `{prefix}:workers` sorted set (score = heartbeat expiry
+on the Redis clock).  Each tick it renews its leases, computes its fair share
+ceil(P / live workers), acquires free partitions (its preferred ones first) while below the
+share and releases extras while above it.  A stopped process finishes the entry in hand and
+releases its leases at once; a killed one's leases expire after the lease TTL.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import threading
+import uuid
+from dataclasses import dataclass
+from typing import Any
+
+from config.settings import Settings
+
+from .keys import GROUP, PROTOCOL, Keys
+from .metrics import Metrics
+from .partition import PartitionConsumer
+from .redisio import TRANSIENT_ERRORS, Backoff
+from .scripts import Acquired, Scripts
+
+log = logging.getLogger(__name__)
+
+
+class MetaMismatch(Exception):
+    """The deployment's `{prefix}:meta` disagrees with this process's configuration."""
+
+
+def check_meta(redis: Any, keys: Keys, partitions: int) -> None:
+    """Set `{prefix}:meta` on first start (HSETNX) and refuse a mismatch."""
+    pipe = redis.pipeline(transaction=False)
+    pipe.hsetnx(keys.meta, "partitions", partitions)
+    pipe.hsetnx(keys.meta, "protocol", PROTOCOL)
+    pipe.hgetall(keys.meta)
+    stored = {k.decode() if isinstance(k, bytes) else k: int(v) for k, v in pipe.execute()[-1].items()}
+    if stored.get("partitions") != partitions:
+        raise MetaMismatch(f"{keys.meta} has partitions={stored.get('partitions')}, configured {partitions}")
+    if stored.get("protocol") != PROTOCOL:
+        raise MetaMismatch(f"{keys.meta} has protocol={stored.get('protocol')}, this build speaks {PROTOCOL}")
+
+
+@dataclass
+class _Held:
+    consumer: PartitionConsumer
+    thread: threading.Thread
+
+
+class WorkerPool:
+    """One pool process (or, in the demo, one thread group) sharing the partitions."""
+
+    def __init__(self, *, settings: Settings, redis: Any, metrics: Metrics, worker_id: str | None = None) -> None:
+        self.worker_id = worker_id or f"w-{uuid.uuid4().hex[:12]}"
+        self._settings = settings
+        self._redis = redis
+        self._metrics = metrics
+        self._keys = Keys(settings.key_prefix)
+        self._scripts = Scripts(redis=redis, group=GROUP, reply_ttl_ms=settings.reply_ttl_s * 1000,
+                                frame_log_max=settings.frame_log_max)
+        self._held: dict[int, _Held] = {}
+        self._stop = threading.Event()
+        self._tick_s = min(settings.heartbeat_ms, settings.lease_renew_ms) / 1000
+
+    @property
+    def partitions(self) -> list[int]:
+        """The partitions this pool currently holds."""
+        return sorted(self._held)
+
+    def stop(self) -> None:
+        """Ask `run()` to hand over and return."""
+        self._stop.set()
+
+    def run(self) -> None:
+        """Serve partitions until `stop()`; then finish entries in hand and release every lease."""
+        check_meta(self._redis, self._keys, self._settings.partitions)
+        backoff = Backoff()
+        try:
+            while not self._stop.is_set():
+                try:
+                    self.tick()
+                    backoff.reset()
+                    self._stop.wait(self._tick_s)
+                except TRANSIENT_ERRORS as error:
+                    self._metrics.redis_errors.inc()
+                    log.warning("pool %s: redis unavailable (%s); retrying", self.worker_id, error)
+                    self._stop.wait(backoff.next())
+        finally:
+            self.shutdown()
+
+    def tick(self) -> None:
+        """One heartbeat: renew, announce, rebalance, report lag."""
+        self._reap()
+        self._renew()
+        live = self._heartbeat()
+        share = math.ceil(self._settings.partitions / max(1, len(live)))
+        if len(self._held) > share:
+            self._release_extras(share, live)
+        elif len(self._held) < share:
+            self._acquire(share, live)
+        self._report_lag()
+
+    def shutdown(self) -> None:
+        """Stop every consumer after its entry in hand, release the leases, leave the pool."""
+        for partition in list(self._held):
+            self._release(partition)
+        try:
+            self._redis.zrem(self._keys.workers, self.worker_id)
+        except TRANSIENT_ERRORS:
+            pass  # the heartbeat expires by itself
+
+    # -- membership -----------------------------------------------------------------------
+
+    def _now_ms(self) -> int:
+        seconds, micros = self._redis.time()
+        return int(seconds) * 1000 + int(micros) // 1000
+
+    def _heartbeat(self) -> list[str]:
+        now = self._now_ms()
+        pipe = self._redis.pipeline(transaction=False)
+        pipe.zadd(self._keys.workers, {self.worker_id: now + self._settings.lease_ttl_ms})
+        pipe.zremrangebyscore(self._keys.workers, "-inf", now)
+        pipe.zrange(self._keys.workers, 0, -1)
+        members = pipe.execute()[-1]
+        return [m.decode() if isinstance(m, bytes) else m for m in members]
+
+    def _preferred(self, live: list[str]) -> list[int]:
+        """All partitions, this worker's own stripe first, so workers rarely contend."""
+        count = max(1, len(live))
+        rank = live.index(self.worker_id) if self.worker_id in live else 0
+        every = range(self._settings.partitions)
+        return [p for p in every if p % count == rank] + [p for p in every if p % count != rank]
+
+    # -- leases ---------------------------------------------------------------------------
+
+    def _reap(self) -> None:
+        """Forget consumers that stopped because they were fenced."""
+        for partition, held in list(self._held.items()):
+            if held.consumer.fenced or not held.thread.is_alive():
+                del self._held[partition]
+                self._metrics.leases_lost.inc()
+                self._forget_lag(partition)
+        self._metrics.leases_held.set(len(self._held))
+
+    def _renew(self) -> None:
+        ttl = self._settings.lease_ttl_ms
+        for partition, held in list(self._held.items()):
+            if not self._scripts.renew(self._keys.lease(partition), held.consumer.epoch, ttl):
+                log.warning("pool %s: lease of partition %d lost", self.worker_id, partition)
+                held.consumer.stop()
+                held.thread.join()
+                del self._held[partition]
+                self._metrics.leases_lost.inc()
+                self._forget_lag(partition)
+        self._metrics.leases_held.set(len(self._held))
+
+    def _acquire(self, share: int, live: list[str]) -> None:
+        candidates = [p for p in self._preferred(live) if p not in self._held]
+        pipe = self._redis.pipeline(transaction=False)
+        for partition in candidates:
+            pipe.exists(self._keys.lease(partition))
+        free = [p for p, taken in zip(candidates, pipe.execute()) if not taken]
+        for partition in free:
+            if len(self._held) >= share or self._stop.is_set():
+                break
+            attempt = self._scripts.acquire(self._keys.lease(partition), self._keys.epoch(partition),
+                                            self.worker_id, self._settings.lease_ttl_ms)
+            if attempt.outcome is Acquired.ACQUIRED:
+                self._start(partition, attempt.epoch)
+        self._metrics.leases_held.set(len(self._held))
+
+    def _start(self, partition: int, epoch: int) -> None:
+        consumer = PartitionConsumer(redis=self._redis, settings=self._settings, keys=self._keys,
+                                     scripts=self._scripts, metrics=self._metrics, partition=partition, epoch=epoch)
+        thread = threading.Thread(target=consumer.run, name=f"iui-p{partition}", daemon=True)
+        self._held[partition] = _Held(consumer, thread)
+        self._metrics.leases_acquired.inc()
+        thread.start()
+
+    def _release_extras(self, share: int, live: list[str]) -> None:
+        order = self._preferred(live)
+        extras = sorted(self._held, key=order.index, reverse=True)[: len(self._held) - share]
+        for partition in extras:
+            self._release(partition)
+        self._metrics.leases_held.set(len(self._held))
+
+    def _release(self, partition: int) -> None:
+        held = self._held.pop(partition)
+        held.consumer.stop()
+        held.thread.join()
+        try:
+            if self._scripts.release(self._keys.lease(partition), held.consumer.epoch):
+                self._metrics.leases_released.inc()
+        except TRANSIENT_ERRORS:
+            pass  # the lease expires by itself
+        self._forget_lag(partition)
+        self._metrics.leases_held.set(len(self._held))
+
+    # -- lag ------------------------------------------------------------------------------
+
+    def _forget_lag(self, partition: int) -> None:
+        try:
+            self._metrics.lag.remove(str(partition))
+        except KeyError:
+            pass
+
+    def _report_lag(self) -> None:
+        if not self._held:
+            return
+        pipe = self._redis.pipeline(transaction=False)
+        partitions = list(self._held)
+        for partition in partitions:
+            pipe.xinfo_groups(self._keys.input(partition))
+        for partition, groups in zip(partitions, pipe.execute(raise_on_error=False)):
+            if isinstance(groups, Exception):
+                continue
+            for group in groups:
+                if group["name"] in (GROUP, GROUP.encode()):
+                    lag = group.get("lag") or 0
+                    self._metrics.lag.labels(str(partition)).set(int(lag) + int(group.get("pending") or 0))

@@ -1,0 +1,126 @@
+"""Reads of stored stream state, with the in-memory cache of the partition's only writer.
+
+The owner of a partition is its only writer, so it may keep each UI's current generation in
+memory.  The commit script's CAS (stored seq and generation) keeps the cache honest: on a
+`StaleCache` the owner drops the session's entries and reads them again from Redis.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from core.stream import accept_checkpoint
+
+from .entry import loads
+from .keys import Keys
+
+CACHE_SIZE = 4_096
+
+
+@dataclass(frozen=True)
+class Generation:
+    """The current generation of one (session, uiId): checkpoint, cursor and bookkeeping."""
+
+    ui_id: str
+    generation: int
+    source: str
+    seq: int
+    revision: int
+    status: str
+    frames: int
+    bytes: int
+    checkpoint: str
+    last_call: str
+    last_digest: str
+    last_result: str
+    ledger: tuple[str, ...]
+    state: Any = field(default=None, compare=False)
+
+    def stream_state(self) -> Any:
+        """The core `UIStreamState` of the stored checkpoint (rebuilt once after a cache miss)."""
+        if self.state is None:
+            object.__setattr__(self, "state", accept_checkpoint(None, loads(self.checkpoint)))
+        return self.state
+
+    def cursor(self) -> str:
+        """The cursor text a conflict error names."""
+        return (f"sourceCallId={self.source} uiId={self.ui_id} generation={self.generation} "
+                f"revision={self.revision} seq={self.seq} status={self.status}")
+
+    def advanced(self, **changes: Any) -> "Generation":
+        """A copy with some fields changed."""
+        return replace(self, **changes)
+
+
+def _text(value: Any) -> str:
+    return value.decode("utf-8") if isinstance(value, bytes) else str(value)
+
+
+class Store:
+    """Cached reads of one partition's session state."""
+
+    def __init__(self, *, redis: Any, keys: Keys, partition: int) -> None:
+        self._redis = redis
+        self._keys = keys
+        self._partition = partition
+        self._generations: OrderedDict[tuple[str, str], Generation | None] = OrderedDict()
+        self._counts: OrderedDict[str, int] = OrderedDict()
+
+    def forget(self, session: str) -> None:
+        """Drop every cached value of a session (after a CAS failure)."""
+        self._counts.pop(session, None)
+        for key in [k for k in self._generations if k[0] == session]:
+            del self._generations[key]
+
+    def ui_of_source(self, session: str, source: str) -> str | None:
+        """The uiId a sourceCallId opened in this session, if any."""
+        value = self._redis.hget(self._keys.session(self._partition, session), f"src:{source}")
+        return None if value is None else _text(value)
+
+    def generation_count(self, session: str) -> int:
+        """How many generations the session has opened."""
+        if session not in self._counts:
+            value = self._redis.hget(self._keys.session(self._partition, session), "generations")
+            self._remember(self._counts, session, int(value or 0))
+        return self._counts[session]
+
+    def current(self, session: str, ui_id: str) -> Generation | None:
+        """The latest generation of (session, uiId), or None if it never opened one."""
+        key = (session, ui_id)
+        if key not in self._generations:
+            self._remember(self._generations, key, self._load(session, ui_id))
+        else:
+            self._generations.move_to_end(key)
+        return self._generations[key]
+
+    def remember(self, session: str, record: Generation, *, opened: bool) -> None:
+        """Cache the state just committed."""
+        self._remember(self._generations, (session, record.ui_id), record)
+        if opened:
+            self._remember(self._counts, session, self.generation_count(session) + 1)
+
+    def _remember(self, cache: OrderedDict, key: Any, value: Any) -> None:
+        cache[key] = value
+        cache.move_to_end(key)
+        while len(cache) > CACHE_SIZE:
+            cache.popitem(last=False)
+
+    def _load(self, session: str, ui_id: str) -> Generation | None:
+        number = self._redis.hget(self._keys.ui(self._partition, session, ui_id), "generation")
+        if number is None:
+            return None
+        generation = int(number)
+        pipe = self._redis.pipeline(transaction=False)
+        pipe.hgetall(self._keys.generation(self._partition, session, ui_id, generation))
+        pipe.lrange(self._keys.ledger(self._partition, session, ui_id, generation), 0, -1)
+        raw, ledger = pipe.execute()
+        stored = {_text(k): _text(v) for k, v in raw.items()}
+        return Generation(
+            ui_id=ui_id, generation=generation, source=stored["source"], seq=int(stored["seq"]),
+            revision=int(stored["revision"]), status=stored["status"], frames=int(stored["frames"]),
+            bytes=int(stored["bytes"]), checkpoint=stored["checkpoint"], last_call=stored["last_call"],
+            last_digest=stored["last_digest"], last_result=stored["last_result"],
+            ledger=tuple(_text(d) for d in ledger),
+        )

@@ -1,0 +1,263 @@
+"""The five UI tools of seed 001: validation in Python (core), decisions for the commit scripts.
+
+`ToolHandler.decide` reads the stored state through `Store`, validates the call with `core`
+and returns a `Decision`: commit a new frame, store a plain document, or reply from the
+ledger (identical adjacent resend).  Every rejection raises a `HostError` with a stable code;
+nothing here writes to Redis, so a rejection can never change the stored checkpoint.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass
+from typing import Any, Mapping
+
+from core.canonical import hash_canonical_json
+from core.document import parse_document
+from core.errors import UIError, UISchemaError, UIStreamError
+from core.limits import UI_LIMITS, UI_PROTOCOL_LIMITS
+from core.safe_json import assert_safe_json
+from core.stream import advance_ui_stream, start_ui_stream
+
+from config.settings import Settings
+
+from .entry import InputEntry, dumps
+from .errors import BudgetError, ConflictError, HostError
+from .keys import Keys
+from .scripts import CommitPlan
+from .store import Generation, Store
+
+PLAIN, OPEN, PATCH = "intelligent_ui", "intelligent_ui_open", "intelligent_ui_patch"
+COMPLETE, CANCEL = "intelligent_ui_complete", "intelligent_ui_cancel"
+TOOLS = (PLAIN, OPEN, PATCH, COMPLETE, CANCEL)
+MAX_STREAM_BYTES = UI_PROTOCOL_LIMITS["maxStreamBytes"]
+ENVELOPE_BYTES = UI_PROTOCOL_LIMITS["maxStreamFrameBytes"] - UI_LIMITS["maxDocumentBytes"]
+MAX_GENERATION = 1_000_000_000
+_CURSOR_ARGS = ("sourceCallId", "generation", "baseRevision")
+
+
+@dataclass(frozen=True)
+class Decision:
+    """What the consumer must write for one accepted (or resent) tool call."""
+
+    action: str  # "commit", "plain" or "resend"
+    reply_result: str  # JSON text of the reply's `result`
+    plan: CommitPlan | None = None
+    record: Generation | None = None
+    opened: bool = False
+    ui_key: str = ""
+    document: str = ""
+    frame_type: str = ""
+
+
+def receipt(tool: str, frame: Mapping[str, Any]) -> str:
+    """The model-visible receipt text: the cursor the next call must present."""
+    text = (f"{tool} accepted: sourceCallId={frame['sourceCallId']} uiId={frame['uiId']} "
+            f"generation={frame['generation']} revision={frame['revision']} seq={frame['seq']} "
+            f"type={frame['type']}.")
+    if frame["type"] in ("complete", "cancel", "error"):
+        return text + " The stream is closed; open a new generation to change it."
+    return text + " Use these values for the next call."
+
+
+def _invalid(message: str) -> HostError:
+    return HostError(message, code="invalid_arguments")
+
+
+def _check_keys(args: Mapping[str, Any], required: tuple[str, ...]) -> None:
+    missing = [k for k in required if k not in args]
+    if missing:
+        raise _invalid(f"missing argument {missing[0]!r}")
+    if len(args) != len(required):
+        raise _invalid("unknown argument is not allowed")
+
+
+def _integer(args: Mapping[str, Any], name: str, low: int) -> int:
+    value = args[name]
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value != int(value) or value < low:
+        raise _invalid(f"argument {name!r} must be an integer >= {low}")
+    return int(value)
+
+
+def _is_identifier(value: Any) -> bool:
+    return isinstance(value, str) and re.fullmatch(r"[A-Za-z][A-Za-z0-9_\-]{0,63}", value) is not None
+
+
+def _translate(error: UIError) -> HostError:
+    if isinstance(error, UISchemaError):
+        return HostError(f"document rejected: {error.message}", code="invalid_document", issues=error.issues)
+    if isinstance(error, UIStreamError):
+        return HostError(f"mutation rejected: {error.message}", code="invalid_mutation", issues=error.issues)
+    return HostError(f"rejected: {error.message}", code="invalid_arguments")
+
+
+class ToolHandler:
+    """Validates tool calls of one partition against its stored state."""
+
+    def __init__(self, *, settings: Settings, keys: Keys, partition: int, store: Store) -> None:
+        self._settings = settings
+        self._keys = keys
+        self._partition = partition
+        self._store = store
+
+    def decide(self, entry: InputEntry, args: dict[str, Any]) -> Decision:
+        """Validate one tool call; raise `HostError` for any rejection."""
+        try:
+            content = hash_canonical_json({"tool": entry.name, "arguments": args})
+        except UIError:
+            raise _invalid("arguments are not canonical JSON") from None
+        digest = hashlib.sha256(entry.call.encode("utf-8")).hexdigest()[:32] + ":" + content
+        try:
+            if entry.name == PLAIN:
+                return self._plain(entry, args)
+            if entry.name == OPEN:
+                return self._open(entry, args, digest)
+            if entry.name in (PATCH, COMPLETE, CANCEL):
+                return self._advance(entry, args, digest)
+        except UIError as error:
+            raise _translate(error) from None
+        raise HostError(f"unknown tool {entry.name!r}", code="unknown_tool")
+
+    # -- documents ------------------------------------------------------------------------
+
+    def _document(self, args: Mapping[str, Any]) -> dict[str, Any]:
+        """The raw `document` argument, size-checked against the deployment's budget."""
+        _check_keys(args, ("document",))
+        document = args["document"]
+        if not isinstance(document, dict):
+            raise _invalid("argument 'document' must be a JSON object, not a JSON string or other value")
+        size = assert_safe_json(document, max_bytes=UI_LIMITS["maxDocumentBytes"])
+        if size > self._settings.max_document_bytes:
+            raise BudgetError(f"document is {size} bytes; the limit is {self._settings.max_document_bytes}",
+                              code="document_too_large")
+        return document
+
+    def _plain(self, entry: InputEntry, args: Mapping[str, Any]) -> Decision:
+        document = parse_document(self._document(args))
+        ui_id = str(document["id"])
+        text = (f"{PLAIN} accepted: uiId={ui_id} generation=0 revision=0. "
+                "The document is shown as a complete UI.")
+        body = dumps(document)
+        result = '{"document":' + body + ',"receipt":' + dumps(text) + "}"
+        return Decision("plain", result, ui_key=self._keys.ui(self._partition, entry.session, ui_id),
+                        document=body)
+
+    # -- open -----------------------------------------------------------------------------
+
+    def _open(self, entry: InputEntry, args: Mapping[str, Any], digest: str) -> Decision:
+        document = self._document(args)
+        ui_id = document.get("id")
+        # The ledger is consulted before validation so an identical resend costs no parse;
+        # an id that is not an identifier cannot name a stored UI and fails validation below.
+        current = self._store.current(entry.session, ui_id) if _is_identifier(ui_id) else None
+        resend = self._ledger(current, entry.call, digest)
+        if resend is not None:
+            return resend
+        if self._store.ui_of_source(entry.session, entry.call) is not None:
+            raise HostError(f"call id {entry.call} already opened a stream", code="call_id_reused")
+        if self._store.generation_count(entry.session) >= self._settings.max_generations_per_session:
+            raise BudgetError(f"the session already holds {self._settings.max_generations_per_session} "
+                              "generations; no new stream can be opened", code="generation_capacity")
+        number = (current.generation if current else 0) + 1
+        if number > MAX_GENERATION:
+            raise BudgetError("generation numbers are exhausted for this uiId", code="generation_capacity")
+        try:
+            state = start_ui_stream(document, entry.call, number)
+        except UIStreamError as error:
+            raise HostError(f"document rejected: {error.message}", code="invalid_document",
+                            issues=error.issues) from None
+        return self._commit(entry, OPEN, state, current, digest, fresh=True)
+
+    # -- patch / complete / cancel --------------------------------------------------------
+
+    def _advance(self, entry: InputEntry, args: Mapping[str, Any], digest: str) -> Decision:
+        _check_keys(args, _CURSOR_ARGS + (("mutation",) if entry.name == PATCH else ()))
+        source = args["sourceCallId"]
+        if not isinstance(source, str) or not 1 <= len(source) <= 256:
+            raise _invalid("argument 'sourceCallId' must be the sourceCallId of the open receipt")
+        generation = _integer(args, "generation", 1)
+        base = _integer(args, "baseRevision", 0)
+        ui_id = self._store.ui_of_source(entry.session, source)
+        current = None if ui_id is None else self._store.current(entry.session, ui_id)
+        if current is None:
+            raise ConflictError(f"no stream was opened by sourceCallId {source} in this session",
+                                code="unknown_source")
+        resend = self._ledger(current, entry.call, digest)
+        if resend is not None:
+            return resend
+        if (source, generation, base) != (current.source, current.generation, current.revision):
+            raise ConflictError(f"cursor conflict; the current cursor is {current.cursor()}")
+        if current.status != "streaming":
+            raise ConflictError(f"the stream is closed; the current cursor is {current.cursor()}",
+                                code="stream_closed")
+        event = args["mutation"] if entry.name == PATCH else {"type": "complete" if entry.name == COMPLETE
+                                                                  else "cancel"}
+        terminal = entry.name != PATCH
+        if current.seq + 1 > self._settings.max_frames_per_generation - (0 if terminal else 1):
+            raise BudgetError(f"frame budget exhausted ({current.seq} frames); only a terminal frame remains",
+                              code="frame_budget")
+        state = advance_ui_stream(current.stream_state(), event)
+        return self._commit(entry, entry.name, state, current, digest, fresh=False)
+
+    # -- shared ---------------------------------------------------------------------------
+
+    def _ledger(self, current: Generation | None, call: str, digest: str) -> Decision | None:
+        """The stored result of an identical adjacent resend, a rejection, or None (new call)."""
+        if current is None:
+            return None
+        if current.last_call == call and current.last_digest == digest:
+            return Decision("resend", current.last_result, record=current)
+        call_part = digest.split(":", 1)[0] + ":"
+        if any(d.startswith(call_part) for d in current.ledger):
+            raise HostError(f"call id {call} was already used in this generation with other content "
+                            "or before a later call", code="call_id_reused")
+        return None
+
+    def _commit(self, entry: InputEntry, tool: str, state: Any, current: Generation | None,
+                digest: str, *, fresh: bool) -> Decision:
+        frame = state.checkpoint
+        if not fresh and self._settings.max_document_bytes < UI_LIMITS["maxDocumentBytes"]:
+            size = len(dumps(frame["snapshot"]).encode("utf-8"))
+            if size > self._settings.max_document_bytes:
+                raise BudgetError(f"the patched document would be {size} bytes; the limit is "
+                                  f"{self._settings.max_document_bytes}", code="document_too_large")
+        text = dumps(frame)
+        size = len(text.encode("utf-8"))
+        used = 0 if fresh else current.bytes  # type: ignore[union-attr]
+        reserve = 0 if state.status != "streaming" else self._settings.max_document_bytes + ENVELOPE_BYTES
+        if used + size + reserve > MAX_STREAM_BYTES:
+            raise BudgetError(f"byte budget exhausted ({used} bytes used); only a terminal frame remains",
+                              code="byte_budget")
+        result = '{"frame":' + text + ',"receipt":' + dumps(receipt(tool, frame)) + "}"
+        record = Generation(
+            ui_id=str(frame["uiId"]), generation=int(frame["generation"]), source=str(frame["sourceCallId"]),
+            seq=int(frame["seq"]), revision=int(frame["revision"]), status=str(state.status),
+            frames=1 if fresh else current.frames + 1, bytes=used + size, checkpoint=text,  # type: ignore[union-attr]
+            last_call=entry.call, last_digest=digest, last_result=result,
+            ledger=(() if fresh else current.ledger) + (digest,), state=state,  # type: ignore[union-attr]
+        )
+        return Decision("commit", result, plan=self._plan(entry, record, current, fresh), record=record,
+                        opened=fresh, frame_type=str(frame["type"]))
+
+    def _plan(self, entry: InputEntry, record: Generation, current: Generation | None, fresh: bool) -> CommitPlan:
+        k, p, s = self._keys, self._partition, entry.session
+        previous = current.generation if current else 0
+        return CommitPlan(
+            generation_key=k.generation(p, s, record.ui_id, record.generation),
+            ledger_key=k.ledger(p, s, record.ui_id, record.generation),
+            ui_key=k.ui(p, s, record.ui_id), session_key=k.session(p, s), frame_log_key=k.frame_log(p, s),
+            reply_key=k.reply(p, s, entry.request),
+            expected_seq=0 if fresh else record.seq - 1,
+            expected_generation=previous, new_generation=record.generation,
+            digest=record.last_digest, frame=record.checkpoint,
+            reply='{"ok":true,"request":' + dumps(entry.request) + ',"result":' + record.last_result + "}",
+            channel=k.channel(p, s),
+            session_field=f"src:{record.source}" if fresh else "", session_value=record.ui_id if fresh else "",
+            generations_increment=1 if fresh else 0,
+            fields=[("checkpoint", record.checkpoint), ("seq", record.seq), ("revision", record.revision),
+                    ("status", record.status), ("frames", record.frames), ("bytes", record.bytes),
+                    ("source", record.source), ("uiId", record.ui_id), ("generation", record.generation),
+                    ("last_call", record.last_call), ("last_digest", record.last_digest),
+                    ("last_result", record.last_result)],
+        )
