@@ -139,7 +139,7 @@ def _value_defs() -> dict[str, Any]:
         "operation": _operation(),
         # Branches are disjoint, so anyOf (which may stop at the first match) is exact.
         "expr": {
-            "anyOf": [_ref("scalar"), _ref("stateRef"), _ref("derivedRef"), _ref("operation")],
+            "anyOf": [_ref("operation"), _ref("scalar"), _ref("stateRef"), _ref("derivedRef")],
         },
         "exprValue": _closed({"expr": _ref("expr")}, ("expr",)),
         "value": {"anyOf": [_ref("scalar"), _ref("exprValue")]},
@@ -154,12 +154,20 @@ def _value_defs() -> dict[str, Any]:
 
 
 def _operation() -> dict[str, Any]:
-    """One branch per arity class; the op enums are disjoint."""
-    branches = []
-    for (low, high), operators in OPERATOR_ARITIES.items():
-        args = _array(_ref("expr"), high, min_items=low)
-        branches.append(_closed({"op": {"enum": list(operators)}, "args": args}, ("op", "args")))
-    return {"type": "object", "anyOf": branches}
+    """`{op, args}`; the arity is gated on the operator so args are validated only once."""
+    operators = [name for names in OPERATOR_ARITIES.values() for name in names]
+    operation = _closed(
+        {"op": {"enum": operators}, "args": _array(_ref("expr"), UI_LIMITS["maxExpressionArgs"], min_items=1)},
+        ("op", "args"),
+    )
+    operation["allOf"] = [
+        {
+            "if": {"type": "object", "properties": {"op": {"enum": list(names)}}, "required": ["op"]},
+            "then": {"type": "object", "properties": {"args": {"type": "array", "minItems": low, "maxItems": high}}},
+        }
+        for (low, high), names in OPERATOR_ARITIES.items()
+    ]
+    return operation
 
 
 # ---------------------------------------------------------------- state, derived, actions
@@ -465,6 +473,15 @@ def _component_defs() -> dict[str, Any]:
 
 
 def _document(version: str) -> dict[str, Any]:
+    """One version's document, gated on `version` so the other oneOf branch fails at once."""
+    return {
+        "if": {"type": "object", "properties": {"version": {"const": version}}, "required": ["version"]},
+        "then": _document_body(version),
+        "else": False,
+    }
+
+
+def _document_body(version: str) -> dict[str, Any]:
     tag = "v" + version.replace(".", "_")
     properties: dict[str, Any] = {
         "version": {"const": version},

@@ -9,6 +9,8 @@ from typing import Any, Iterator
 
 import pytest
 
+from core.document import parse_document
+
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"
 MUTATIONS_EXAMPLE = "stream-mutations.json"
@@ -50,11 +52,6 @@ def _apply_mutations(document: dict, mutations: list[dict]) -> dict:
     return result
 
 
-def _parse_document():
-    document = pytest.importorskip("core.document", reason="core.document has not landed yet")
-    return document.parse_document
-
-
 def test_the_examples_folder_holds_exactly_the_eight_named_examples():
     assert {path.name for path in EXAMPLES.glob("*.json")} == EXPECTED
 
@@ -67,7 +64,7 @@ def test_every_example_is_json_text(name):
 @pytest.mark.parametrize("name", DOCUMENT_EXAMPLES)
 def test_every_document_example_passes_parse_document(name):
     document = _load(name)
-    parsed = _parse_document()(document)
+    parsed = parse_document(document)
     assert parsed["id"] == document["id"]
 
 
@@ -87,7 +84,6 @@ def test_the_stream_mutations_add_a_result_retitle_the_card_and_remove_the_loadi
 
 
 def test_every_stream_snapshot_passes_parse_document():
-    parse_document = _parse_document()
     initial = _load("stream-initial.json")
     mutations = _load(MUTATIONS_EXAMPLE)
     for count in range(len(mutations) + 1):

@@ -310,3 +310,109 @@ def test_schema_rejects(case, validator, fast_validate):
     assert not validator.is_valid(document)
     with pytest.raises(fastjsonschema.JsonSchemaValueException):
         fast_validate(document)
+
+
+# ---------------------------------------------------------------- edge cases both accept
+
+
+def _form_controls() -> dict:
+    return copy.deepcopy(DOCUMENTS["form-controls.json"])
+
+
+def _with_child(node: dict) -> dict:
+    document = _form_controls()
+    document["root"]["children"].append(node)
+    return document
+
+
+def _with_derived(expr: Any) -> dict:
+    document = _form_controls()
+    document["derived"]["extra"] = expr
+    return document
+
+
+def _with_long_title() -> dict:
+    document = _form_controls()
+    document["title"] = "T" * 256
+    return document
+
+
+def _with_negative_zero_initial() -> dict:
+    document = _form_controls()
+    document["state"]["zero"] = {"type": "number", "initial": -0.0}
+    return document
+
+
+def _with_full_select() -> dict:
+    document = _form_controls()
+    document["state"]["choice"] = {"type": "string", "initial": "o0"}
+    options = [{"label": "L" * 512, "value": f"o{i}"} for i in range(UI_LIMITS["maxSelectOptions"])]
+    return _add_select(document, options)
+
+
+def _add_select(document: dict, options: list) -> dict:
+    select = {"id": "choice", "type": "Select", "props": {"label": "Choice", "bind": "choice", "options": options}}
+    document["root"]["children"].append(select)
+    return document
+
+
+def _with_empty_option_value() -> dict:
+    document = _form_controls()
+    document["state"]["choice"] = {"type": "string", "initial": ""}
+    return _add_select(document, [{"label": "None", "value": ""}, {"label": "Some", "value": "some"}])
+
+
+def _with_full_table() -> dict:
+    columns = [{"key": f"c{i}", "label": f"C{i}"} for i in range(UI_LIMITS["maxTableColumns"])]
+    rows = [{c["key"]: None for c in columns}] * UI_LIMITS["maxTableRows"]
+    return _with_child({"id": "t", "type": "Table", "props": {"columns": columns, "rows": rows}})
+
+
+def _with_full_chart() -> dict:
+    data = [{"id": f"p{i}", "label": "P", "value": -i} for i in range(UI_LIMITS["maxChartPoints"])]
+    return _with_child({"id": "c", "type": "Chart", "props": {"kind": "line", "data": data}})
+
+
+def _with_full_actions() -> dict:
+    document = _reader()
+    arguments = {f"a{i}": i for i in range(32)}
+    document["actions"] = {f"act{i}": {"kind": "tool", "capabilityId": "read_file", "arguments": arguments} for i in range(16)}
+    document["actions"]["count_lines"] = document["actions"].pop("act0")
+    return document
+
+
+ACCEPTED = {
+    "an empty Select option value": _with_empty_option_value,
+    "a heading level written 1.0": lambda: _with_child({"id": "h", "type": "Heading", "props": {"text": "H", "level": 1.0}}),
+    "grid columns written 2.0": lambda: _with_child({"id": "g", "type": "Grid", "props": {"columns": 2.0}, "children": []}),
+    "result digits written 2.0": lambda: _with_child(
+        {"id": "r", "type": "Result", "props": {"value": 1, "format": {"style": "decimal", "digits": 2.0}}}
+    ),
+    "an empty Card title and an empty Loading label": lambda: _with_child(
+        {"id": "c", "type": "Card", "props": {"title": ""}, "children": [{"id": "l", "type": "Loading", "props": {"label": ""}}]}
+    ),
+    "an empty Markdown text": lambda: _with_child({"id": "m", "type": "Markdown", "props": {"text": ""}}),
+    "a null Badge text": lambda: _with_child({"id": "b", "type": "Badge", "props": {"text": None}}),
+    "a Table without rows": lambda: _with_child(
+        {"id": "t", "type": "Table", "props": {"columns": [{"key": "a", "label": "A"}], "rows": []}}
+    ),
+    "a plain scalar derived field": lambda: _with_derived(5),
+    "a round with one argument": lambda: _with_derived({"op": "round", "args": [1.5]}),
+    "an if over scalars": lambda: _with_derived({"op": "if", "args": [True, 1, 2]}),
+    "a 256-character title": _with_long_title,
+    "a -0 initial number": _with_negative_zero_initial,
+    "a Select with 100 options and 512-character labels": _with_full_select,
+    "a Table with 32 columns and 500 rows": _with_full_table,
+    "a Chart with 200 points": _with_full_chart,
+    "16 actions with 32 arguments each": _with_full_actions,
+}
+
+
+@pytest.mark.parametrize("case", sorted(ACCEPTED))
+def test_schema_accepts_what_parse_document_accepts(case, validator, fast_validate):
+    from core.document import parse_document
+
+    document = ACCEPTED[case]()
+    parse_document(document)
+    validator.validate(document)
+    fast_validate(document)
