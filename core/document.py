@@ -119,7 +119,7 @@ class _Tree:
             self.node(child, f"{path}/children/{i}", depth + 1, in_form)
 
     def _select(self, key: Any, values: list[str], path: str) -> None:
-        if type(key) is not str or key not in self.check.fields:
+        if type(key) is not str or getattr(self.check.fields.get(key), "kind", None) != "string":
             return
         domain = frozenset(values)
         seen = self.selects.get(key)
