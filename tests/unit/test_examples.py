@@ -99,3 +99,15 @@ def test_the_v1_1_examples_declare_the_documented_capabilities():
     assert [sorted(a["arguments"]) for a in writer.values()] == [["content", "file_path"]]
     assert [list(a["resultMap"].values()) for a in writer.values()] == [["operation"]]
     assert [a["kind"] for a in agent.values()] == ["agent"]
+
+
+def test_the_stream_example_runs_to_completion_through_the_stream_receiver():
+    from core.stream import advance_ui_stream, start_ui_stream
+
+    stream = start_ui_stream(_load("stream-initial.json"), "call_stream_example", 1)
+    for mutation in _load(MUTATIONS_EXAMPLE):
+        stream = advance_ui_stream(stream, mutation)
+    stream = advance_ui_stream(stream, {"type": "complete"})
+    assert stream.status == "complete"
+    assert stream.checkpoint["revision"] == 3
+    assert [child["id"] for child in stream.document["root"]["children"]] == ["summary-card"]
