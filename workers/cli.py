@@ -1,0 +1,246 @@
+"""`iui`: one command with subcommands; every option also readable from an `IUI_*` variable.
+
+Errors are one line on stderr (`iui: error: ...`) with a non-zero exit status, never a
+traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import sys
+import threading
+from pathlib import Path
+from typing import Any, Sequence
+
+from config.settings import Settings, SettingsError, load_settings
+
+_SETTING_OPTIONS = ("redis_url", "key_prefix", "partitions", "lease_ttl_ms", "lease_renew_ms",
+                    "metrics_port", "max_document_bytes")
+
+
+class CommandError(Exception):
+    """A one-line failure of a subcommand, with its exit status."""
+
+    def __init__(self, message: str, status: int = 1) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+def _settings(args: argparse.Namespace, **extra: Any) -> Settings:
+    overrides = {name: getattr(args, name, None) for name in _SETTING_OPTIONS}
+    overrides.update({k: v for k, v in extra.items() if overrides.get(k) is None})
+    return load_settings(**overrides)
+
+
+def _redis(settings: Settings) -> Any:
+    from .redisio import connect
+
+    return connect(settings.redis_url)
+
+
+# -- validate / schema --------------------------------------------------------------------
+
+
+def _validate_one(name: str) -> int:
+    from core.document import parse_document
+    from core.errors import UISchemaError
+
+    try:
+        text = sys.stdin.read() if name == "-" else Path(name).read_text("utf-8")
+        value = json.loads(text)
+    except (OSError, UnicodeDecodeError, ValueError) as error:
+        reason = error.strerror if isinstance(error, OSError) and error.strerror else "not a JSON text"
+        print(f"iui: error: {name}: {reason}", file=sys.stderr)
+        return 2
+    try:
+        parse_document(value)
+    except UISchemaError as error:
+        for issue in error.issues:
+            print(f"{name}: {issue.path or '/'}: {issue.message}")
+        return 1
+    print(f"{name}: OK")
+    return 0
+
+
+def cmd_validate(args: argparse.Namespace) -> int:
+    """Validate UI documents; exit 1 if any is invalid, 2 if any is unreadable."""
+    statuses = [_validate_one(name) for name in args.files]
+    return 2 if 2 in statuses else (1 if 1 in statuses else 0)
+
+
+def cmd_schema(args: argparse.Namespace) -> int:
+    """Print the JSON Schema of UI documents."""
+    from core.schema import document_json_schema
+
+    print(json.dumps(document_json_schema(), indent=2, ensure_ascii=False))
+    return 0
+
+
+# -- worker -------------------------------------------------------------------------------
+
+
+def cmd_worker(args: argparse.Namespace) -> int:
+    """Run one pool process until SIGTERM/SIGINT, then hand its partitions over."""
+    import logging
+
+    from prometheus_client import CollectorRegistry, start_http_server
+
+    from .metrics import Metrics
+    from .pool import WorkerPool
+
+    logging.basicConfig(level=os.environ.get("IUI_LOG_LEVEL", "WARNING"),
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    settings = _settings(args)
+    metrics = Metrics(registry=CollectorRegistry())
+    if settings.metrics_port:
+        start_http_server(settings.metrics_port, addr=args.metrics_addr, registry=metrics.registry)
+    pool = WorkerPool(settings=settings, redis=_redis(settings), metrics=metrics, worker_id=args.worker_id)
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(signum, lambda *_: pool.stop())
+    print(f"iui worker {pool.worker_id}: serving {settings.partitions} partitions of {settings.key_prefix!r}",
+          file=sys.stderr, flush=True)
+    pool.run()
+    return 0
+
+
+# -- submit / tail / status ---------------------------------------------------------------
+
+
+def _client(settings: Settings) -> Any:
+    from .client import Client
+
+    return Client(redis=_redis(settings), prefix=settings.key_prefix)
+
+
+def cmd_submit(args: argparse.Namespace) -> int:
+    """Submit one tool call (arguments JSON from a file or stdin) and print its reply."""
+    try:
+        text = sys.stdin.read() if args.file == "-" else Path(args.file).read_text("utf-8")
+        arguments = json.loads(text)
+    except (OSError, UnicodeDecodeError, ValueError):
+        raise CommandError(f"{args.file}: not a readable JSON text", 2) from None
+    client = _client(_settings(args))
+    request = client.submit(args.session, args.tool, arguments, call=args.call, request=args.request)
+    if args.no_wait:
+        print(request)
+        return 0
+    reply = client.reply(args.session, request, timeout=args.timeout)
+    print(json.dumps(reply, ensure_ascii=False))
+    return 0 if reply.get("ok") else 1
+
+
+def cmd_tail(args: argparse.Namespace) -> int:
+    """Print a session's frames as they arrive (after the logged ones)."""
+    client = _client(_settings(args))
+    with client.follow(args.session) as feed:
+        for state in feed.states(timeout=args.timeout if args.timeout > 0 else float("inf")):
+            frame = state.checkpoint
+            if args.json:
+                print(json.dumps(frame, ensure_ascii=False), flush=True)
+            else:
+                print(f"uiId={frame['uiId']} sourceCallId={frame['sourceCallId']} generation={frame['generation']} "
+                      f"seq={frame['seq']} revision={frame['revision']} type={frame['type']} "
+                      f"status={state.status}", flush=True)
+    return 0
+
+
+def cmd_status(args: argparse.Namespace) -> int:
+    """Print partitions, owners, epochs, pending counts and lag."""
+    from .status import deployment_status
+
+    settings = _settings(args)
+    for line in deployment_status(_redis(settings), settings):
+        print(line)
+    return 0
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    """Run the stream example end to end (embedded Redis unless IUI_REDIS_URL is set)."""
+    from .demo import EXAMPLES, run_demo
+
+    embedded = not (args.redis_url or os.environ.get("IUI_REDIS_URL"))
+    extra = {} if os.environ.get("IUI_PARTITIONS") or args.partitions else {"partitions": 8}
+    settings = _settings(args, **extra)
+    return run_demo(settings, embedded=embedded, examples=Path(args.examples) if args.examples else EXAMPLES)
+
+
+# -- parser -------------------------------------------------------------------------------
+
+
+def _common(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("connection (defaults from IUI_* variables)")
+    group.add_argument("--redis-url", help="Redis URL (IUI_REDIS_URL)")
+    group.add_argument("--key-prefix", help="key prefix (IUI_KEY_PREFIX, default iui)")
+    group.add_argument("--partitions", type=int, help="partition count (IUI_PARTITIONS, default 64)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The `iui` argument parser."""
+    parser = argparse.ArgumentParser(prog="iui", description="Intelligent UI host: documents and the Redis runtime")
+    sub = parser.add_subparsers(dest="command", required=True)
+    p = sub.add_parser("validate", help="validate UI document files")
+    p.add_argument("files", nargs="+", metavar="FILE", help="JSON files ('-' for stdin)")
+    p.set_defaults(run=cmd_validate)
+    sub.add_parser("schema", help="print the JSON Schema of UI documents").set_defaults(run=cmd_schema)
+    p = sub.add_parser("worker", help="run a worker pool process")
+    _common(p)
+    p.add_argument("--metrics-port", type=int, help="serve Prometheus metrics on this port (IUI_METRICS_PORT)")
+    p.add_argument("--metrics-addr", default=os.environ.get("IUI_METRICS_ADDR", "0.0.0.0"))
+    p.add_argument("--lease-ttl-ms", type=int, help="lease TTL (IUI_LEASE_TTL_MS)")
+    p.add_argument("--lease-renew-ms", type=int, help="lease renew interval (IUI_LEASE_RENEW_MS)")
+    p.add_argument("--max-document-bytes", type=int, help="document budget (IUI_MAX_DOCUMENT_BYTES)")
+    p.add_argument("--worker-id", default=os.environ.get("IUI_WORKER_ID"), help="worker id (default random)")
+    p.set_defaults(run=cmd_worker)
+    p = sub.add_parser("submit", help="submit one tool call and print its reply")
+    _common(p)
+    p.add_argument("--session", required=True)
+    p.add_argument("--tool", required=True, help="e.g. intelligent_ui_open")
+    p.add_argument("--call", help="native tool call id (default random)")
+    p.add_argument("--request", help="request id (default random)")
+    p.add_argument("--timeout", type=float, default=30.0)
+    p.add_argument("--no-wait", action="store_true", help="print the request id instead of waiting")
+    p.add_argument("file", nargs="?", default="-", help="arguments JSON file (default stdin)")
+    p.set_defaults(run=cmd_submit)
+    p = sub.add_parser("tail", help="print a session's frames as they arrive")
+    _common(p)
+    p.add_argument("session")
+    p.add_argument("--timeout", type=float, default=0, help="stop after this many idle seconds (0: never)")
+    p.add_argument("--json", action="store_true", help="print whole frames")
+    p.set_defaults(run=cmd_tail)
+    p = sub.add_parser("status", help="partitions, owners, epochs, pending counts, lag")
+    _common(p)
+    p.set_defaults(run=cmd_status)
+    p = sub.add_parser("demo", help="run the stream example end to end")
+    _common(p)
+    p.add_argument("--examples", help="folder holding stream-initial.json and stream-mutations.json")
+    p.set_defaults(run=cmd_demo)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the `iui` console script."""
+    args = build_parser().parse_args(argv)
+    try:
+        return int(args.run(args))
+    except CommandError as error:
+        print(f"iui: error: {error}", file=sys.stderr)
+        return error.status
+    except KeyboardInterrupt:
+        return 130
+    except Exception as error:  # noqa: BLE001 - the CLI boundary: one line, never a traceback
+        print(f"iui: error: {_describe(error)}", file=sys.stderr)
+        return 1
+
+
+def _describe(error: BaseException) -> str:
+    if isinstance(error, SettingsError):
+        return str(error)
+    text = " ".join(str(error).split()) or type(error).__name__
+    return f"{type(error).__name__}: {text}" if not isinstance(error, (OSError,)) else text
+
+
+if __name__ == "__main__":
+    sys.exit(main())
