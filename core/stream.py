@@ -1,0 +1,284 @@
+"""The component stream protocol (seed 000 section 12) as pure functions over frames.
+
+`start_ui_stream` opens a generation with its snapshot frame, `advance_ui_stream` applies
+one add / update / remove or a terminal event (the producer), and `accept_checkpoint`
+takes in frames however they were delivered (the receiver).  Each returns an immutable
+`UIStreamState`; a rejected event or frame raises `UIStreamError` and leaves the state
+it was given untouched.
+
+Budgets.  A generation holds at most 256 frames and 16 MiB of frames, and a stream in
+progress always keeps room for one terminal frame: a non-terminal frame may take seq
+255 at most, and only while `bytes so far + its bytes + 266,240` (one maximal frame,
+the same figure for producer and receiver) stays within 16 MiB.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Mapping
+
+from ._checkpoint import (
+    FRAME_BYTES,
+    MAX_GENERATION,
+    MAX_SEQ,
+    TERMINAL_TYPES,
+    DigestLog,
+    build_checkpoint,
+    frame_bytes,
+    frozen_rule_issues,
+    parse_checkpoint,
+    share_unchanged,
+)
+from ._mutation import build_index, domain_change, next_index, plan, read_event
+from ._remote_rules import ascii_token, integer
+from .document import parse_document
+
+try:
+    from .document import DocumentCache
+except ImportError:  # TEMPORARY until the incremental cache lands
+    class DocumentCache:  # type: ignore[no-redef]
+        def __init__(self, document):
+            self.document = document
+            self.info = document.model
+
+        def revalidate(self, root):
+            new = parse_document({**self.document, "root": root})
+            return new, new.model
+from .errors import Issue, UISchemaError, UIStreamError
+from .frozen import FrozenDict
+from .limits import SOURCE_CALL_ID_LENGTH, UI_PROTOCOL_LIMITS
+
+MAX_FRAMES = UI_PROTOCOL_LIMITS["maxStreamFrames"]
+MAX_STREAM_BYTES = UI_PROTOCOL_LIMITS["maxStreamBytes"]
+TERMINAL_RESERVE_BYTES = FRAME_BYTES
+STATUSES = ("streaming", *TERMINAL_TYPES)
+
+
+class _Lineage:
+    """The producer's memo for one document: its validation cache, facts and node index.
+
+    Semantically transparent (rebuilt from the document when missing), so it takes no
+    part in equality; states of one generation share the cache object.
+    """
+
+    __slots__ = ("cache", "info", "index")
+
+    def __init__(self, cache: Any, info: Any, index: Mapping) -> None:
+        self.cache, self.info, self.index = cache, info, index
+
+    @classmethod
+    def of(cls, document: FrozenDict) -> "_Lineage":
+        cache = DocumentCache(document)
+        return cls(cache, cache.info, build_index(document["root"]))
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class UIStreamState:
+    """One generation's current frame, its status and the bounded bookkeeping.
+
+    `checkpoint` is the current frame (exactly the envelope fields, the snapshot
+    included), `status` is "streaming", "complete", "cancel" or "error", `frame_count`
+    and `byte_count` are the frames and JSON bytes taken into this state so far, and
+    `digests` maps each of those frames' seq to its SHA-256 canonical-JSON digest.
+    """
+
+    checkpoint: FrozenDict
+    status: str
+    frame_count: int
+    byte_count: int
+    _log: DigestLog
+    _memo: _Lineage | None  # the producer's cache; built on the first advance when missing
+
+    @property
+    def document(self) -> FrozenDict:
+        """The current snapshot (a validated, deep-immutable document)."""
+        return self.checkpoint["snapshot"]
+
+    @property
+    def generation(self) -> int:
+        return self.checkpoint["generation"]
+
+    @property
+    def seq(self) -> int:
+        return self.checkpoint["seq"]
+
+    @property
+    def revision(self) -> int:
+        return self.checkpoint["revision"]
+
+    @property
+    def source_call_id(self) -> str:
+        return self.checkpoint["sourceCallId"]
+
+    @property
+    def ui_id(self) -> str:
+        return self.checkpoint["uiId"]
+
+    @property
+    def digests(self) -> Mapping[int, str]:
+        """seq -> SHA-256 hex of the canonical JSON of each frame taken in (at most 256)."""
+        return self._log.table()
+
+    def __eq__(self, other: object) -> bool:
+        if self is other:
+            return True
+        if not isinstance(other, UIStreamState):
+            return NotImplemented
+        return (
+            self.status == other.status
+            and self.frame_count == other.frame_count
+            and self.byte_count == other.byte_count
+            and self.checkpoint == other.checkpoint
+            and self.digests == other.digests
+        )
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return (
+            f"UIStreamState(uiId={self.ui_id!r}, generation={self.generation}, seq={self.seq}, "
+            f"revision={self.revision}, type={self.checkpoint['type']!r}, status={self.status!r}, "
+            f"frame_count={self.frame_count}, byte_count={self.byte_count})"
+        )
+
+    def _lineage(self) -> _Lineage:
+        if self._memo is None:
+            object.__setattr__(self, "_memo", _Lineage.of(self.document))
+        return self._memo  # type: ignore[return-value]
+
+
+def _check_budget(kind: str, seq: int, frame_count: int, byte_count: int) -> None:
+    """Frames and bytes after this frame, keeping room for one maximal terminal frame."""
+    if kind in TERMINAL_TYPES:
+        over = frame_count > MAX_FRAMES or byte_count > MAX_STREAM_BYTES
+    else:
+        over = (
+            seq >= MAX_SEQ
+            or frame_count >= MAX_FRAMES
+            or byte_count + TERMINAL_RESERVE_BYTES > MAX_STREAM_BYTES
+        )
+    if over:
+        raise UIStreamError(
+            [Issue("", "the generation's frame or byte budget is spent; only a terminal event fits", "budget")]
+        )
+
+
+def _state(checkpoint: FrozenDict, previous: UIStreamState | None, size: int, log: DigestLog,
+           lineage: _Lineage | None) -> UIStreamState:
+    frame_count = 1 + (previous.frame_count if previous else 0)
+    byte_count = size + (previous.byte_count if previous else 0)
+    _check_budget(checkpoint["type"], checkpoint["seq"], frame_count, byte_count)
+    kind = checkpoint["type"]
+    status = kind if kind in TERMINAL_TYPES else "streaming"
+    return UIStreamState(checkpoint, status, frame_count, byte_count, log, lineage)
+
+
+def start_ui_stream(doc: Any, source_call_id: Any, generation: Any) -> UIStreamState:
+    """The initial snapshot frame of a generation: seq 1, revision 0, baseRevision null."""
+    issues = [issue.prefixed("/sourceCallId") for issue in ascii_token(SOURCE_CALL_ID_LENGTH)(source_call_id)]
+    issues += [issue.prefixed("/generation") for issue in integer(1, MAX_GENERATION)(generation)]
+    if issues:
+        raise UIStreamError(issues)
+    try:
+        document = parse_document(doc)
+    except UISchemaError as error:
+        raise UIStreamError(error.issues) from None
+    lineage = _Lineage.of(document)
+    checkpoint = build_checkpoint(
+        source_call_id=source_call_id, generation=int(generation), seq=1,
+        base_revision=None, revision=0, kind="snapshot", snapshot=document,
+    )  # fmt: skip
+    size = frame_bytes(checkpoint, lineage.info.byte_size)
+    if size > FRAME_BYTES:
+        raise UIStreamError([Issue("", f"the frame would be {size} bytes; the limit is {FRAME_BYTES}", "too_large")])
+    return _state(checkpoint, None, size, DigestLog(None, 1, checkpoint), lineage)
+
+
+def advance_ui_stream(current: Any, event: Any) -> UIStreamState:
+    """Apply one add / update / remove or a terminal event; on any error keep `current`."""
+    if not isinstance(current, UIStreamState):
+        raise UIStreamError([Issue("", "current must be a UIStreamState", "type")])
+    if current.status != "streaming":
+        raise UIStreamError([Issue("", f"the generation has ended ({current.status}); nothing more applies", "ended")])
+    kind = read_event(event)
+    seq = current.seq + 1
+    if kind in TERMINAL_TYPES:
+        return _finish(current, kind, event.get("message"))
+    _check_budget(kind, seq, current.frame_count + 1, current.byte_count)
+    lineage = current._lineage()
+    candidate = plan(current.document, lineage.index, lineage.info.node_types, event)
+    try:
+        document, info = lineage.cache.revalidate(candidate.root)
+    except UISchemaError as error:
+        raise UIStreamError(error.issues) from None
+    if info.select_domains != lineage.info.select_domains:
+        raise UIStreamError([domain_change(candidate, lineage.info.select_domains, info.select_domains)])
+    checkpoint = build_checkpoint(
+        source_call_id=current.source_call_id, generation=current.generation, seq=seq,
+        base_revision=current.revision, revision=current.revision + 1, kind=kind, snapshot=document,
+    )  # fmt: skip
+    size = frame_bytes(checkpoint, info.byte_size)
+    successor = _Lineage(lineage.cache, info, next_index(lineage.index, candidate, document["root"]))
+    return _state(checkpoint, current, size, DigestLog(current._log, seq, checkpoint), successor)
+
+
+def _finish(current: UIStreamState, kind: str, message: str | None) -> UIStreamState:
+    """A terminal frame: seq + 1, the revision and the last valid snapshot kept."""
+    checkpoint = build_checkpoint(
+        source_call_id=current.source_call_id, generation=current.generation, seq=current.seq + 1,
+        base_revision=current.revision, revision=current.revision, kind=kind,
+        snapshot=current.document, message=message,
+    )  # fmt: skip
+    lineage = current._lineage()
+    size = frame_bytes(checkpoint, lineage.info.byte_size)
+    return _state(checkpoint, current, size, DigestLog(current._log, checkpoint["seq"], checkpoint), lineage)
+
+
+def accept_checkpoint(current: Any, frame: Any) -> UIStreamState:
+    """Take in one delivered frame (repeated, stale, out of order or after a gap)."""
+    if current is not None and not isinstance(current, UIStreamState):
+        raise UIStreamError([Issue("", "current must be a UIStreamState or None", "type")])
+    checkpoint, size = parse_checkpoint(frame)
+    if current is None:
+        return _first(checkpoint, size)
+    if checkpoint["sourceCallId"] != current.source_call_id:
+        raise UIStreamError([Issue("/sourceCallId", "the frame belongs to another source call", "binding")])
+    if checkpoint["uiId"] != current.ui_id:
+        raise UIStreamError([Issue("/uiId", "the frame belongs to another UI", "binding")])
+    if checkpoint["generation"] != current.generation:
+        # A newer generation replaces the view; an older one never overwrites it.
+        return _first(checkpoint, size) if checkpoint["generation"] > current.generation else current
+    log = DigestLog(current._log, checkpoint["seq"], checkpoint, eager=True)
+    seen = current.digests.get(checkpoint["seq"])
+    if seen is not None:
+        if seen != log.digest():
+            raise UIStreamError([Issue("/seq", "a different frame with this seq was already accepted", "conflict")])
+        return current
+    if checkpoint["seq"] < current.seq:
+        return current  # stale: never overwrites the newer view
+    _check_successor(current, checkpoint)
+    shared = share_unchanged(current.document, checkpoint["snapshot"])
+    checkpoint = FrozenDict({**checkpoint, "snapshot": shared})
+    return _state(checkpoint, current, size, log, None)
+
+
+def _first(checkpoint: FrozenDict, size: int) -> UIStreamState:
+    """The first visible frame of a generation: any seq and revision (partial history)."""
+    return _state(checkpoint, None, size, DigestLog(None, checkpoint["seq"], checkpoint, eager=True), None)
+
+
+def _check_successor(current: UIStreamState, checkpoint: FrozenDict) -> None:
+    """A newer frame of the same generation: ordering, continuity and the freeze rules."""
+    if current.status != "streaming":
+        raise UIStreamError([Issue("/seq", f"the generation has ended ({current.status})", "ended")])
+    kind = checkpoint["type"]
+    if kind == "snapshot":
+        raise UIStreamError([Issue("/type", "a snapshot frame only opens a generation", "sequence")])
+    if checkpoint["seq"] == current.seq + 1 and checkpoint["baseRevision"] != current.revision:
+        raise UIStreamError([Issue("/baseRevision", "baseRevision must be the revision of the previous frame",
+                                   "sequence")])
+    if checkpoint["revision"] < current.revision:
+        raise UIStreamError([Issue("/revision", "the structure revision cannot go backwards", "sequence")])
+    issues = frozen_rule_issues(current.document, checkpoint["snapshot"], checkpoint["revision"] == current.revision)
+    if issues:
+        raise UIStreamError(issues)
