@@ -137,9 +137,12 @@ def _value_defs() -> dict[str, Any]:
         "stateRef": _closed({"state": _ref("identifier")}, ("state",)),
         "derivedRef": _closed({"derived": _ref("identifier")}, ("derived",)),
         "operation": _operation(),
-        # Branches are disjoint, so anyOf (which may stop at the first match) is exact.
+        # Objects are operations or references, anything else a scalar; the object branches
+        # are disjoint, so anyOf (which may stop at the first match) is exact.
         "expr": {
-            "anyOf": [_ref("operation"), _ref("scalar"), _ref("stateRef"), _ref("derivedRef")],
+            "if": {"type": "object"},
+            "then": {"type": "object", "anyOf": [_ref("operation"), _ref("stateRef"), _ref("derivedRef")]},
+            "else": _ref("scalar"),
         },
         "exprValue": _closed({"expr": _ref("expr")}, ("expr",)),
         "value": {"anyOf": [_ref("scalar"), _ref("exprValue")]},
@@ -154,16 +157,16 @@ def _value_defs() -> dict[str, Any]:
 
 
 def _operation() -> dict[str, Any]:
-    """`{op, args}`; the arity is gated on the operator so args are validated only once."""
+    """`{op, args}`; the arity branches never descend into args, so args are validated once."""
     operators = [name for names in OPERATOR_ARITIES.values() for name in names]
     operation = _closed(
         {"op": {"enum": operators}, "args": _array(_ref("expr"), UI_LIMITS["maxExpressionArgs"], min_items=1)},
         ("op", "args"),
     )
-    operation["allOf"] = [
+    operation["anyOf"] = [
         {
-            "if": {"type": "object", "properties": {"op": {"enum": list(names)}}, "required": ["op"]},
-            "then": {"type": "object", "properties": {"args": {"type": "array", "minItems": low, "maxItems": high}}},
+            "type": "object",
+            "properties": {"op": {"enum": list(names)}, "args": {"type": "array", "minItems": low, "maxItems": high}},
         }
         for (low, high), names in OPERATOR_ARITIES.items()
     ]
