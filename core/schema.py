@@ -265,7 +265,7 @@ def _prop_defs() -> dict[str, Any]:
         "required": ["style"],
     }
     result_format["then"] = {"type": "object", "required": ["currency"]}
-    result_format["else"] = {"type": "object", "not": {"required": ["currency"]}}
+    result_format["else"] = {"type": "object", "not": {"type": "object", "required": ["currency"]}}
     return {
         "gap": {"enum": ["sm", "md", "lg"]},
         "requiredLabel": _string(LABEL_LENGTH, min_length=1),

@@ -120,6 +120,27 @@ def test_every_ref_that_carries_siblings_also_spells_out_its_type():
     assert [s for s in _refs_with_siblings(document_json_schema()) if "type" not in s] == []
 
 
+TYPED_KEYWORDS = {
+    "properties", "required", "additionalProperties", "propertyNames", "maxProperties", "minProperties",
+    "items", "minItems", "maxItems", "minLength", "maxLength", "pattern", "minimum", "maximum", "exclusiveMinimum",
+}
+
+
+def _untyped(schema: Any, path: str = "") -> Iterator[str]:
+    if isinstance(schema, dict):
+        if TYPED_KEYWORDS & set(schema) and "type" not in schema:
+            yield path
+        for key, value in schema.items():
+            yield from _untyped(value, f"{path}/{key}")
+    elif isinstance(schema, list):
+        for index, value in enumerate(schema):
+            yield from _untyped(value, f"{path}/{index}")
+
+
+def test_every_type_specific_keyword_sits_next_to_its_type_for_strict_consumers():
+    assert list(_untyped(document_json_schema())) == []
+
+
 @pytest.mark.parametrize("name", sorted(DOCUMENTS))
 def test_every_example_document_satisfies_the_schema(name, validator, fast_validate):
     validator.validate(DOCUMENTS[name])
