@@ -15,6 +15,7 @@ a `$ref` (Draft 7 would ignore it); where a `$ref` object carries siblings at al
 
 from __future__ import annotations
 
+import copy
 import json
 import sys
 from typing import Any, Callable
@@ -264,8 +265,9 @@ def _prop_defs() -> dict[str, Any]:
         "properties": {"style": {"const": "currency"}},
         "required": ["style"],
     }
-    result_format["then"] = {"type": "object", "required": ["currency"]}
-    result_format["else"] = {"type": "object", "not": {"type": "object", "required": ["currency"]}}
+    has_currency = {"type": "object", "properties": {"currency": {"type": "string"}}, "required": ["currency"]}
+    result_format["then"] = has_currency
+    result_format["else"] = {"type": "object", "not": copy.deepcopy(has_currency)}
     return {
         "gap": {"enum": ["sm", "md", "lg"]},
         "requiredLabel": _string(LABEL_LENGTH, min_length=1),
@@ -340,7 +342,7 @@ def _result_props() -> dict[str, Any]:
         ("value",),
     )
     # A formatted result must be numeric: a literal value must then be a number.
-    props["if"] = {"type": "object", "required": ["format"]}
+    props["if"] = {"type": "object", "properties": {"format": {"type": "object"}}, "required": ["format"]}
     props["then"] = {"type": "object", "properties": {"value": _ref("numericValue")}}
     return props
 
@@ -454,7 +456,7 @@ def _family_defs(family: str, version: str | None, in_form: bool) -> dict[str, A
             targets[component] = component
     defs[f"node_{family}"] = {
         "type": "object",
-        "required": ["id", "type", "props"],
+        "required": ["type"],  # the component schema requires the rest
         "properties": {"type": {"enum": members}},
         "allOf": _discriminated("type", targets),
     }

@@ -141,6 +141,21 @@ def test_every_type_specific_keyword_sits_next_to_its_type_for_strict_consumers(
     assert list(_untyped(document_json_schema())) == []
 
 
+def _undeclared_required(schema: Any, path: str = "") -> Iterator[str]:
+    if isinstance(schema, dict):
+        declared = set(schema.get("properties", {}))
+        yield from (f"{path}/required/{name}" for name in schema.get("required", []) if name not in declared)
+        for key, value in schema.items():
+            yield from _undeclared_required(value, f"{path}/{key}")
+    elif isinstance(schema, list):
+        for index, value in enumerate(schema):
+            yield from _undeclared_required(value, f"{path}/{index}")
+
+
+def test_every_required_name_is_declared_in_the_same_properties_for_strict_consumers():
+    assert list(_undeclared_required(document_json_schema())) == []
+
+
 @pytest.mark.parametrize("name", sorted(DOCUMENTS))
 def test_every_example_document_satisfies_the_schema(name, validator, fast_validate):
     validator.validate(DOCUMENTS[name])
