@@ -230,6 +230,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return error.status
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:  # the reader went away (e.g. `| head`): nothing left to say
+        sys.stderr.close()
+        return 1
     except Exception as error:  # noqa: BLE001 - the CLI boundary: one line, never a traceback
         print(f"iui: error: {_describe(error)}", file=sys.stderr)
         return 1

@@ -1,0 +1,239 @@
+"""The five UI tools through the real runtime: every rule, every rejection keeps the state."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.integration.conftest import Runtime, big_document, cursor_args, example
+from workers import tools
+
+pytestmark = pytest.mark.integration
+SESSION = "session-tools"
+OPEN, PATCH = "intelligent_ui_open", "intelligent_ui_patch"
+COMPLETE, CANCEL = "intelligent_ui_complete", "intelligent_ui_cancel"
+
+
+def open_stream(rt: Runtime, call: str = "open-1", session: str = SESSION) -> dict:
+    reply = rt.call(session, OPEN, {"document": example("stream-initial.json")}, call=call)
+    assert reply["ok"], reply
+    return reply["result"]["frame"]
+
+
+def patch(rt: Runtime, frame: dict, mutation: dict, call: str, session: str = SESSION) -> dict:
+    return rt.call(session, PATCH, {**cursor_args(frame), "mutation": mutation}, call=call)
+
+
+def assert_rejected_and_unchanged(rt: Runtime, reply: dict, code: str, before: dict, log: int) -> None:
+    assert reply["ok"] is False
+    assert reply["error"]["code"] == code
+    assert rt.generation(SESSION, "sales-report", before["generation"]) == before
+    assert rt.log_length(SESSION) == log
+    assert rt.rejections(code) >= 1
+
+
+def test_open_replies_with_the_snapshot_frame_and_a_receipt_naming_the_cursor(runtime: Runtime) -> None:
+    runtime.start()
+    reply = runtime.call(SESSION, OPEN, {"document": example("stream-initial.json")}, call="open-1")
+    frame = reply["result"]["frame"]
+    assert (frame["seq"], frame["revision"], frame["baseRevision"], frame["type"]) == (1, 0, None, "snapshot")
+    assert frame["sourceCallId"] == "open-1" and frame["generation"] == 1 and frame["uiId"] == "sales-report"
+    receipt = reply["result"]["receipt"]
+    for part in ("sourceCallId=open-1", "uiId=sales-report", "generation=1", "revision=0", "seq=1", "type=snapshot"):
+        assert part in receipt
+
+
+def test_the_three_example_mutations_and_complete_are_applied_in_order(runtime: Runtime) -> None:
+    runtime.start()
+    frame = open_stream(runtime)
+    for index, mutation in enumerate(example("stream-mutations.json")):
+        reply = patch(runtime, frame, mutation, f"patch-{index}")
+        assert reply["ok"], reply
+        frame = reply["result"]["frame"]
+        assert (frame["seq"], frame["revision"], frame["baseRevision"]) == (index + 2, index + 1, index)
+    reply = runtime.call(SESSION, COMPLETE, cursor_args(frame), call="complete-1")
+    done = reply["result"]["frame"]
+    assert (done["type"], done["seq"], done["revision"]) == ("complete", 5, 3)
+    stored = runtime.generation(SESSION, "sales-report", 1)
+    assert stored["status"] == "complete" and stored["seq"] == "5" and stored["frames"] == "5"
+    assert runtime.log_length(SESSION) == 5
+
+
+def test_cancel_keeps_the_last_snapshot_and_records_the_status(runtime: Runtime) -> None:
+    runtime.start()
+    frame = open_stream(runtime)
+    reply = runtime.call(SESSION, CANCEL, cursor_args(frame), call="cancel-1")
+    assert reply["result"]["frame"]["type"] == "cancel"
+    assert reply["result"]["frame"]["snapshot"] == frame["snapshot"]
+    assert runtime.generation(SESSION, "sales-report", 1)["status"] == "cancel"
+
+
+def test_a_plain_intelligent_ui_call_is_stored_as_generation_zero(runtime: Runtime) -> None:
+    runtime.start()
+    reply = runtime.call(SESSION, "intelligent_ui", {"document": example("compound-interest.json")}, call="plain-1")
+    assert reply["ok"], reply
+    assert "generation=0 revision=0" in reply["result"]["receipt"]
+    ui_id = reply["result"]["document"]["id"]
+    key = runtime.client.keys.ui(runtime.client.partition(SESSION), SESSION, ui_id)
+    assert runtime.redis.hget(key, "plain") is not None
+
+
+def test_a_stale_base_revision_is_a_conflict_naming_the_current_cursor(runtime: Runtime) -> None:
+    runtime.start()
+    frame = open_stream(runtime)
+    mutations = example("stream-mutations.json")
+    frame2 = patch(runtime, frame, mutations[0], "patch-1")["result"]["frame"]
+    before, log = runtime.generation(SESSION, "sales-report", 1), runtime.log_length(SESSION)
+    reply = patch(runtime, frame, mutations[1], "patch-2")  # presents baseRevision 0, current is 1
+    assert_rejected_and_unchanged(runtime, reply, "cursor_conflict", before, log)
+    assert f"revision={frame2['revision']}" in reply["error"]["message"]
+    assert "sourceCallId=open-1" in reply["error"]["message"]
+
+
+def test_a_wrong_generation_is_a_conflict(runtime: Runtime) -> None:
+    runtime.start()
+    frame = open_stream(runtime)
+    before, log = runtime.generation(SESSION, "sales-report", 1), runtime.log_length(SESSION)
+    reply = patch(runtime, {**frame, "generation": 7}, example("stream-mutations.json")[0], "patch-1")
+    assert_rejected_and_unchanged(runtime, reply, "cursor_conflict", before, log)
+
+
+def test_an_unknown_source_call_id_is_rejected(runtime: Runtime) -> None:
+    runtime.start()
+    frame = open_stream(runtime)
+    before, log = runtime.generation(SESSION, "sales-report", 1), runtime.log_length(SESSION)
+    reply = patch(runtime, {**frame, "sourceCallId": "invented"}, example("stream-mutations.json")[0], "patch-1")
+    assert_rejected_and_unchanged(runtime, reply, "unknown_source", before, log)
+
+
+def test_an_invalid_mutation_is_rejected_with_located_issues(runtime: Runtime) -> None:
+    runtime.start()
+    frame = open_stream(runtime)
+    before, log = runtime.generation(SESSION, "sales-report", 1), runtime.log_length(SESSION)
+    reply = patch(runtime, frame, {"type": "remove", "nodeId": "no-such-node"}, "patch-1")
+    assert_rejected_and_unchanged(runtime, reply, "invalid_mutation", before, log)
+    assert reply["error"]["issues"] and len(reply["error"]["issues"]) <= 10
+    assert all(set(issue) == {"path", "message"} for issue in reply["error"]["issues"])
+
+
+def test_an_invalid_document_is_rejected_by_open(runtime: Runtime) -> None:
+    runtime.start()
+    document = example("stream-initial.json")
+    document["mode"] = "text"
+    reply = runtime.call(SESSION, OPEN, {"document": document}, call="open-1")
+    assert reply["error"]["code"] == "invalid_document"
+    assert any(issue["path"] == "/mode" for issue in reply["error"]["issues"])
+    assert runtime.log_length(SESSION) == 0
+
+
+def test_an_identical_adjacent_resend_returns_the_stored_result(runtime: Runtime) -> None:
+    runtime.start()
+    frame = open_stream(runtime)
+    mutation = example("stream-mutations.json")[0]
+    first = patch(runtime, frame, mutation, "patch-1")
+    again = patch(runtime, frame, mutation, "patch-1")
+    assert again["ok"] and again["result"] == first["result"]
+    assert runtime.generation(SESSION, "sales-report", 1)["seq"] == "2"
+    assert runtime.log_length(SESSION) == 2
+
+
+def test_an_open_resent_identically_returns_the_same_generation(runtime: Runtime) -> None:
+    runtime.start()
+    frame = open_stream(runtime)
+    assert open_stream(runtime) == frame
+    assert runtime.redis.hget(runtime.client.keys.session(runtime.client.partition(SESSION), SESSION),
+                              "generations") == b"1"
+
+
+def test_the_same_call_id_with_other_content_is_rejected(runtime: Runtime) -> None:
+    runtime.start()
+    frame = open_stream(runtime)
+    mutations = example("stream-mutations.json")
+    patch(runtime, frame, mutations[0], "patch-1")
+    before, log = runtime.generation(SESSION, "sales-report", 1), runtime.log_length(SESSION)
+    current = {**frame, "revision": 1}
+    reply = patch(runtime, current, mutations[1], "patch-1")
+    assert_rejected_and_unchanged(runtime, reply, "call_id_reused", before, log)
+
+
+def test_reusing_an_older_call_id_is_rejected_even_with_the_current_cursor(runtime: Runtime) -> None:
+    runtime.start()
+    frame = open_stream(runtime)
+    mutations = example("stream-mutations.json")
+    frame = patch(runtime, frame, mutations[0], "patch-1")["result"]["frame"]
+    frame = patch(runtime, frame, mutations[1], "patch-2")["result"]["frame"]
+    before, log = runtime.generation(SESSION, "sales-report", 1), runtime.log_length(SESSION)
+    reply = patch(runtime, frame, mutations[0], "patch-1")  # same content as before, not adjacent
+    assert_rejected_and_unchanged(runtime, reply, "call_id_reused", before, log)
+
+
+def test_a_patch_after_complete_is_rejected_as_closed(runtime: Runtime) -> None:
+    runtime.start()
+    frame = open_stream(runtime)
+    frame = runtime.call(SESSION, COMPLETE, cursor_args(frame), call="complete-1")["result"]["frame"]
+    before, log = runtime.generation(SESSION, "sales-report", 1), runtime.log_length(SESSION)
+    reply = patch(runtime, frame, example("stream-mutations.json")[0], "patch-1")
+    assert_rejected_and_unchanged(runtime, reply, "stream_closed", before, log)
+
+
+def test_a_second_open_allocates_the_next_generation_and_retires_the_old_cursor(runtime: Runtime) -> None:
+    runtime.start()
+    first = open_stream(runtime, "open-1")
+    second = open_stream(runtime, "open-2")
+    assert (second["generation"], second["sourceCallId"]) == (2, "open-2")
+    reply = patch(runtime, first, example("stream-mutations.json")[0], "patch-1")
+    assert reply["error"]["code"] == "cursor_conflict"
+    assert "generation=2" in reply["error"]["message"]
+    assert runtime.generation(SESSION, "sales-report", 1)["seq"] == "1"  # the old generation is kept
+
+
+def test_a_full_session_rejects_new_opens_without_overwriting(runtime: Runtime) -> None:
+    runtime.configure(max_generations_per_session=2).start()
+    open_stream(runtime, "open-1")
+    open_stream(runtime, "open-2")
+    before, log = runtime.generation(SESSION, "sales-report", 2), runtime.log_length(SESSION)
+    reply = runtime.call(SESSION, OPEN, {"document": example("stream-initial.json")}, call="open-3")
+    assert_rejected_and_unchanged(runtime, reply, "generation_capacity", before, log)
+    assert runtime.generation(SESSION, "sales-report", 3) == {}
+
+
+def test_the_frame_cap_keeps_room_for_the_terminal_frame(runtime: Runtime) -> None:
+    runtime.configure(max_frames_per_generation=3).start()
+    frame = open_stream(runtime)
+    mutations = example("stream-mutations.json")
+    frame = patch(runtime, frame, mutations[0], "patch-1")["result"]["frame"]
+    before, log = runtime.generation(SESSION, "sales-report", 1), runtime.log_length(SESSION)
+    reply = patch(runtime, frame, mutations[1], "patch-2")
+    assert_rejected_and_unchanged(runtime, reply, "frame_budget", before, log)
+    done = runtime.call(SESSION, COMPLETE, cursor_args(frame), call="complete-1")
+    assert done["ok"] and done["result"]["frame"]["seq"] == 3
+
+
+def test_the_byte_budget_keeps_room_for_the_terminal_frame(runtime: Runtime, monkeypatch: pytest.MonkeyPatch) -> None:
+    runtime.start()
+    frame = open_stream(runtime)
+    stored = int(runtime.generation(SESSION, "sales-report", 1)["bytes"])
+    # Leave room for this open frame plus one maximal terminal frame only.
+    monkeypatch.setattr(tools, "MAX_STREAM_BYTES", stored + runtime.settings.max_document_bytes
+                        + tools.ENVELOPE_BYTES + 10)
+    before, log = runtime.generation(SESSION, "sales-report", 1), runtime.log_length(SESSION)
+    reply = patch(runtime, frame, example("stream-mutations.json")[0], "patch-1")
+    assert_rejected_and_unchanged(runtime, reply, "byte_budget", before, log)
+    assert runtime.call(SESSION, CANCEL, cursor_args(frame), call="cancel-1")["ok"]
+
+
+def test_a_lowered_document_budget_rejects_a_larger_open_and_patch(runtime: Runtime) -> None:
+    runtime.configure(max_document_bytes=1_024).start()
+    reply = runtime.call(SESSION, OPEN, {"document": big_document(600)}, call="open-big")
+    assert reply["error"]["code"] == "document_too_large"
+    frame = open_stream(runtime)
+    before, log = runtime.generation(SESSION, "sales-report", 1), runtime.log_length(SESSION)
+    node = {"id": "filler", "type": "Text", "props": {"text": "y" * 600}}
+    reply = patch(runtime, frame, {"type": "add", "parentId": "report", "index": 0, "node": node}, "patch-big")
+    assert_rejected_and_unchanged(runtime, reply, "document_too_large", before, log)
+
+
+def test_sessions_are_isolated(runtime: Runtime) -> None:
+    runtime.start()
+    frame = open_stream(runtime, "open-1", session="session-a")
+    reply = patch(runtime, frame, example("stream-mutations.json")[0], "patch-1", session="session-b")
+    assert reply["error"]["code"] == "unknown_source"
