@@ -9,8 +9,9 @@ the trust boundary: `parse_document` remains the only full validator.
 Only keywords that mean the same in Draft 7 and Draft 2020-12 are used (`$defs` with
 JSON-pointer `$ref`, `if`/`then`/`else`, `const`, `propertyNames`), so Draft-7-only
 consumers such as fastjsonschema read it the same way.  No constraint is placed next to
-a `$ref` (Draft 7 would ignore it); where a `$ref` object carries siblings at all, its
-`type` is spelled out for strict consumers such as AJV.
+a `$ref` (Draft 7 would ignore it; a `$ref` with siblings would need its `type` spelled
+out), every type-specific keyword sits beside its `type` and every `required` name beside
+its `properties` entry, which is what AJV's 2020 strict mode demands.
 """
 
 from __future__ import annotations
