@@ -204,6 +204,23 @@ def next_index(index: NodeIndex, candidate: Candidate, new_root: Mapping) -> Nod
     return updated
 
 
+def seen_types(candidate: Candidate, types: Mapping[str, str]) -> Mapping[str, str]:
+    """The generation's id -> type record after an add; a reused id must keep its type."""
+    if candidate.kind != "add":
+        return types
+    node = candidate.root
+    for position in (*candidate.trail.positions, candidate.position):
+        node = node["children"][position]
+    added = list(subtree(node, f"{candidate.trail.pointer}/children/{candidate.position}"))
+    for each, path in added:
+        if types.get(each["id"], each["type"]) != each["type"]:
+            raise UIStreamError([Issue(f"{path}/type", "a node id keeps its component type for the generation",
+                                       "frozen")])
+    if all(each["id"] in types for each, _ in added):
+        return types
+    return {**types, **{each["id"]: each["type"] for each, _ in added}}
+
+
 def domain_change(candidate: Candidate, before: Mapping[str, frozenset], after: Mapping[str, frozenset]) -> Issue:
     """Locate the Select that changes the generation's frozen option sets."""
     if candidate.kind == "remove":

@@ -29,7 +29,7 @@ from ._checkpoint import (
     parse_checkpoint,
     share_unchanged,
 )
-from ._mutation import build_index, domain_change, next_index, plan, read_event
+from ._mutation import build_index, domain_change, next_index, plan, read_event, seen_types
 from ._remote_rules import ascii_token, integer
 from .document import parse_document
 
@@ -57,19 +57,21 @@ STATUSES = ("streaming", *TERMINAL_TYPES)
 class _Lineage:
     """The producer's memo for one document: its validation cache, facts and node index.
 
-    Semantically transparent (rebuilt from the document when missing), so it takes no
-    part in equality; states of one generation share the cache object.
+    `types` is every node id seen in the generation with its component type (an id keeps
+    its type for the whole generation, so a receiver that skips frames agrees).  A state
+    taken in by `accept_checkpoint` starts it from its own snapshot on the first advance.
+    The memo takes no part in equality; states of one generation share the cache object.
     """
 
-    __slots__ = ("cache", "info", "index")
+    __slots__ = ("cache", "info", "index", "types")
 
-    def __init__(self, cache: Any, info: Any, index: Mapping) -> None:
-        self.cache, self.info, self.index = cache, info, index
+    def __init__(self, cache: Any, info: Any, index: Mapping, types: Mapping[str, str]) -> None:
+        self.cache, self.info, self.index, self.types = cache, info, index, types
 
     @classmethod
     def of(cls, document: FrozenDict) -> "_Lineage":
         cache = DocumentCache(document)
-        return cls(cache, cache.info, build_index(document["root"]))
+        return cls(cache, cache.info, build_index(document["root"]), cache.info.node_types)
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -213,12 +215,13 @@ def advance_ui_stream(current: Any, event: Any) -> UIStreamState:
         raise UIStreamError(error.issues) from None
     if info.select_domains != lineage.info.select_domains:
         raise UIStreamError([domain_change(candidate, lineage.info.select_domains, info.select_domains)])
+    types = seen_types(candidate, lineage.types)
     checkpoint = build_checkpoint(
         source_call_id=current.source_call_id, generation=current.generation, seq=seq,
         base_revision=current.revision, revision=current.revision + 1, kind=kind, snapshot=document,
     )  # fmt: skip
     size = frame_bytes(checkpoint, info.byte_size)
-    successor = _Lineage(lineage.cache, info, next_index(lineage.index, candidate, document["root"]))
+    successor = _Lineage(lineage.cache, info, next_index(lineage.index, candidate, document["root"]), types)
     return _state(checkpoint, current, size, DigestLog(current._log, seq, checkpoint), successor)
 
 

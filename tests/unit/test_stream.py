@@ -392,11 +392,13 @@ def test_removing_the_last_select_of_a_field_is_rejected_but_not_one_of_two(pick
     ]
 
 
-def test_a_removed_node_id_may_come_back_later_in_the_generation(picker):
+def test_a_removed_node_id_may_come_back_only_with_its_type(picker):
     gone = advance_ui_stream(picker, {"type": "remove", "nodeId": "hello"})
-    back = advance_ui_stream(gone, {"type": "add", "parentId": "root", "index": 0,
-                                    "node": {"id": "hello", "type": "Badge", "props": {"text": "again"}}})
-    assert back.document["root"]["children"][0]["type"] == "Badge"
+    event = {"type": "add", "parentId": "root", "index": 0,
+             "node": {"id": "hello", "type": "Badge", "props": {"text": "again"}}}
+    assert rejected(advance_ui_stream, gone, event) == [("/root/children/0/type", "frozen")]
+    event["node"]["type"] = "Text"
+    assert advance_ui_stream(gone, event).document["root"]["children"][0]["props"]["text"] == "again"
 
 
 # ------------------------------------------------------------------ advance: terminal and budgets
