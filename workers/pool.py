@@ -105,6 +105,8 @@ class WorkerPool:
 
     def shutdown(self) -> None:
         """Stop every consumer after its entry in hand, release the leases, leave the pool."""
+        for held in self._held.values():
+            held.consumer.stop()  # all at once: each may be blocked in XREADGROUP for a moment
         for partition in list(self._held):
             self._release(partition)
         try:

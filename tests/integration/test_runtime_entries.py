@@ -1,0 +1,138 @@
+"""Malformed entries, dead letters, fencing and trimming: the partition never blocks."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+
+from tests.integration.conftest import Runtime, example
+from workers.errors import Fenced
+from workers.keys import GROUP, consumer_of
+from workers.scripts import Acquired, CommitPlan, Scripts
+
+pytestmark = pytest.mark.integration
+SESSION = "session-entries"
+
+
+def raw_submit(rt: Runtime, fields: dict, session: str = SESSION, partition: int | None = None) -> None:
+    p = rt.client.partition(session) if partition is None else partition
+    rt.redis.xadd(rt.client.keys.input(p), fields)
+
+
+def reply_of(rt: Runtime, request: str, session: str = SESSION, partition: int | None = None) -> dict:
+    p = rt.client.partition(session) if partition is None else partition
+    popped = rt.redis.blpop([rt.client.keys.reply(p, session, request)], timeout=10)
+    assert popped is not None, f"no reply to {request}"
+    return json.loads(popped[1])
+
+
+def fields(request: str, **changes: str) -> dict:
+    base = {"session": SESSION, "request": request, "kind": "tool", "name": "intelligent_ui_open",
+            "call": f"call-{request}", "body": json.dumps({"document": example("stream-initial.json")})}
+    base.update(changes)
+    return {k: v for k, v in base.items() if v is not None}
+
+
+def pending(rt: Runtime, session: str = SESSION) -> int:
+    return rt.redis.xpending(rt.client.keys.input(rt.client.partition(session)), GROUP)["pending"]
+
+
+@pytest.mark.parametrize(
+    ("changes", "code"),
+    [
+        ({"name": None}, "malformed_entry"),
+        ({"call": None}, "malformed_entry"),
+        ({"body": None}, "malformed_entry"),
+        ({"body": "{not json"}, "invalid_json"),
+        ({"body": "[1, 2]"}, "invalid_arguments"),
+        ({"body": json.dumps({"document": "{}"})}, "invalid_arguments"),
+        ({"body": json.dumps({"document": {}, "html": "<b>"})}, "invalid_arguments"),
+        ({"name": "intelligent_ui_explode"}, "unknown_tool"),
+        ({"kind": "action"}, "unsupported_kind"),
+        ({"kind": "sql"}, "malformed_entry"),
+        ({"extra": "field"}, "malformed_entry"),
+    ],
+)
+def test_a_malformed_entry_gets_an_error_reply_and_is_acked(runtime: Runtime, changes: dict, code: str) -> None:
+    runtime.start()
+    raw_submit(runtime, fields("bad", **changes))
+    reply = reply_of(runtime, "bad")
+    assert reply == {"ok": False, "request": "bad", "error": reply["error"]}
+    assert reply["error"]["code"] == code
+    raw_submit(runtime, fields("good"))
+    assert reply_of(runtime, "good")["ok"] is True
+    assert pending(runtime) == 0
+
+
+def test_an_oversize_body_is_rejected_before_parsing(runtime: Runtime) -> None:
+    runtime.configure(max_document_bytes=1_024).start()
+    raw_submit(runtime, fields("big", body='{"document": "' + "x" * 10_000 + '"}'))
+    assert reply_of(runtime, "big")["error"]["code"] == "oversize"
+
+
+def test_an_entry_on_the_wrong_partition_is_answered_on_that_partition(runtime: Runtime) -> None:
+    runtime.start()
+    wrong = (runtime.client.partition(SESSION) + 1) % runtime.settings.partitions
+    raw_submit(runtime, fields("lost"), partition=wrong)
+    assert reply_of(runtime, "lost", partition=wrong)["error"]["code"] == "wrong_partition"
+
+
+def test_an_entry_without_a_reply_address_goes_to_the_dead_letter_stream(runtime: Runtime) -> None:
+    runtime.start()
+    p = runtime.client.partition(SESSION)
+    raw_submit(runtime, {"session": "has:colon", "request": "r1", "kind": "tool"}, partition=p)
+    raw_submit(runtime, fields("after"))
+    assert reply_of(runtime, "after")["ok"] is True
+    dead = runtime.redis.xrange(runtime.client.keys.dead(p))
+    assert len(dead) == 1 and dead[0][1][b"reason"] == b"no_reply_address"
+    assert runtime.metrics.registry.get_sample_value("iui_dead_lettered_total", {"reason": "no_reply_address"}) == 1
+
+
+def test_an_entry_delivered_too_often_is_dead_lettered_with_an_error_reply(runtime: Runtime) -> None:
+    runtime.configure(dead_letter_after=2)
+    p = runtime.client.partition(SESSION)
+    stream = runtime.client.keys.input(p)
+    runtime.redis.xgroup_create(stream, GROUP, id="0", mkstream=True)
+    raw_submit(runtime, fields("poison"))
+    for _ in range(2):  # two deliveries that never committed (crashed owners)
+        runtime.redis.xreadgroup(GROUP, consumer_of(p), {stream: "0" if _ else ">"})
+    runtime.start()
+    reply = reply_of(runtime, "poison")
+    assert reply["error"]["code"] == "dead_letter"
+    assert runtime.redis.xlen(runtime.client.keys.dead(p)) == 1
+    assert pending(runtime) == 0
+
+
+def test_a_zombie_owner_cannot_commit_after_a_takeover(runtime: Runtime) -> None:
+    keys = runtime.client.keys
+    scripts = Scripts(redis=runtime.redis, group=GROUP, reply_ttl_ms=1000, frame_log_max=100)
+    zombie = scripts.acquire(keys.lease(0), keys.epoch(0), "zombie", 100)
+    time.sleep(0.2)  # the zombie stalls past its lease
+    successor = scripts.acquire(keys.lease(0), keys.epoch(0), "successor", 10_000)
+    assert successor.outcome is Acquired.ACQUIRED and successor.epoch > zombie.epoch
+    runtime.redis.xgroup_create(keys.input(0), GROUP, id="0", mkstream=True)
+    entry = runtime.redis.xadd(keys.input(0), {"session": "s"}).decode()
+    runtime.redis.xreadgroup(GROUP, consumer_of(0), {keys.input(0): ">"})
+    plan = CommitPlan(generation_key=keys.generation(0, "s", "u", 1), ledger_key=keys.ledger(0, "s", "u", 1),
+                      ui_key=keys.ui(0, "s", "u"), session_key=keys.session(0, "s"),
+                      frame_log_key=keys.frame_log(0, "s"), reply_key=keys.reply(0, "s", "r"),
+                      expected_seq=0, expected_generation=0, new_generation=1, digest="d", frame="{}",
+                      reply="{}", channel=keys.channel(0, "s"), fields=[("seq", 1)])
+    with pytest.raises(Fenced):
+        scripts.commit(keys.lease(0), keys.input(0), zombie.epoch, entry, plan)
+    assert runtime.redis.exists(keys.generation(0, "s", "u", 1), keys.reply(0, "s", "r"), keys.frame_log(0, "s")) == 0
+    assert runtime.redis.xpending(keys.input(0), GROUP)["pending"] == 1
+    assert not scripts.renew(keys.lease(0), zombie.epoch, 1000)
+    assert not scripts.release(keys.lease(0), zombie.epoch)
+    scripts.commit(keys.lease(0), keys.input(0), successor.epoch, entry, plan)
+    assert runtime.redis.xpending(keys.input(0), GROUP)["pending"] == 0
+
+
+def test_a_mismatched_partition_count_is_refused(runtime: Runtime) -> None:
+    from workers.pool import MetaMismatch, check_meta
+
+    check_meta(runtime.redis, runtime.client.keys, 4)
+    with pytest.raises(MetaMismatch, match="partitions=4"):
+        check_meta(runtime.redis, runtime.client.keys, 8)
