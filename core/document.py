@@ -70,6 +70,11 @@ class _Tree:
         self.selects: dict[str, tuple[frozenset[str], str]] = {}
 
     def node(self, node: Any, path: str, depth: int, in_form: bool) -> None:
+        if self.shallow(node, path, depth, in_form):
+            self._children(node, path, depth, in_form or node["type"] == "Form")
+
+    def shallow(self, node: Any, path: str, depth: int, in_form: bool) -> bool:
+        """Check one node without its children; True when it is a layout to descend into."""
         check = self.check
         self.components += 1
         if self.components > MAX_COMPONENTS:
@@ -77,16 +82,16 @@ class _Tree:
             raise IssueLimit
         if depth > MAX_DEPTH:
             check.add(path, f"components nest deeper than {MAX_DEPTH} levels")
-            return
+            return False
         if not check.mapping(node, path, "component"):
-            return
+            return False
         kind = node.get("type")
         component = COMPONENTS.get(kind) if type(kind) is str else None
         check.closed(node, _LAYOUT_KEYS if component is not None and component.layout else _NODE_KEYS, path)
         self._identity(node, path, kind)
         if component is None:
             check.add(path + "/type", "unknown component type")
-            return
+            return False
         if component.interactive and check.mode == "structured_ui":
             check.add(path + "/type", "structured_ui documents cannot contain input, button or form components")
         if kind == "Form" and in_form:
@@ -95,8 +100,7 @@ class _Tree:
             results = check_props(check, component, node["props"], path + "/props")
             if kind == "Select" and results.get("options") is not None:
                 self._select(node["props"].get("bind"), results["options"], path)
-        if component.layout:
-            self._children(node, path, depth, in_form or kind == "Form")
+        return component.layout
 
     def _identity(self, node: Mapping, path: str, kind: Any) -> None:
         if not self.check.required(node, ("id", "type"), path):
@@ -209,3 +213,5 @@ def document_model(document: Any) -> DocumentModel:
     if type(document) is ParsedDocument:
         return document.model
     return parse_document(document).model
+
+from .revalidation import DocumentCache  # noqa: E402,F401  (re-exported for the stream)

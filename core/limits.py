@@ -4,6 +4,11 @@
 the JSON-shape limits that section leaves unnumbered, chosen here and documented in the
 README).  `UI_PROTOCOL_LIMITS` holds the 14 limits of seed 000 section 13.  Extra schema
 bounds (labels, titles, options) are the `*_LENGTH` constants below.
+
+`maxJsonDepth` (128) sits well above the deepest valid document (16 component levels
+and 32 expression levels need about 100).  `maxJsonValues` (140,000) sits above what
+any byte-budgeted message can hold (a 266,240-byte frame has at most 133,121 values),
+so it only stops huge inputs early and never disagrees with a byte budget.
 """
 
 from __future__ import annotations
@@ -31,7 +36,7 @@ UI_LIMITS = MappingProxyType(
         "maxSelectOptions": 100,
         "maxRoundDigits": 6,
         "maxJsonDepth": 128,
-        "maxJsonValues": 100_000,
+        "maxJsonValues": 140_000,
     }
 )
 

@@ -48,7 +48,13 @@ def _scalar_problem(value: Any) -> str | None:
 
 def _walk(value: Any, max_depth: int, max_values: int) -> int:
     """Check shape and scalars; return the byte correction for JS number text."""
+    return _measure(value, max_depth, max_values)[0]
+
+
+def _measure(value: Any, max_depth: int, max_values: int) -> tuple[int, int]:
+    """(byte correction for JS number text, deepest nesting level seen)."""
     correction = 0
+    deepest = 1
     count = 1
     stack: list[tuple[Any, int, _Path]] = [(value, 1, None)]
     if not isinstance(value, (dict, list)):
@@ -57,9 +63,10 @@ def _walk(value: Any, max_depth: int, max_values: int) -> int:
             raise UISchemaError([Issue("", problem, "unsafe_json")])
         if type(value) is float:
             correction += len(js_number_string(value)) - len(orjson.dumps(value))
-        return correction
+        return correction, 0
     while stack:
         container, depth, path = stack.pop()
+        deepest = depth if depth > deepest else deepest
         if depth > max_depth:
             raise UISchemaError([Issue(_pointer(path), f"JSON nesting exceeds {max_depth} levels", "unsafe_json")])
         if isinstance(container, dict):
@@ -85,7 +92,16 @@ def _walk(value: Any, max_depth: int, max_values: int) -> int:
                 raise UISchemaError([Issue(_pointer(path, key), problem, "unsafe_json")])
             if kind is float:
                 correction += len(js_number_string(item)) - len(orjson.dumps(item))
-    return correction
+    return correction, deepest
+
+
+def json_measure(value: Any) -> tuple[int, int]:
+    """(UTF-8 bytes of `JSON.stringify(value)`, nesting depth) after the safety checks.
+
+    Depth counts containers: a scalar is 0, `[]` is 1, `[[1]]` is 2.
+    """
+    correction, depth = _measure(value, MAX_JSON_DEPTH, MAX_JSON_VALUES)
+    return _encoded_size(value, correction), depth
 
 
 def json_byte_size(value: Any) -> int:

@@ -1,0 +1,326 @@
+"""Incremental re-validation of stream candidates (the producer side of seed 000 §12).
+
+A stream patch changes one node, yet the candidate must be exactly as valid as if the
+whole document were parsed again.  `DocumentCache` remembers, for every validated node
+object, the facts of its subtree (position, components, ids and types, Select domains,
+expression nodes, JSON bytes and depth).  `revalidate` walks a candidate root that shares
+the unchanged node objects: a shared node at the same depth and Form ancestry is taken
+from the memo without descending, only new nodes are checked.  Any problem makes it fall
+back to `parse_document` on the whole candidate, so rejections carry exactly the issues a
+from-scratch parse reports.  Facts depend on the header (state, derived, actions), which
+the stream freezes for a generation; one cache serves one generation.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from operator import is_not
+from typing import Any, Mapping
+
+from .checker import Checker, IssueLimit
+from .components import COMPONENTS
+from .document import (MAX_COMPONENTS, MAX_EXPRESSION_NODES, DocumentModel, ParsedDocument,
+                       _finish, _Tree, document_model, parse_document)
+from .errors import UISchemaError
+from .frozen import FrozenDict, FrozenList, freeze
+from .limits import UI_LIMITS
+from .safe_json import MAX_JSON_DEPTH, json_measure
+
+MAX_DOCUMENT_BYTES = UI_LIMITS["maxDocumentBytes"]
+_ROOT_KEY_BYTES = len(',"root":')
+_CHILDREN_BYTES = len(',"children":[]')
+
+
+@dataclass(slots=True)
+class _Facts:
+    """What validating one node object established about its subtree."""
+
+    node: Any
+    depth: int
+    in_form: bool
+    components: int
+    expressions: int
+    size: int
+    json_depth: int
+    types: dict[str, str]
+    selects: dict[str, frozenset[str]]
+    own_expressions: int = 0
+    own_size: int = 0
+    own_depth: int = 0
+    children_size: int = 0
+    children_depth: int = 0
+    children: list["_Facts"] = field(default_factory=list)
+    rebuild: tuple | None = None  # (old children, prefix, suffix, new middle facts)
+
+
+class _FactTree(_Tree):
+    """The document tree walk, reusing memoized subtrees and recording new facts."""
+
+    def __init__(self, check: Checker, memo: dict[int, _Facts]) -> None:
+        super().__init__(check)
+        self.memo = memo
+        self.sinks: list[list[_Facts | None]] = [[]]
+
+    def node(self, node: Any, path: str, depth: int, in_form: bool) -> None:
+        known = self.memo.get(id(node)) if isinstance(node, FrozenDict) else None
+        if known is not None and known.node is node and known.depth == depth and known.in_form == in_form:
+            self._reuse(known, path)
+            return
+        self.sinks.append([])
+        issues, expressions = len(self.check.issues), self.check.budget.nodes
+        super().node(node, path, depth, in_form)
+        children = self.sinks.pop()
+        fresh = None
+        if len(self.check.issues) == issues and None not in children:
+            fresh = _new_facts(node, depth, in_form, children, self.check.budget.nodes - expressions)
+        self.sinks[-1].append(fresh)
+
+    def _reuse(self, known: _Facts, path: str) -> None:
+        self.components += known.components
+        self.check.budget.nodes += known.expressions
+        if self.components > MAX_COMPONENTS or not self.node_types.keys().isdisjoint(known.types):
+            self.check.add(path, "shared subtree conflicts with the candidate")  # triggers the fallback
+        self.node_types.update(known.types)
+        for key, domain in known.selects.items():
+            seen = self.selects.get(key)
+            if seen is None:
+                self.selects[key] = (domain, path)
+            elif seen[0] != domain:
+                self.check.add(path, "Select domains differ")  # triggers the fallback
+        self.sinks[-1].append(known)
+
+
+def _new_facts(node: Mapping, depth: int, in_form: bool, children: list[_Facts], expressions: int) -> _Facts:
+    own_size, own_depth = json_measure({key: value for key, value in node.items() if key != "children"})
+    types = {node["id"]: node["type"]}
+    selects: dict[str, frozenset[str]] = {}
+    if node["type"] == "Select":
+        selects[node["props"]["bind"]] = frozenset(option["value"] for option in node["props"]["options"])
+    components = 1
+    for child in children:
+        components += child.components
+        types.update(child.types)
+        selects.update(child.selects)
+    facts = _Facts(node, depth, in_form, components, expressions, 0, 0, types, selects,
+                   own_expressions=expressions - sum(child.expressions for child in children),
+                   own_size=own_size, own_depth=own_depth, children=children)
+    _measure_children(facts, "children" in node, sum(child.size for child in children),
+                      max((child.json_depth for child in children), default=0), len(children))
+    return facts
+
+
+def _measure_children(facts: _Facts, layout: bool, children_size: int, children_depth: int, count: int) -> None:
+    """Set the subtree's JSON bytes and depth from its own part and its children's."""
+    facts.children_size, facts.children_depth = children_size, children_depth
+    facts.size, facts.json_depth = facts.own_size, facts.own_depth
+    if layout:
+        facts.size += _CHILDREN_BYTES + children_size + max(count - 1, 0)
+        facts.json_depth = max(facts.own_depth, 2, children_depth + 2 if count else 0)
+
+
+def _common_ends(old: list, new: list) -> tuple[int, int]:
+    """Lengths of the identical prefix and suffix of two children lists (C-speed scans)."""
+    shorter = min(len(old), len(new))
+    same = list(map(is_not, old[:shorter], new[:shorter]))
+    prefix = same.index(True) if True in same else shorter
+    tail = list(map(is_not, reversed(old[prefix:]), reversed(new[prefix:])))
+    suffix = tail.index(True) if True in tail else len(tail)
+    return prefix, min(suffix, shorter - prefix)
+
+
+class DocumentCache:
+    """Validation memo for one stream generation: `revalidate` costs O(change), not O(document)."""
+
+    def __init__(self, document: Any) -> None:
+        model = document_model(document)
+        self.document = document if type(document) is ParsedDocument else parse_document(document)
+        self._memo: dict[int, _Facts] = {}
+        self._header = FrozenDict({k: v for k, v in self.document.items() if k != "root"})
+        self._header_size = json_measure(self._header)[0] - 1 + _ROOT_KEY_BYTES + 1
+        root = self._walk(model, self.document["root"])
+        assert root is not None, "a parsed document always re-validates"
+        self._header_expressions = model.expression_nodes - root.expressions
+        self.info = model
+
+    def _checker(self, model: DocumentModel) -> Checker:
+        check = Checker(version=model.version, mode=model.mode, fields=model.fields,
+                        derived_types=dict(model.derived_types), defaults=dict(model.defaults),
+                        actions=model.actions if model.version == "1.1" else None, initial=model.initial)
+        return check
+
+    def _walk(self, model: DocumentModel, root: Any) -> _Facts | None:
+        check = self._checker(model)
+        tree = _FactTree(check, self._memo)
+        try:
+            tree.node(root, "/root", 1, False)
+            _finish(check, tree)
+        except IssueLimit:
+            return None
+        if check.issues or tree.selects.keys() != model.select_domains.keys() or any(
+                domain != model.select_domains[key] for key, (domain, _) in tree.selects.items()):
+            return None
+        facts = tree.sinks[0][0]
+        if facts is not None:
+            self._remember(facts)
+        return facts
+
+    def _remember(self, facts: _Facts) -> Any:
+        """Freeze new nodes (reusing shared ones) and memoize their facts."""
+        if facts.node is not None and self._memo.get(id(facts.node)) is facts:
+            return facts.node
+        node = facts.node
+        if facts.rebuild is not None:
+            old, prefix, suffix, = facts.rebuild
+            middle = [self._remember(child) for child in facts.children]
+            kids = FrozenList([*old[:prefix], *middle, *old[len(old) - suffix:]])
+            node = FrozenDict({**{k: freeze(v) for k, v in node.items() if k != "children"}, "children": kids})
+        elif "children" in node:
+            children = [self._remember(child) for child in facts.children]
+            if not (isinstance(node, FrozenDict) and all(a is b for a, b in zip(children, node["children"]))):
+                node = FrozenDict({**{k: freeze(v) for k, v in node.items() if k != "children"},
+                                   "children": FrozenList(children)})
+        elif not isinstance(node, FrozenDict):
+            node = freeze(node)
+        facts.node = node
+        facts.children = []
+        facts.rebuild = None
+        self._memo[id(node)] = facts
+        return node
+
+    def revalidate(self, root: Any, base: Any = None) -> tuple[ParsedDocument, DocumentModel]:
+        """Validate `{**document, "root": root}`; raise exactly as `parse_document` would.
+
+        With `base` (an earlier document of this generation whose unchanged nodes `root`
+        shares), only the changed spine and new subtrees are visited.
+        """
+        model = self.info
+        try:
+            known = self._memo.get(id(base["root"])) if isinstance(base, ParsedDocument) else None
+            if known is not None and known.node is base["root"]:
+                facts = self._delta(model, known, root)
+            else:
+                facts = self._walk(model, root)
+        except UISchemaError:  # unsafe JSON inside a new node: let the full parse say so
+            facts = None
+        if facts is None or not self._within_budgets(facts):
+            document = parse_document(self._with_root(root))
+            return document, document.model
+        document = ParsedDocument(self._with_root(facts.node))
+        document.model = _successor(model, facts, self._header_size + facts.size,
+                                    self._header_expressions + facts.expressions)
+        return document, document.model
+
+    # ------------------------------------------------------------------ delta walk
+    def _delta(self, model: DocumentModel, known: _Facts, root: Any) -> _Facts | None:
+        check = self._checker(model)
+        try:
+            facts = self._pair(check, root, known, "/root", 1, False)
+            for deferred in check.deferred:
+                deferred()
+        except IssueLimit:
+            return None
+        if check.issues or facts is None or facts.selects != model.select_domains:
+            return None
+        self._remember(facts)
+        return facts
+
+    def _fresh(self, check: Checker, node: Any, path: str, depth: int, in_form: bool) -> _Facts | None:
+        tree = _FactTree(check, self._memo)
+        tree.node(node, path, depth, in_form)
+        return tree.sinks[0][0]
+
+    def _pair(self, check: Checker, node: Any, known: _Facts, path: str, depth: int, in_form: bool) -> _Facts | None:
+        """Facts of `node`, a new version of the layout node `known` at the same place."""
+        if node is known.node:
+            return known
+        old = known.node
+        if not (isinstance(node, dict) and isinstance(node.get("children"), list) and "children" in old
+                and node.get("id") == old["id"] and node.get("type") == old["type"]
+                and known.depth == depth and known.in_form == in_form):
+            return self._fresh(check, node, path, depth, in_form)
+        issues, expressions = len(check.issues), check.budget.nodes
+        _Tree(check).shallow(node, path, depth, in_form)
+        if len(check.issues) > issues:
+            return None
+        own_expressions = check.budget.nodes - expressions
+        prefix, suffix = _common_ends(old["children"], node["children"])
+        removed = [self._memo.get(id(child)) for child in old["children"][prefix:len(old["children"]) - suffix]]
+        if None in removed:
+            return None
+        added = self._middle(check, node, removed, prefix, suffix, path, depth + 1, in_form or node["type"] == "Form")
+        if added is None:
+            return None
+        return self._merged(node, known, removed, added, own_expressions, (old["children"], prefix, suffix))
+
+    def _middle(self, check: Checker, node: Mapping, removed: list[_Facts], prefix: int, suffix: int,
+                path: str, depth: int, in_form: bool) -> list[_Facts] | None:
+        counterparts = {facts.node["id"]: facts for facts in removed}
+        added = []
+        children = node["children"]
+        for i in range(prefix, len(children) - suffix):
+            child = children[i]
+            where = f"{path}/children/{i}"
+            twin = counterparts.get(child.get("id")) if isinstance(child, dict) else None
+            facts = (self._pair(check, child, twin, where, depth, in_form) if twin is not None
+                     else self._fresh(check, child, where, depth, in_form))
+            if facts is None:
+                return None
+            added.append(facts)
+        return added
+
+    def _merged(self, node: Mapping, known: _Facts, removed: list[_Facts], added: list[_Facts],
+                own_expressions: int, recipe: tuple) -> _Facts | None:
+        types = dict(known.types)
+        for facts in removed:
+            for key in facts.types:
+                del types[key]
+        for facts in added:
+            if not types.keys().isdisjoint(facts.types):
+                return None  # a duplicate id: the full parse reports where
+            types.update(facts.types)
+        selects = known.selects
+        if any(facts.selects for facts in removed) or any(facts.selects for facts in added):
+            selects = self._merged_selects(node, recipe, added)
+            if selects is None:
+                return None
+        merged = _Facts(node, known.depth, known.in_form,
+                        known.components - sum(f.components for f in removed) + sum(f.components for f in added),
+                        known.expressions - known.own_expressions + own_expressions
+                        - sum(f.expressions for f in removed) + sum(f.expressions for f in added),
+                        0, 0, types, selects, own_expressions=own_expressions, children=added, rebuild=recipe)
+        merged.own_size, merged.own_depth = json_measure({k: v for k, v in node.items() if k != "children"})
+        deepest = known.children_depth
+        if any(f.json_depth >= deepest for f in removed):
+            deepest = max((self._child_facts(child, recipe, added).json_depth for child in node["children"]), default=0)
+        deepest = max([deepest] + [f.json_depth for f in added])
+        size = known.children_size - sum(f.size for f in removed) + sum(f.size for f in added)
+        _measure_children(merged, True, size, deepest, len(node["children"]))
+        return merged
+
+    def _child_facts(self, child: Any, recipe: tuple, added: list[_Facts]) -> _Facts:
+        known = self._memo.get(id(child))
+        if known is not None and known.node is child:
+            return known
+        return next(f for f in added if f.node is child)
+
+    def _merged_selects(self, node: Mapping, recipe: tuple, added: list[_Facts]) -> dict | None:
+        selects: dict[str, frozenset[str]] = {}
+        for child in node["children"]:
+            for key, domain in self._child_facts(child, recipe, added).selects.items():
+                if selects.setdefault(key, domain) != domain:
+                    return None
+        return selects
+
+    def _with_root(self, root: Any) -> dict[str, Any]:
+        return {key: root if key == "root" else value for key, value in self.document.items()}
+
+    def _within_budgets(self, facts: _Facts) -> bool:
+        return (facts.components <= MAX_COMPONENTS
+                and self._header_expressions + facts.expressions <= MAX_EXPRESSION_NODES
+                and self._header_size + facts.size <= MAX_DOCUMENT_BYTES
+                and facts.json_depth + 1 <= MAX_JSON_DEPTH)
+
+
+def _successor(model: DocumentModel, facts: _Facts, size: int, expressions: int) -> DocumentModel:
+    return replace(model, byte_size=size, components=facts.components, expression_nodes=expressions,
+                   node_types=facts.types, select_domains=facts.selects)

@@ -1,0 +1,105 @@
+"""DocumentCache.revalidate must agree exactly with a from-scratch parse_document."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hypothesis import given, settings, strategies as st
+
+from core.document import DocumentCache, parse_document
+from core.errors import UISchemaError
+
+from .documents import base_document
+
+NEW_NODES = [
+    {"id": "fresh", "type": "Text", "props": {"text": "hi"}},
+    {"id": "fresh-card", "type": "Card", "props": {}, "children": [
+        {"id": "inner", "type": "Badge", "props": {"text": {"expr": {"derived": "label"}}}}]},
+    {"id": "heading", "type": "Text", "props": {"text": "duplicate id"}},
+    {"id": "bad-prop", "type": "Text", "props": {"text": {"state": "amount"}}},
+    {"id": "nested-form", "type": "Form", "props": {"submitLabel": "x", "action": {"type": "reset"}}, "children": []},
+    {"id": "plan-again", "type": "Select", "props": {"label": "Plan", "bind": "plan", "options": [
+        {"label": "P", "value": "pro"}, {"label": "B", "value": "basic"}]}},
+    {"id": "plan-narrow", "type": "Select", "props": {"label": "Plan", "bind": "plan", "options": [
+        {"label": "B", "value": "basic"}]}},
+    {"id": "deep", "type": "Text", "props": {"text": {"expr": {"op": "div", "args": [1, 0]}}}},
+    {"id": "big", "type": "Markdown", "props": {"text": "x" * 16000}},
+]
+NEW_PROPS = [{"text": "changed"}, {"text": 5}, {"text": {"expr": {"state": "ghost"}}}, {"gap": "lg"},
+             {"title": "New title"}, {}, {"label": "x", "bind": "amount"}, {"bogus": 1}]
+
+
+def _nodes(node: Any, trail: tuple = ()) -> list[tuple]:
+    found = [(trail, node)]
+    for i, child in enumerate(node.get("children", ())):
+        found += _nodes(child, trail + (i,))
+    return found
+
+
+def _rebuild(root: Any, trail: tuple, change) -> Any:
+    if not trail:
+        return change(root)
+    copy = dict(root)
+    children = list(root["children"])
+    children[trail[0]] = _rebuild(root["children"][trail[0]], trail[1:], change)
+    copy["children"] = children
+    return copy
+
+
+def _mutate(root: Any, data) -> Any:
+    trail, node = data.draw(st.sampled_from(_nodes(root)))
+    kind = data.draw(st.sampled_from(["update", "add", "remove"]))
+    if kind == "update":
+        props = data.draw(st.sampled_from(NEW_PROPS))
+        return _rebuild(root, trail, lambda n: {**n, "props": props})
+    if kind == "add" and "children" in node:
+        index = data.draw(st.integers(0, len(node["children"])))
+        new = data.draw(st.sampled_from(NEW_NODES))
+        return _rebuild(root, trail, lambda n: {**n, "children": [*n["children"][:index], new, *n["children"][index:]]})
+    if trail:
+        parent, last = trail[:-1], trail[-1]
+        return _rebuild(root, parent, lambda n: {**n, "children": [c for i, c in enumerate(n["children"]) if i != last]})
+    return root
+
+
+def _outcome(call):
+    try:
+        document = call()
+    except UISchemaError as error:
+        return ("error", [(i.path, i.message) for i in error.issues])
+    model = document.model
+    return ("ok", document, model.byte_size, model.components, dict(model.node_types),
+            model.select_domains, model.expression_nodes)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.data())
+def test_revalidate_agrees_with_a_full_parse_after_random_patches(data):
+    document = parse_document(base_document())
+    cache = DocumentCache(document)
+    for _ in range(data.draw(st.integers(1, 4))):
+        candidate = _mutate(document["root"], data)
+        header = {k: v for k, v in document.items() if k != "root"}
+        incremental = _outcome(lambda: cache.revalidate(candidate, base=document)[0])
+        scratch = _outcome(lambda: parse_document({**header, "root": candidate}))
+        assert incremental == scratch
+        if incremental[0] == "ok":
+            document = incremental[1]
+
+
+def test_unchanged_subtrees_keep_their_identity():
+    document = parse_document(base_document())
+    root = document["root"]
+    children = list(root["children"])
+    children[0] = {**children[0], "props": {"text": "Changed", "level": 2}}
+    new, _ = DocumentCache(document).revalidate({**root, "children": children}, base=document)
+    assert new["root"]["children"][0]["props"]["text"] == "Changed"
+    assert all(new["root"]["children"][i] is root["children"][i] for i in range(1, len(children)))
+
+
+def test_without_a_base_the_generic_walk_gives_the_same_document():
+    document = parse_document(base_document())
+    root = document["root"]
+    candidate = {**root, "children": list(root["children"][:-1])}
+    cache = DocumentCache(document)
+    assert cache.revalidate(candidate)[0] == cache.revalidate(candidate, base=document)[0]
