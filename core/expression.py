@@ -243,9 +243,12 @@ def _number(value: Any) -> Any:
 
 
 def _checked(result: Any) -> Any:
+    """Enforce the number budget; integral floats become ints (JS cannot tell them apart)."""
     if type(result) is float:
         if not math.isfinite(result) or abs(result) > MAX_MAGNITUDE:
             raise UIExpressionError("arithmetic result is not finite or exceeds 1e15")
+        if result.is_integer():
+            return int(result)
     elif not -MAX_MAGNITUDE <= result <= MAX_MAGNITUDE:
         raise UIExpressionError("arithmetic result exceeds 1e15")
     return result

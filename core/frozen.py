@@ -53,16 +53,32 @@ EMPTY_DICT = FrozenDict()
 EMPTY_LIST = FrozenList()
 
 
+_EXACT_INTEGERS = 2.0**53
+
+
 def freeze(value: Any) -> Any:
-    """A deep-immutable copy of decoded JSON (already-frozen parts are reused)."""
+    """A deep-immutable copy of decoded JSON (already-frozen parts are reused).
+
+    Integral floats become ints (`1.0` -> `1`, `-0.0` -> `0`): JavaScript cannot tell
+    them apart, and this way Python serializes them as JavaScript does.
+    """
     kind = type(value)
-    if kind is FrozenDict or kind is FrozenList:
+    if kind is FrozenDict or kind is FrozenList or isinstance(value, FrozenDict):
         return value
     if isinstance(value, dict):
-        return FrozenDict({key: freeze(item) for key, item in value.items()})
+        return FrozenDict({key: _frozen_item(item) for key, item in value.items()})
     if isinstance(value, (list, tuple)):
-        return FrozenList([freeze(item) for item in value])
-    return value
+        return FrozenList([_frozen_item(item) for item in value])
+    return _frozen_item(value)
+
+
+def _frozen_item(item: Any) -> Any:
+    kind = type(item)
+    if kind is str or kind is int or kind is bool or item is None:
+        return item
+    if kind is float:
+        return int(item) if item.is_integer() and -_EXACT_INTEGERS <= item <= _EXACT_INTEGERS else item
+    return freeze(item)
 
 
 def thaw(value: Any) -> Any:
