@@ -15,7 +15,7 @@ from itertools import islice
 from typing import Any, Iterator, Mapping
 
 from ._checkpoint import MUTATION_TYPES, TERMINAL_TYPES, subtree
-from ._remote_rules import Issues, closed_object, integer, json_object, one_of, text
+from ._remote_rules import Issues, closed_object, is_integral, json_object, one_of, text
 from .errors import MAX_ISSUES, Issue, UISchemaError, UIStreamError
 from .frozen import thaw
 from .limits import MESSAGE_LENGTH, UI_LIMITS, UI_PROTOCOL_LIMITS
@@ -35,9 +35,16 @@ def _node_id(value: Any) -> Issues:
         yield Issue("", "expected a node id string", "type")
 
 
+def _position(value: Any) -> Issues:
+    if not is_integral(value):
+        yield Issue("", "expected an integer", "type")
+    elif value < 0:
+        yield Issue("", "must be between 0 and the parent's number of children", "range")
+
+
 _SHAPES = {
     "add": closed_object(
-        {"type": one_of("add"), "parentId": _node_id, "index": integer(0, 2**53), "node": json_object}
+        {"type": one_of("add"), "parentId": _node_id, "index": _position, "node": json_object}
     ),
     "update": closed_object({"type": one_of("update"), "nodeId": _node_id, "props": json_object}),
     "remove": closed_object({"type": one_of("remove"), "nodeId": _node_id}),

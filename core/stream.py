@@ -31,6 +31,7 @@ from ._checkpoint import (
 )
 from ._mutation import build_index, domain_change, next_index, plan, read_event, seen_types
 from ._remote_rules import ascii_token, integer
+from .canonical import hash_canonical_json
 from .document import parse_document
 
 try:
@@ -251,18 +252,17 @@ def accept_checkpoint(current: Any, frame: Any) -> UIStreamState:
     if checkpoint["generation"] != current.generation:
         # A newer generation replaces the view; an older one never overwrites it.
         return _first(checkpoint, size) if checkpoint["generation"] > current.generation else current
-    log = DigestLog(current._log, checkpoint["seq"], checkpoint, eager=True)
-    seen = current.digests.get(checkpoint["seq"])
+    seq = checkpoint["seq"]
+    seen = current.digests.get(seq)
     if seen is not None:
-        if seen != log.digest():
+        if seen != hash_canonical_json(checkpoint):
             raise UIStreamError([Issue("/seq", "a different frame with this seq was already accepted", "conflict")])
         return current
-    if checkpoint["seq"] < current.seq:
+    if seq < current.seq:
         return current  # stale: never overwrites the newer view
     _check_successor(current, checkpoint)
-    shared = share_unchanged(current.document, checkpoint["snapshot"])
-    checkpoint = FrozenDict({**checkpoint, "snapshot": shared})
-    return _state(checkpoint, current, size, log, None)
+    checkpoint = FrozenDict({**checkpoint, "snapshot": share_unchanged(current.document, checkpoint["snapshot"])})
+    return _state(checkpoint, current, size, DigestLog(current._log, seq, checkpoint, eager=True), None)
 
 
 def _first(checkpoint: FrozenDict, size: int) -> UIStreamState:

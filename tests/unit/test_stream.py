@@ -681,3 +681,24 @@ def test_a_received_state_can_be_advanced_by_a_resuming_producer(frames, mutatio
     state = advance_ui_stream(resumed, mutations[2])
     assert (state.seq, state.revision, state.frame_count) == (4, 3, 2)
     assert state.document == frames[3]["snapshot"]
+
+
+def test_a_message_is_counted_in_utf8_bytes_as_javascript_serializes_it(opened):
+    message = "caf\u00e9 \n\t\u0001 \u2028 \U0001F600 \"q\" \\"
+    ended = advance_ui_stream(opened, {"type": "error", "message": message})
+    assert ended.byte_count - opened.byte_count == json_bytes(wire(ended))
+    assert accept_checkpoint(None, wire(ended)).byte_count == json_bytes(wire(ended))
+
+
+def test_integral_floats_in_a_frame_come_back_as_integers(frames):
+    frame = {**frames[1], "generation": 1.0, "seq": 2.0, "baseRevision": 0.0, "revision": 1.0}
+    state = accept_checkpoint(None, frame)
+    assert [type(state.checkpoint[k]) for k in ("generation", "seq", "baseRevision", "revision")] == [int] * 4
+    assert accept_checkpoint(state, frames[1]) is state
+
+
+def test_an_older_seen_seq_with_other_content_is_also_a_conflict(frames):
+    state = accept_checkpoint(accept_checkpoint(None, frames[0]), frames[2])
+    other = copy.deepcopy(frames[0])
+    other["snapshot"]["title"] = "Changed"
+    assert rejected(accept_checkpoint, state, other) == [("/seq", "conflict")]
