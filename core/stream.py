@@ -32,19 +32,7 @@ from ._checkpoint import (
 from ._mutation import build_index, domain_change, next_index, plan, read_event, seen_types
 from ._remote_rules import ascii_token, integer
 from .canonical import hash_canonical_json
-from .document import parse_document
-
-try:
-    from .document import DocumentCache
-except ImportError:  # TEMPORARY until the incremental cache lands
-    class DocumentCache:  # type: ignore[no-redef]
-        def __init__(self, document):
-            self.document = document
-            self.info = document.model
-
-        def revalidate(self, root):
-            new = parse_document({**self.document, "root": root})
-            return new, new.model
+from .document import DocumentCache, parse_document
 from .errors import Issue, UISchemaError, UIStreamError
 from .frozen import FrozenDict
 from .limits import SOURCE_CALL_ID_LENGTH, UI_PROTOCOL_LIMITS
@@ -211,7 +199,7 @@ def advance_ui_stream(current: Any, event: Any) -> UIStreamState:
     lineage = current._lineage()
     candidate = plan(current.document, lineage.index, lineage.info.node_types, event)
     try:
-        document, info = lineage.cache.revalidate(candidate.root)
+        document, info = lineage.cache.revalidate(candidate.root, current.document)
     except UISchemaError as error:
         raise UIStreamError(error.issues) from None
     if info.select_domains != lineage.info.select_domains:
