@@ -1,0 +1,353 @@
+"""Tool-call round trips through the Redis runtime, next to the floor of Redis work alone.
+
+Starts a private `redis-server` on a free loopback port, then for each scenario starts
+worker processes (`python -m workers.cli worker`), submits a stream of
+`intelligent_ui_patch` calls on many sessions and waits for every reply.
+
+- throughput: all patches submitted at once (cursors precomputed), replies awaited;
+- latency: patches paced at half of the measured throughput, p50/p99 submit -> reply;
+- floor: the same Redis command sequence per entry (XADD, XREADGROUP, one EVALSHA of the
+  commit script doing the same writes, the reply read) with no validation, in one process.
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import redis
+
+from workers.keys import GROUP, Keys, partition_of
+from workers.scripts import script_source
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+PARTITIONS = 64
+PATCH = "intelligent_ui_patch"
+
+
+# -- documents ------------------------------------------------------------------------------
+
+
+def small_document() -> dict[str, Any]:
+    """The stream example grown to 10 components."""
+    document = json.loads((EXAMPLES / "stream-initial.json").read_text("utf-8"))
+    for i in range(5):
+        document["root"]["children"].append({"id": f"note-{i}", "type": "Text", "props": {"text": f"Note {i}"}})
+    return document
+
+
+def large_document() -> dict[str, Any]:
+    """The stream example grown to 200 components."""
+    document = small_document()
+    body = [{"id": f"line-{i}", "type": "Text", "props": {"text": f"Line {i} of the report"}} for i in range(190)]
+    document["root"]["children"].append({"id": "lines", "type": "Card", "props": {"title": "Lines", "gap": "sm"},
+                                         "children": body[:-1]})
+    return document
+
+
+def mutation(i: int) -> dict[str, Any]:
+    """An update of one Text node (different text each time)."""
+    return {"type": "update", "nodeId": f"note-{i % 5}", "props": {"text": f"Note value {i}"}}
+
+
+# -- processes ------------------------------------------------------------------------------
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def start_redis(directory: str) -> tuple[subprocess.Popen, str]:
+    """A private redis-server on a free loopback port."""
+    port = _free_port()
+    process = subprocess.Popen([shutil.which("redis-server") or "redis-server", "--port", str(port), "--bind",
+                                "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", directory],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    client = redis.Redis(port=port)
+    for _ in range(200):
+        try:
+            client.ping()
+            return process, f"redis://127.0.0.1:{port}/0"
+        except redis.ConnectionError:
+            time.sleep(0.05)
+    raise RuntimeError("redis-server did not start")
+
+
+def start_workers(url: str, count: int) -> list[subprocess.Popen]:
+    """`count` worker processes; returns once every partition is leased."""
+    env = {**os.environ, "IUI_REDIS_URL": url, "IUI_PARTITIONS": str(PARTITIONS), "IUI_LEASE_TTL_MS": "2000",
+           "IUI_LEASE_RENEW_MS": "500", "IUI_HEARTBEAT_MS": "100"}
+    processes = [subprocess.Popen([sys.executable, "-m", "workers.cli", "worker", "--worker-id", f"bench-{i}"],
+                                  env=env, stderr=subprocess.DEVNULL) for i in range(count)]
+    client, keys = redis.Redis.from_url(url), Keys("iui")
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        owners = {client.hget(keys.lease(p), "owner") for p in range(PARTITIONS)}
+        if None not in owners and len(owners) == count:
+            return processes
+        time.sleep(0.1)
+    raise RuntimeError("workers did not take every partition")
+
+
+def stop(processes: list[subprocess.Popen]) -> None:
+    """SIGTERM, then wait."""
+    for process in processes:
+        process.send_signal(signal.SIGTERM)
+    for process in processes:
+        process.wait(timeout=30)
+
+
+# -- load -----------------------------------------------------------------------------------
+
+
+class Load:
+    """Sessions with an open generation and their next cursors."""
+
+    def __init__(self, url: str, document: dict[str, Any], sessions: int, tag: str) -> None:
+        self.redis = redis.Redis.from_url(url)
+        self.keys = Keys("iui")
+        self.sessions = [f"{tag}-{n}" for n in range(sessions)]
+        self.body = json.dumps({"document": document})
+        self.cursor: dict[str, list[Any]] = {}
+        self._sequence = 0
+        for session in self.sessions:
+            self._open(session)
+
+    def _open(self, session: str) -> None:
+        self._sequence += 1
+        call = f"open-{session}-{self._sequence}"
+        request = self.submit_raw(session, "intelligent_ui_open", self.body, call)
+        reply = self.wait(session, request)
+        frame = reply["result"]["frame"]
+        self.cursor[session] = [call, frame["generation"], 0]
+
+    def submit_raw(self, session: str, tool: str, body: str, call: str, pipe: Any = None) -> str:
+        request = f"r{self._sequence}-{call}"
+        self._sequence += 1
+        (pipe or self.redis).xadd(self.keys.input(partition_of(session, PARTITIONS)),
+                                  {"session": session, "request": request, "kind": "tool", "name": tool,
+                                   "call": call, "body": body})
+        return request
+
+    def patch(self, session: str, i: int, pipe: Any = None) -> str:
+        """Submit the next patch of a session (precomputed cursor)."""
+        source, generation, revision = self.cursor[session]
+        body = json.dumps({"sourceCallId": source, "generation": generation, "baseRevision": revision,
+                           "mutation": mutation(revision)})
+        self.cursor[session][2] += 1
+        return self.submit_raw(session, PATCH, body, f"{session}-{generation}-{revision}", pipe)
+
+    def reopen_if_needed(self, budget: int) -> None:
+        for session in self.sessions:
+            if self.cursor[session][2] + budget >= 250:
+                self._open(session)
+
+    def wait(self, session: str, request: str) -> dict[str, Any]:
+        key = self.keys.reply(partition_of(session, PARTITIONS), session, request)
+        popped = self.redis.blpop([key], timeout=60)
+        if popped is None:
+            raise RuntimeError(f"no reply for {request}")
+        reply = json.loads(popped[1])
+        if not reply["ok"]:
+            raise RuntimeError(f"rejected: {reply['error']}")
+        return reply
+
+
+def throughput(load: Load, per_session: int) -> float:
+    """Calls per second with every patch submitted at once."""
+    load.reopen_if_needed(per_session)
+    started = time.perf_counter()
+    pipe = load.redis.pipeline(transaction=False)
+    requests = [(s, load.patch(s, i, pipe)) for i in range(per_session) for s in load.sessions]
+    pipe.execute()
+    for session, request in requests:
+        load.wait(session, request)
+    return len(requests) / (time.perf_counter() - started)
+
+
+def latency(load: Load, rate: float, count: int) -> tuple[float, float]:
+    """p50 and p99 submit -> reply latency (ms) at a paced rate."""
+    load.reopen_if_needed(count // len(load.sessions) + 1)
+    submitted: list[tuple[str, str, float]] = []
+    done = threading.Event()
+    samples: list[float] = []
+
+    def collect() -> None:
+        index = 0
+        client = Load.__new__(Load)
+        client.redis, client.keys = redis.Redis(connection_pool=load.redis.connection_pool), load.keys
+        while index < count:
+            if index >= len(submitted):
+                time.sleep(0.0002)
+                continue
+            session, request, at = submitted[index]
+            client.wait(session, request)
+            samples.append(time.perf_counter() - at)
+            index += 1
+        done.set()
+
+    collector = threading.Thread(target=collect)
+    collector.start()
+    interval, next_at = 1.0 / rate, time.perf_counter()
+    for i in range(count):
+        session = load.sessions[i % len(load.sessions)]
+        while time.perf_counter() < next_at:
+            pass
+        submitted.append((session, load.patch(session, i), time.perf_counter()))
+        next_at += interval
+    done.wait(120)
+    collector.join()
+    samples.sort()
+    return samples[len(samples) // 2] * 1000, samples[int(len(samples) * 0.99) - 1] * 1000
+
+
+# -- floor ----------------------------------------------------------------------------------
+
+
+FLOOR_WORKER = r"""
+import sys, redis
+from workers.keys import GROUP, Keys
+from workers.scripts import script_source
+url, partitions, frame_size = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+r, k = redis.Redis.from_url(url), Keys("floor")
+commit = r.register_script(script_source("commit"))
+r.set("floor:lease", "x"); r.hset("floor:{p0}:lease", "epoch", 1)
+streams = {k.input(p): ">" for p in range(partitions)}
+for s in streams:
+    try: r.xgroup_create(s, GROUP, id="0", mkstream=True)
+    except redis.ResponseError: pass
+frame = "x" * frame_size
+seqs = {}
+print("ready", flush=True)
+while True:
+    for stream, entries in r.xreadgroup(GROUP, "floor", streams, count=32, block=1000) or []:
+        stream = stream.decode()
+        tag = stream[: -len(":in")]
+        for entry_id, f in entries:
+            session, request = f[b"session"].decode(), f[b"request"].decode()
+            seq = seqs.get(session, 0)
+            seqs[session] = seq + 1
+            g = f"{tag}:s:{session}:ui:u:g:1"
+            commit(keys=[f"{tag}:lease", stream, g, g + ":calls", f"{tag}:s:{session}:ui:u", f"{tag}:s:{session}",
+                         f"{tag}:s:{session}:log", f"{tag}:reply:{session}:{request}"],
+                   args=[1, GROUP, entry_id, seq, 1 if seq else 0, 1, "d" * 97, frame, 1024,
+                         '{"ok":true,"request":"' + request + '","result":{"frame":' + frame + '}}', 300000,
+                         f"{tag}:frames:{session}", "", "", 0, "checkpoint", frame, "seq", seq + 1])
+"""
+
+
+def floor(url: str, frame_size: int, sessions: int, per_session: int) -> float:
+    """Calls per second of the Redis work alone (one process, no validation)."""
+    client = redis.Redis.from_url(url)
+    keys = Keys("floor")
+    for p in range(PARTITIONS):
+        client.hset(keys.lease(p), "epoch", 1)
+    worker = subprocess.Popen([sys.executable, "-c", FLOOR_WORKER, url, str(PARTITIONS), str(frame_size)],
+                              stdout=subprocess.PIPE, text=True)
+    worker.stdout.readline()
+    try:
+        names = [f"floor-{n}" for n in range(sessions)]
+        started = time.perf_counter()
+        pipe = client.pipeline(transaction=False)
+        requests = []
+        for i in range(per_session):
+            for session in names:
+                request = f"f{i}"
+                pipe.xadd(keys.input(partition_of(session, PARTITIONS)),
+                          {"session": session, "request": request, "kind": "tool", "name": PATCH, "call": request,
+                           "body": json.dumps({"mutation": mutation(i)})})
+                requests.append((session, request))
+        pipe.execute()
+        for session, request in requests:
+            if client.blpop([keys.reply(partition_of(session, PARTITIONS), session, request)], timeout=60) is None:
+                raise RuntimeError("floor reply missing")
+        return len(requests) / (time.perf_counter() - started)
+    finally:
+        worker.kill()
+        worker.wait()
+
+
+# -- main -----------------------------------------------------------------------------------
+
+
+def scenario(url: str, name: str, document: dict[str, Any], workers: int, args: argparse.Namespace) -> dict:
+    """Throughput and latency of one document with `workers` processes."""
+    processes = start_workers(url, workers)
+    try:
+        load = Load(url, document, args.sessions, f"{name}-{workers}")
+        throughput(load, 20)  # warm-up: caches, script loading
+        rate = max(throughput(load, args.per_session) for _ in range(args.repeat))
+        p50, p99 = latency(load, rate / 2, args.latency_calls)
+        return {"rate": rate, "p50": p50, "p99": p99}
+    finally:
+        stop(processes)
+        redis.Redis.from_url(url).flushall()
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run every scenario and print the figures and ratios."""
+    parser = argparse.ArgumentParser(prog="python -m bench workers", description=__doc__)
+    parser.add_argument("--sessions", type=int, default=16)
+    parser.add_argument("--per-session", type=int, default=100, help="patches per session per throughput run")
+    parser.add_argument("--repeat", type=int, default=2, help="throughput runs (best taken)")
+    parser.add_argument("--latency-calls", type=int, default=1000)
+    args = parser.parse_args(argv or [])
+    if shutil.which("redis-server") is None:
+        print("redis-server not found: install it to run this benchmark", file=sys.stderr)
+        return 2
+    with tempfile.TemporaryDirectory() as directory:
+        server, url = start_redis(directory)
+        try:
+            return _report(url, args)
+        finally:
+            server.kill()
+            server.wait()
+
+
+def _report(url: str, args: argparse.Namespace) -> int:
+    small, large = small_document(), large_document()
+    results = {}
+    for name, document in (("small", small), ("large", large)):
+        for workers in (1, 2):
+            results[(name, workers)] = scenario(url, name, document, workers, args)
+            r = results[(name, workers)]
+            print(f"{name:5} doc ({_components(document)} components), {workers} worker process(es): "
+                  f"{r['rate']:8.0f} calls/s; at {r['rate'] / 2:6.0f} calls/s p50 {r['p50']:6.2f} ms, "
+                  f"p99 {r['p99']:6.2f} ms", flush=True)
+    frame = len(json.dumps({"protocol": "x" * 26, "snapshot": small}))
+    floor_rate = max(floor(url, frame, args.sessions, args.per_session) for _ in range(args.repeat))
+    print(f"floor (XADD, XREADGROUP, EVALSHA commit, reply read; no validation; 1 process): {floor_rate:8.0f} calls/s")
+    one, two = results[("small", 1)], results[("small", 2)]
+    print(f"ratio small/1 worker to floor: {one['rate'] / floor_rate:.2f} (target >= 0.25)")
+    print(f"p99 small/1 worker at half its max rate: {one['p99']:.2f} ms (target < 10 ms)")
+    print(f"scaling small 2 processes / 1: {two['rate'] / one['rate']:.2f} (target >= 1.6)")
+    print(f"scaling large 2 processes / 1: {results[('large', 2)]['rate'] / results[('large', 1)]['rate']:.2f}")
+    print(f"machine: {os.cpu_count()} cores shared by redis-server, the workers and this load generator")
+    return 0
+
+
+def _components(document: dict[str, Any]) -> int:
+    stack, count = [document["root"]], 0
+    while stack:
+        node = stack.pop()
+        count += 1
+        stack.extend(node.get("children") or ())
+    return count
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
