@@ -5,6 +5,10 @@ A checkpoint (frame) is a closed object: the fixed envelope fields plus a full d
 the 266,240-byte frame budget, the closed envelope and its revision arithmetic, then the
 snapshot again through `parse_document` (its issues located under `/snapshot`).
 `build_checkpoint` and `frame_bytes` are the producer's side of the same shape.
+
+The second half is what a receiver keeps from one checkpoint to the next: the bounded
+seq -> digest log, the per-generation freeze rules between two snapshots, and the
+structural sharing that gives untouched nodes of a new snapshot the previous objects.
 """
 
 from __future__ import annotations
@@ -25,9 +29,9 @@ from ._remote_rules import (
     one_of,
     text,
 )
+from .canonical import hash_canonical_json
 from .document import ParsedDocument, parse_document
 from .errors import MAX_ISSUES, Issue, UISchemaError, UIStreamError
-from .canonical import hash_canonical_json
 from .frozen import FrozenDict, FrozenList
 from .limits import MESSAGE_LENGTH, SOURCE_CALL_ID_LENGTH, UI_LIMITS, UI_PROTOCOL_LIMITS
 from .safe_json import assert_safe_json
