@@ -88,6 +88,10 @@ class PartitionConsumer:
                 log.warning("partition %d: redis unavailable (%s); retrying", self.partition, error)
                 replay = True
                 self._stop.wait(backoff.next())
+            except Exception:  # noqa: BLE001 - e.g. NOGROUP after a Redis restart without persistence
+                log.exception("partition %d: unexpected error; replaying pending entries", self.partition)
+                replay = True
+                self._stop.wait(backoff.next())
 
     def _lost(self) -> None:
         self.fenced = True

@@ -93,6 +93,7 @@ class WorkerPool:
 
     def tick(self) -> None:
         """One heartbeat: renew, announce, rebalance, report lag."""
+        check_meta(self._redis, self._keys, self._settings.partitions)  # also after a Redis restart
         self._reap()
         self._renew()
         live = self._heartbeat()
