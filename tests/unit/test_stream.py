@@ -443,9 +443,33 @@ def test_the_byte_budget_always_leaves_room_for_one_maximal_terminal_frame():
     done = advance_ui_stream(state, {"type": "cancel", "message": "x" * 512})
     assert done.byte_count <= 16_777_216 and done.status == "cancel"
     received = None
-    for each in [*frames, done]:
+    for each in frames:
         received = accept_checkpoint(received, wire(each))
-    assert received == done
+    one_more = evolve(wire(state), state.seq + 1, lambda d: d["root"]["children"][1]["props"].update(text="new"))
+    assert rejected(accept_checkpoint, received, one_more) == [("", "budget")]
+    assert accept_checkpoint(received, wire(done)) == done
+
+
+def test_a_patch_that_pushes_the_document_over_its_byte_limit_is_rejected_as_a_full_parse_would():
+    state = start_ui_stream(big_document(256_000), "c", 1)
+    node = {"id": "extra", "type": "Markdown", "props": {"text": "z" * 16_000}}
+    event = {"type": "add", "parentId": "root", "index": 0, "node": node}
+    assert state.byte_count < 262_144
+    candidate = {**thaw(state.document), "root": {**thaw(state.document["root"])}}
+    candidate["root"]["children"].insert(0, node)
+    with pytest.raises(UISchemaError) as expected:
+        parse_document(candidate)
+    with pytest.raises(UIStreamError) as caught:
+        advance_ui_stream(state, event)
+    assert caught.value.issues == expected.value.issues
+    assert [(i.path, i.code) for i in caught.value.issues] == [("", "too_large")]
+
+
+def test_a_structured_ui_stream_cannot_gain_an_input():
+    state = start_ui_stream(big_document(16_000), "c", 1)
+    node = {"id": "typed", "type": "Input", "props": {"label": "L", "bind": "x"}}
+    event = {"type": "add", "parentId": "root", "index": 1, "node": node}
+    assert paths(advance_ui_stream, state, event) == ["/root/children/1/type", "/root/children/1/props/bind"]
 
 
 # ------------------------------------------------------------------ the checkpoint envelope
