@@ -234,8 +234,14 @@ def _result_extra(check: Checker, props: Mapping, results: dict, path: str) -> N
         check.add(path + "/value", "a formatted Result value must always be a number")
 
 
+def _bound(check: Checker, props: Mapping) -> Any:
+    """The field a control binds, or None (a non-string bind is already reported)."""
+    key = props.get("bind")
+    return check.fields.get(key) if type(key) is str else None
+
+
 def _numeric_control_extra(check: Checker, props: Mapping, results: dict, path: str) -> None:
-    declared = check.fields.get(props.get("bind"))
+    declared = _bound(check, props)
     if not isinstance(declared, NumberField):
         return
     for name in ("min", "max", "step"):
@@ -249,7 +255,7 @@ def _numeric_control_extra(check: Checker, props: Mapping, results: dict, path: 
 
 def _slider_extra(check: Checker, props: Mapping, results: dict, path: str) -> None:
     _numeric_control_extra(check, props, results, path)
-    declared = check.fields.get(props.get("bind"))
+    declared = _bound(check, props)
     if isinstance(declared, NumberField):
         if declared.min is None or declared.max is None or not declared.min < declared.max:
             check.add(path + "/bind", "a Slider's state field needs min and max with min < max")
@@ -257,7 +263,7 @@ def _slider_extra(check: Checker, props: Mapping, results: dict, path: str) -> N
 
 def _select_extra(check: Checker, props: Mapping, results: dict, path: str) -> None:
     values = results.get("options")
-    declared = check.fields.get(props.get("bind"))
+    declared = _bound(check, props)
     if values is None or declared is None or declared.kind != "string":
         return
     for i, value in enumerate(values):
