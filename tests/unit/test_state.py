@@ -1,0 +1,135 @@
+"""State updates, restore, value resolution and local actions (seed 000 §4, §6, §8)."""
+
+from __future__ import annotations
+
+import pytest
+
+from core.document import parse_document
+from core.errors import UIActionError, UIExpressionError, UIStateError
+from core.evaluation import evaluate_derived, resolve_document_value, resolve_value
+from core.local_action import dispatch_local_action
+from core.state import assert_valid_state, initial_state, restore_state, update_state
+
+from .documents import base_document
+
+
+@pytest.fixture
+def doc():
+    return parse_document(base_document())
+
+
+def test_initial_state_holds_every_declared_initial(doc):
+    assert initial_state(doc) == {"amount": 10, "count": 3, "name": "Ada", "plan": "basic", "agree": False}
+
+
+def test_update_returns_a_new_state_and_never_mutates(doc):
+    before = initial_state(doc)
+    after = update_state(doc, before, "amount", 20.5)
+    assert after["amount"] == 20.5 and before["amount"] == 10
+    with pytest.raises(TypeError):
+        after["amount"] = 1
+
+
+@pytest.mark.parametrize("key,value,code", [
+    ("ghost", 1, "unknown_field"),
+    ("amount", True, "invalid_value"),       # a bool is never a number
+    ("amount", "20", "invalid_value"),
+    ("amount", 100.5, "invalid_value"),      # above max
+    ("amount", -0.5, "invalid_value"),       # below min
+    ("amount", 10.25, "invalid_value"),      # off the 0.5 grid
+    ("name", "x" * 33, "invalid_value"),     # above maxLength
+    ("plan", "gold", "invalid_value"),       # not a Select option
+    ("agree", 1, "invalid_value"),
+    ("count", float("nan"), "invalid_value"),
+])
+def test_rejected_updates_keep_the_old_state(doc, key, value, code):
+    state = update_state(doc, initial_state(doc), "name", "Grace")
+    with pytest.raises(UIStateError) as caught:
+        update_state(doc, state, key, value)
+    assert caught.value.code == code
+    assert state["name"] == "Grace"
+
+
+def test_step_grid_tolerates_float_representation():
+    document = base_document()
+    document["state"]["tenth"] = {"type": "number", "initial": 0, "step": 0.1}
+    parsed = parse_document(document)
+    state = update_state(parsed, initial_state(parsed), "tenth", 0.1 + 0.2)
+    assert state["tenth"] == pytest.approx(0.3)
+
+
+def test_an_invalid_current_state_is_refused(doc):
+    with pytest.raises(UIStateError):
+        update_state(doc, {**initial_state(doc), "amount": 1000}, "name", "x")
+    with pytest.raises(UIStateError):
+        update_state(doc, {"amount": 1}, "amount", 2)
+
+
+def test_oversize_state_is_refused():
+    document = base_document()
+    for i in range(64 - len(document["state"])):
+        document["state"][f"s{i}"] = {"type": "string", "initial": ""}
+    parsed = parse_document(document)
+    state = initial_state(parsed)
+    with pytest.raises(UIStateError) as caught:
+        for i in range(64 - len(base_document()["state"])):
+            state = update_state(parsed, state, f"s{i}", "é" * 4096)  # 8,192 bytes each
+    assert caught.value.code == "too_large"
+    assert 31 <= sum(1 for value in state.values() if value == "é" * 4096) < 33
+
+
+def test_assert_valid_state_wants_exactly_the_declared_fields(doc):
+    assert_valid_state(doc, initial_state(doc))
+    with pytest.raises(UIStateError):
+        assert_valid_state(doc, {**initial_state(doc), "extra": 1})
+    with pytest.raises(UIStateError):
+        assert_valid_state(doc, "not a state")
+
+
+@pytest.mark.parametrize("saved", [None, "junk", [1, 2], 42, {"amount": "lots"}, {"__proto__": {}}, {1: 2}])
+def test_restore_never_raises_on_junk_and_falls_back_to_defaults(doc, saved):
+    assert restore_state(doc, saved) == initial_state(doc)
+
+
+def test_restore_keeps_only_valid_declared_fields(doc):
+    restored = restore_state(doc, {"amount": 50, "plan": "gold", "name": "Lin", "ghost": 1, "agree": "yes"})
+    assert restored == {**initial_state(doc), "amount": 50, "name": "Lin"}
+
+
+def test_evaluate_derived_computes_every_field(doc):
+    assert evaluate_derived(doc, initial_state(doc)) == {"double": 20, "label": "Total: 20", "big": False}
+
+
+def test_resolve_document_value_computes_only_what_it_needs():
+    document = base_document()
+    document["state"]["divisor"] = {"type": "number", "initial": 1}
+    document["derived"]["ratio"] = {"op": "div", "args": [1, {"state": "divisor"}]}
+    parsed = parse_document(document)
+    state = update_state(parsed, initial_state(parsed), "divisor", 0)
+    with pytest.raises(UIExpressionError):
+        evaluate_derived(parsed, state)
+    assert resolve_document_value(parsed, state, {"expr": {"derived": "double"}}) == 20
+    with pytest.raises(UIExpressionError):
+        resolve_document_value(parsed, state, {"expr": {"derived": "ratio"}})
+    assert dispatch_local_action(parsed, state, {"type": "reset"})["divisor"] == 1
+
+
+def test_resolve_value_uses_given_derived_values(doc):
+    assert resolve_value({"expr": {"derived": "double"}}, initial_state(doc), {"double": 7}) == 7
+    assert resolve_value("plain", {}, {}) == "plain"
+
+
+def test_set_action_evaluates_and_checks_the_domain(doc):
+    more = {"type": "set", "key": "amount", "value": {"expr": {"op": "add", "args": [{"state": "amount"}, 0.5]}}}
+    state = dispatch_local_action(doc, initial_state(doc), more)
+    assert state["amount"] == 10.5
+    at_max = update_state(doc, state, "amount", 100)
+    with pytest.raises(UIStateError):
+        dispatch_local_action(doc, at_max, more)
+
+
+def test_only_declared_local_actions_run(doc):
+    with pytest.raises(UIActionError):
+        dispatch_local_action(doc, initial_state(doc), {"type": "set", "key": "amount", "value": 99})
+    with pytest.raises(UIActionError):
+        dispatch_local_action(doc, initial_state(doc), {"type": "invoke", "actionId": "save"})
