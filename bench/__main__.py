@@ -8,6 +8,8 @@ from importlib import import_module
 # name -> module under bench/ exposing `main(argv: list[str]) -> int`
 BENCHMARKS = {
     "parse": "parse",
+    "stream": "stream",
+    "workers": "workers",
 }
 
 
