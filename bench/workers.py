@@ -16,6 +16,7 @@ import argparse
 import copy
 import json
 import os
+import queue
 import shutil
 import signal
 import socket
@@ -103,6 +104,15 @@ def start_workers(url: str, count: int) -> list[subprocess.Popen]:
     raise RuntimeError("workers did not take every partition")
 
 
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds of a process so far (Linux /proc)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def stop(processes: list[subprocess.Popen]) -> None:
     """SIGTERM, then wait."""
     for process in processes:
@@ -180,37 +190,30 @@ def throughput(load: Load, per_session: int) -> float:
 
 
 def latency(load: Load, rate: float, count: int) -> tuple[float, float]:
-    """p50 and p99 submit -> reply latency (ms) at a paced rate."""
+    """p50 and p99 submit -> reply latency (ms) at a paced rate (open loop)."""
     load.reopen_if_needed(count // len(load.sessions) + 1)
-    submitted: list[tuple[str, str, float]] = []
-    done = threading.Event()
+    submitted: queue.Queue[tuple[str, str, float]] = queue.Queue()
     samples: list[float] = []
 
     def collect() -> None:
-        index = 0
-        client = Load.__new__(Load)
-        client.redis, client.keys = redis.Redis(connection_pool=load.redis.connection_pool), load.keys
-        while index < count:
-            if index >= len(submitted):
-                time.sleep(0.0002)
-                continue
-            session, request, at = submitted[index]
-            client.wait(session, request)
+        waiter = Load.__new__(Load)
+        waiter.redis, waiter.keys = redis.Redis(connection_pool=load.redis.connection_pool), load.keys
+        for _ in range(count):
+            session, request, at = submitted.get()
+            waiter.wait(session, request)
             samples.append(time.perf_counter() - at)
-            index += 1
-        done.set()
 
     collector = threading.Thread(target=collect)
     collector.start()
     interval, next_at = 1.0 / rate, time.perf_counter()
     for i in range(count):
         session = load.sessions[i % len(load.sessions)]
-        while time.perf_counter() < next_at:
-            pass
-        submitted.append((session, load.patch(session, i), time.perf_counter()))
+        delay = next_at - time.perf_counter()
+        if delay > 0:
+            time.sleep(delay)  # sleep, not spin: the load generator shares the 2 cores
+        submitted.put((session, load.patch(session, i), time.perf_counter()))
         next_at += interval
-    done.wait(120)
-    collector.join()
+    collector.join(120)
     samples.sort()
     return samples[len(samples) // 2] * 1000, samples[int(len(samples) * 0.99) - 1] * 1000
 
@@ -225,7 +228,6 @@ from workers.scripts import script_source
 url, partitions, frame_size = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 r, k = redis.Redis.from_url(url), Keys("floor")
 commit = r.register_script(script_source("commit"))
-r.set("floor:lease", "x"); r.hset("floor:{p0}:lease", "epoch", 1)
 streams = {k.input(p): ">" for p in range(partitions)}
 for s in streams:
     try: r.xgroup_create(s, GROUP, id="0", mkstream=True)
@@ -250,7 +252,7 @@ while True:
 """
 
 
-def floor(url: str, frame_size: int, sessions: int, per_session: int) -> float:
+def floor(url: str, frame_size: int, sessions: int, per_session: int, run: int) -> float:
     """Calls per second of the Redis work alone (one process, no validation)."""
     client = redis.Redis.from_url(url)
     keys = Keys("floor")
@@ -260,7 +262,7 @@ def floor(url: str, frame_size: int, sessions: int, per_session: int) -> float:
                               stdout=subprocess.PIPE, text=True)
     worker.stdout.readline()
     try:
-        names = [f"floor-{n}" for n in range(sessions)]
+        names = [f"floor{run}-{n}" for n in range(sessions)]
         started = time.perf_counter()
         pipe = client.pipeline(transaction=False)
         requests = []
@@ -290,9 +292,13 @@ def scenario(url: str, name: str, document: dict[str, Any], workers: int, args: 
     try:
         load = Load(url, document, args.sessions, f"{name}-{workers}")
         throughput(load, 20)  # warm-up: caches, script loading
+        before = [cpu_seconds(args.redis_pid), sum(cpu_seconds(p.pid) for p in processes), cpu_seconds(os.getpid())]
         rate = max(throughput(load, args.per_session) for _ in range(args.repeat))
+        after = [cpu_seconds(args.redis_pid), sum(cpu_seconds(p.pid) for p in processes), cpu_seconds(os.getpid())]
+        calls = args.repeat * args.per_session * args.sessions
+        cpu = [(b - a) * 1000 / calls for a, b in zip(before, after)]
         p50, p99 = latency(load, rate / 2, args.latency_calls)
-        return {"rate": rate, "p50": p50, "p99": p99}
+        return {"rate": rate, "p50": p50, "p99": p99, "cpu": cpu}
     finally:
         stop(processes)
         redis.Redis.from_url(url).flushall()
@@ -311,6 +317,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     with tempfile.TemporaryDirectory() as directory:
         server, url = start_redis(directory)
+        args.redis_pid = server.pid
         try:
             return _report(url, args)
         finally:
@@ -327,9 +334,10 @@ def _report(url: str, args: argparse.Namespace) -> int:
             r = results[(name, workers)]
             print(f"{name:5} doc ({_components(document)} components), {workers} worker process(es): "
                   f"{r['rate']:8.0f} calls/s; at {r['rate'] / 2:6.0f} calls/s p50 {r['p50']:6.2f} ms, "
-                  f"p99 {r['p99']:6.2f} ms", flush=True)
+                  f"p99 {r['p99']:6.2f} ms; CPU s per 1000 calls: redis {r['cpu'][0]:.2f}, "
+                  f"workers {r['cpu'][1]:.2f}, load generator {r['cpu'][2]:.2f}", flush=True)
     frame = len(json.dumps({"protocol": "x" * 26, "snapshot": small}))
-    floor_rate = max(floor(url, frame, args.sessions, args.per_session) for _ in range(args.repeat))
+    floor_rate = max(floor(url, frame, args.sessions, args.per_session, run) for run in range(args.repeat))
     print(f"floor (XADD, XREADGROUP, EVALSHA commit, reply read; no validation; 1 process): {floor_rate:8.0f} calls/s")
     one, two = results[("small", 1)], results[("small", 2)]
     print(f"ratio small/1 worker to floor: {one['rate'] / floor_rate:.2f} (target >= 0.25)")

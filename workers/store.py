@@ -67,6 +67,7 @@ class Store:
         self._partition = partition
         self._generations: OrderedDict[tuple[str, str], Generation | None] = OrderedDict()
         self._counts: OrderedDict[str, int] = OrderedDict()
+        self._sources: OrderedDict[tuple[str, str], str] = OrderedDict()  # write-once in Redis
 
     def forget(self, session: str) -> None:
         """Drop every cached value of a session (after a CAS failure)."""
@@ -76,8 +77,14 @@ class Store:
 
     def ui_of_source(self, session: str, source: str) -> str | None:
         """The uiId a sourceCallId opened in this session, if any."""
+        known = self._sources.get((session, source))
+        if known is not None:
+            return known
         value = self._redis.hget(self._keys.session(self._partition, session), f"src:{source}")
-        return None if value is None else _text(value)
+        if value is None:
+            return None
+        self._remember(self._sources, (session, source), _text(value))
+        return _text(value)
 
     def generation_count(self, session: str) -> int:
         """How many generations the session has opened."""
@@ -99,7 +106,9 @@ class Store:
         """Cache the state just committed."""
         self._remember(self._generations, (session, record.ui_id), record)
         if opened:
-            self._remember(self._counts, session, self.generation_count(session) + 1)
+            if session in self._counts:  # else the next read loads the committed count
+                self._remember(self._counts, session, self._counts[session] + 1)
+            self._remember(self._sources, (session, record.source), record.ui_id)
 
     def _remember(self, cache: OrderedDict, key: Any, value: Any) -> None:
         cache[key] = value
