@@ -1,0 +1,83 @@
+"""Fair share, rebalancing, trimming and the operator commands (status, submit, tail)."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.integration.conftest import Runtime, example
+from workers.cli import main
+from workers.keys import GROUP
+from workers.partition import PartitionConsumer
+from workers.scripts import Scripts
+
+pytestmark = pytest.mark.integration
+
+
+def _wait(predicate, timeout: float = 15.0) -> None:  # type: ignore[no-untyped-def]
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        assert time.monotonic() < deadline, "condition not reached in time"
+        time.sleep(0.05)
+
+
+def test_pools_share_the_partitions_fairly_and_rebalance_when_one_leaves(runtime: Runtime) -> None:
+    runtime.start(1)
+    first = runtime.pools[0][0]
+    assert len(first.partitions) == 4
+    runtime.start(1)
+    second = runtime.pools[1][0]
+    _wait(lambda: len(first.partitions) == 2 and len(second.partitions) == 2)
+    assert set(first.partitions).isdisjoint(second.partitions)
+    second.stop()
+    runtime.pools[1][1].join(timeout=10)
+    _wait(lambda: len(first.partitions) == 4)
+    assert runtime.metrics.registry.get_sample_value("iui_leases_held") == 4
+
+
+def test_trimming_keeps_pending_entries_and_drops_acked_ones(runtime: Runtime) -> None:
+    runtime.start(1)
+    for n in range(5):
+        reply = runtime.call("trim", "intelligent_ui_open", {"document": example("stream-initial.json")}, call=f"o{n}")
+        assert reply["ok"] or reply["error"]["code"] == "call_id_reused"
+    runtime.stop()
+    p = runtime.client.partition("trim")
+    stream = runtime.client.keys.input(p)
+    runtime.redis.xadd(stream, {"session": "trim"})
+    runtime.redis.xreadgroup(GROUP, f"p{p}", {stream: ">"})  # one pending entry
+    scripts = Scripts(redis=runtime.redis, group=GROUP, reply_ttl_ms=1000, frame_log_max=100)
+    consumer = PartitionConsumer(redis=runtime.redis, settings=runtime.settings, keys=runtime.client.keys,
+                                 scripts=scripts, metrics=runtime.metrics, partition=p, epoch=0)
+    consumer._last_trim = 0.0
+    consumer._maybe_trim()
+    assert runtime.redis.xlen(stream) == 1
+    assert runtime.redis.xpending(stream, GROUP)["pending"] == 1
+
+
+def test_status_lists_owners_epochs_and_pending_counts(runtime: Runtime, capsys: pytest.CaptureFixture[str]) -> None:
+    runtime.start(1)
+    assert main(["status", "--redis-url", runtime.redis_url, "--partitions", "4"]) == 0
+    out = capsys.readouterr().out
+    assert "meta: partitions=4 protocol=1" in out
+    assert runtime.pools[0][0].worker_id in out
+    assert "workers: 1 live" in out
+
+
+def test_submit_and_tail_from_the_command_line(runtime: Runtime, tmp_path: Path,
+                                               capsys: pytest.CaptureFixture[str]) -> None:
+    runtime.start(1)
+    arguments = tmp_path / "open.json"
+    arguments.write_text(json.dumps({"document": example("stream-initial.json")}))
+    common = ["--redis-url", runtime.redis_url]
+    assert main(["submit", *common, "--session", "cli", "--tool", "intelligent_ui_open", "--call", "c1",
+                 str(arguments)]) == 0
+    reply = json.loads(capsys.readouterr().out)
+    assert reply["ok"] and reply["result"]["frame"]["sourceCallId"] == "c1"
+    assert main(["tail", *common, "cli", "--timeout", "0.3"]) == 0
+    assert "uiId=sales-report sourceCallId=c1 generation=1 seq=1 revision=0 type=snapshot" in capsys.readouterr().out
+    bad = tmp_path / "bad.json"
+    bad.write_text("{")
+    assert main(["submit", *common, "--session", "cli", "--tool", "intelligent_ui_open", str(bad)]) == 2
