@@ -16,7 +16,8 @@ from core.stream import accept_checkpoint
 from .entry import loads
 from .keys import Keys
 
-CACHE_SIZE = 4_096
+CACHE_SIZE = 4_096  # entries per cache of one partition
+CACHE_BYTES = 8 * 1024 * 1024  # checkpoint JSON bytes of the cached generations of one partition
 
 
 @dataclass(frozen=True)
@@ -58,6 +59,10 @@ def _text(value: Any) -> str:
     return value.decode("utf-8") if isinstance(value, bytes) else str(value)
 
 
+def _size(record: Generation | None) -> int:
+    return len(record.checkpoint) if record is not None else 0
+
+
 class Store:
     """Cached reads of one partition's session state."""
 
@@ -68,12 +73,13 @@ class Store:
         self._generations: OrderedDict[tuple[str, str], Generation | None] = OrderedDict()
         self._counts: OrderedDict[str, int] = OrderedDict()
         self._sources: OrderedDict[tuple[str, str], str] = OrderedDict()  # write-once in Redis
+        self._bytes = 0
 
     def forget(self, session: str) -> None:
         """Drop every cached value of a session (after a CAS failure)."""
         self._counts.pop(session, None)
         for key in [k for k in self._generations if k[0] == session]:
-            del self._generations[key]
+            self._bytes -= _size(self._generations.pop(key))
 
     def ui_of_source(self, session: str, source: str) -> str | None:
         """The uiId a sourceCallId opened in this session, if any."""
@@ -97,18 +103,27 @@ class Store:
         """The latest generation of (session, uiId), or None if it never opened one."""
         key = (session, ui_id)
         if key not in self._generations:
-            self._remember(self._generations, key, self._load(session, ui_id))
-        else:
-            self._generations.move_to_end(key)
+            record = self._load(session, ui_id)
+            self._keep(key, record)
+            return record
+        self._generations.move_to_end(key)
         return self._generations[key]
 
     def remember(self, session: str, record: Generation, *, opened: bool) -> None:
         """Cache the state just committed."""
-        self._remember(self._generations, (session, record.ui_id), record)
+        self._keep((session, record.ui_id), record)
         if opened:
             if session in self._counts:  # else the next read loads the committed count
                 self._remember(self._counts, session, self._counts[session] + 1)
             self._remember(self._sources, (session, record.source), record.ui_id)
+
+    def _keep(self, key: tuple[str, str], record: Generation | None) -> None:
+        """Cache a generation; evict the least recently used beyond the entry and byte bounds."""
+        self._bytes -= _size(self._generations.pop(key, None))
+        self._generations[key] = record
+        self._bytes += _size(record)
+        while len(self._generations) > 1 and (len(self._generations) > CACHE_SIZE or self._bytes > CACHE_BYTES):
+            self._bytes -= _size(self._generations.popitem(last=False)[1])
 
     def _remember(self, cache: OrderedDict, key: Any, value: Any) -> None:
         cache[key] = value
