@@ -7,11 +7,12 @@ document limits at once: 200 components, 64 state fields, 64 derived fields, clo
 
 from __future__ import annotations
 
-import copy
 import json
 from pathlib import Path
 from typing import Any, Iterator
 
+from core.frozen import thaw
+from core.stream import advance_ui_stream, start_ui_stream
 from core.limits import UI_LIMITS
 from core.safe_json import assert_safe_json
 
@@ -47,18 +48,11 @@ def _nodes(node: dict, parent: dict | None = None) -> Iterator[tuple[dict, dict 
 
 
 def apply_mutations(document: dict, mutations: list[dict]) -> dict:
-    """The snapshot reached by applying stream `add` / `update` / `remove` mutations in order."""
-    result = copy.deepcopy(document)
+    """The snapshot a stream reaches after applying `mutations` with core.stream."""
+    state = start_ui_stream(document, "example-open-call", 1)
     for mutation in mutations:
-        found = {node["id"]: (node, parent) for node, parent in _nodes(result["root"])}
-        if mutation["type"] == "add":
-            found[mutation["parentId"]][0]["children"].insert(mutation["index"], mutation["node"])
-        elif mutation["type"] == "update":
-            found[mutation["nodeId"]][0]["props"] = mutation["props"]
-        else:
-            node, parent = found[mutation["nodeId"]]
-            parent["children"].remove(node)
-    return result
+        state = advance_ui_stream(state, mutation)
+    return thaw(state.document)
 
 
 # ---------------------------------------------------------------- the maximal document

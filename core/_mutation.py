@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from itertools import islice
-from typing import Any, Iterator, Mapping
+from typing import Any, Mapping
 
 from ._checkpoint import MUTATION_TYPES, TERMINAL_TYPES, subtree
 from ._remote_rules import Issues, closed_object, is_integral, json_object, one_of, text

@@ -16,8 +16,8 @@ from .actions import check_action_definitions
 from .checker import Checker, IssueLimit
 from .components import COMPONENTS, check_props
 from .declarations import check_derived, check_state
-from .errors import Issue, UISchemaError
-from .fields import Field, StringField
+from .errors import UISchemaError
+from .fields import Field
 from .frozen import FrozenDict, freeze
 from .limits import TITLE_LENGTH, UI_LIMITS
 from .safe_json import assert_safe_json

@@ -18,7 +18,6 @@ from operator import is_not
 from typing import Any, Mapping
 
 from .checker import Checker, IssueLimit
-from .components import COMPONENTS
 from .document import (MAX_COMPONENTS, MAX_EXPRESSION_NODES, DocumentModel, ParsedDocument,
                        _finish, _Tree, document_model, parse_document)
 from .errors import UISchemaError

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import copy
 import json
 from pathlib import Path
 from typing import Any, Iterator
 
 import pytest
 
+from bench.documents import apply_mutations
 from core.document import parse_document
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -35,21 +35,6 @@ def _nodes(node: dict, parent: dict | None = None) -> Iterator[tuple[dict, dict 
     yield node, parent
     for child in node.get("children", []):
         yield from _nodes(child, node)
-
-
-def _apply_mutations(document: dict, mutations: list[dict]) -> dict:
-    """The snapshot a stream reaches after the example's add / update / remove events."""
-    result = copy.deepcopy(document)
-    for mutation in mutations:
-        found = {node["id"]: (node, parent) for node, parent in _nodes(result["root"])}
-        if mutation["type"] == "add":
-            found[mutation["parentId"]][0]["children"].insert(mutation["index"], mutation["node"])
-        elif mutation["type"] == "update":
-            found[mutation["nodeId"]][0]["props"] = mutation["props"]
-        else:
-            node, parent = found[mutation["nodeId"]]
-            parent["children"].remove(node)
-    return result
 
 
 def test_the_examples_folder_holds_exactly_the_eight_named_examples():
@@ -87,7 +72,7 @@ def test_every_stream_snapshot_passes_parse_document():
     initial = _load("stream-initial.json")
     mutations = _load(MUTATIONS_EXAMPLE)
     for count in range(len(mutations) + 1):
-        parse_document(_apply_mutations(initial, mutations[:count]))
+        parse_document(apply_mutations(initial, mutations[:count]))
 
 
 def test_the_v1_1_examples_declare_the_documented_capabilities():

@@ -11,6 +11,7 @@ import fastjsonschema
 import jsonschema
 import pytest
 
+from bench.documents import apply_mutations
 from core.limits import UI_LIMITS
 from core.schema import document_json_schema
 
@@ -30,26 +31,11 @@ def _nodes(node: dict, parent: dict | None = None) -> Iterator[tuple[dict, dict 
         yield from _nodes(child, node)
 
 
-def _apply_mutations(document: dict, mutations: list[dict]) -> dict:
-    """The snapshot a stream reaches after the example's add / update / remove events."""
-    result = copy.deepcopy(document)
-    for mutation in mutations:
-        found = {node["id"]: (node, parent) for node, parent in _nodes(result["root"])}
-        if mutation["type"] == "add":
-            found[mutation["parentId"]][0]["children"].insert(mutation["index"], mutation["node"])
-        elif mutation["type"] == "update":
-            found[mutation["nodeId"]][0]["props"] = mutation["props"]
-        else:
-            node, parent = found[mutation["nodeId"]]
-            parent["children"].remove(node)
-    return result
-
-
 def _example_documents() -> dict[str, dict]:
     documents = {
         path.name: _load(path.name) for path in sorted(EXAMPLES.glob("*.json")) if path.name != MUTATIONS_EXAMPLE
     }
-    documents["stream-final (stream-initial.json + stream-mutations.json)"] = _apply_mutations(
+    documents["stream-final (stream-initial.json + stream-mutations.json)"] = apply_mutations(
         documents["stream-initial.json"], _load(MUTATIONS_EXAMPLE)
     )
     return documents
