@@ -36,7 +36,7 @@ class Metrics:
                                    registry=registry)
         self.leases_released = Counter("iui_leases_released_total", "Partition leases released on purpose.",
                                        registry=registry)
-        self.lag = Gauge("iui_partition_lag", "Entries not yet delivered in an owned partition's stream.",
+        self.lag = Gauge("iui_partition_lag", "Entries not yet processed (undelivered plus pending) in an owned partition.",
                          ["partition"], registry=registry)
         self.dead_lettered = Counter("iui_dead_lettered_total", "Entries moved to a dead-letter stream.",
                                      ["reason"], registry=registry)
