@@ -8,40 +8,26 @@ ratios parse/fastjsonschema and jsonschema/parse.
 from __future__ import annotations
 
 import argparse
-import statistics
-import timeit
 from typing import Any, Callable
 
 import fastjsonschema
 import jsonschema
 
 from core.safe_json import assert_safe_json
+from core.document import parse_document
 from core.schema import document_json_schema
 
+from .timing import median_seconds
 from .documents import count_components, count_expression_nodes, example_documents, maximal_document
 
 
 def _validators() -> dict[str, Callable[[Any], Any]]:
     schema = document_json_schema()
     validators: dict[str, Callable[[Any], Any]] = {}
-    try:
-        from core.document import parse_document
-    except ImportError:  # the bench still compares the two schema validators
-        print("core.document.parse_document is not available; skipping it")
-    else:
-        validators["parse_document"] = parse_document
+    validators["parse_document"] = parse_document
     validators["jsonschema"] = jsonschema.Draft202012Validator(schema).validate
     validators["fastjsonschema"] = fastjsonschema.compile(schema)
     return validators
-
-
-def median_seconds(call: Callable[[], Any], *, repeat: int, min_time: float) -> float:
-    """Median seconds per call over `repeat` rounds, each lasting at least `min_time`."""
-    timer = timeit.Timer(call)
-    number = 1
-    while (elapsed := timer.timeit(number)) < min_time:
-        number = max(number * 2, int(number * min_time / max(elapsed, 1e-9)) + 1)
-    return statistics.median(t / number for t in timer.repeat(repeat=repeat, number=number))
 
 
 def _row(name: str, document: dict, validators: dict, repeat: int, min_time: float) -> list[str]:

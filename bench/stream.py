@@ -12,10 +12,8 @@ from __future__ import annotations
 
 import argparse
 import math
-import statistics
 import sys
-import timeit
-from typing import Any, Callable
+from typing import Any
 
 from core.canonical import canonical_json_string
 from core.document import parse_document
@@ -23,6 +21,7 @@ from core.frozen import thaw
 from core.safe_json import assert_safe_json
 from core.stream import UIStreamState, advance_ui_stream, start_ui_stream
 
+from .timing import median_seconds
 from .documents import count_components, maximal_document
 
 FIELDS = 8
@@ -89,15 +88,6 @@ def _candidate(document: dict[str, Any], event: dict[str, Any]) -> dict[str, Any
             node["props"] = thaw(event["props"])
         stack.extend(node.get("children", ()))
     return candidate
-
-
-def median_seconds(call: Callable[[], Any], *, repeat: int, min_time: float) -> float:
-    """Median seconds per call over `repeat` rounds, each lasting at least `min_time`."""
-    timer = timeit.Timer(call)
-    number = 1
-    while (elapsed := timer.timeit(number)) < min_time:
-        number = max(number * 2, int(number * min_time / max(elapsed, 1e-9)) + 1)
-    return statistics.median(t / number for t in timer.repeat(repeat=repeat, number=number))
 
 
 def _measure(document: dict[str, Any], event: dict[str, Any], repeat: int, min_time: float) -> dict[str, float]:
