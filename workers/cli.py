@@ -162,7 +162,8 @@ def cmd_demo(args: argparse.Namespace) -> int:
     from .demo import EXAMPLES, run_demo
 
     embedded = not (args.redis_url or os.environ.get("IUI_REDIS_URL"))
-    extra = {} if os.environ.get("IUI_PARTITIONS") or args.partitions else {"partitions": 8}
+    # The embedded Redis is private: fewer partitions start faster.  A real one keeps its P.
+    extra = {"partitions": 8} if embedded and not os.environ.get("IUI_PARTITIONS") else {}
     settings = _settings(args, **extra)
     return run_demo(settings, embedded=embedded, examples=Path(args.examples) if args.examples else EXAMPLES)
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import threading
 import time
+import uuid
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
@@ -24,7 +25,6 @@ from .pool import WorkerPool
 from .tools import COMPLETE, OPEN, PATCH
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
-SESSION = "demo-session"
 _LABELS = ("title", "label", "text", "content")
 
 
@@ -89,17 +89,20 @@ def run_demo(settings: Settings, *, embedded: bool, out: Callable[[str], None] =
     try:
         out("leases: " + "; ".join(f"{p.worker_id} holds {len(p.partitions)}" for p, _ in pools))
         client = Client(redis=factory(), prefix=settings.key_prefix, partitions=settings.partitions)
+        run = uuid.uuid4().hex[:8]  # a real Redis may already hold earlier demo runs
+        session = f"demo-{run}"
         document = json.loads((examples / "stream-initial.json").read_text("utf-8"))
         mutations = json.loads((examples / "stream-mutations.json").read_text("utf-8"))
-        with client.follow(SESSION) as feed:
-            frame = _show(out, client.call(SESSION, OPEN, {"document": document}, call="demo-open"))
+        out(f"session {session}")
+        with client.follow(session) as feed:
+            frame = _show(out, client.call(session, OPEN, {"document": document}, call=f"open-{run}"))
             for index, mutation in enumerate(mutations):
-                frame = _show(out, client.call(SESSION, PATCH, {
+                frame = _show(out, client.call(session, PATCH, {
                     "sourceCallId": frame["sourceCallId"], "generation": frame["generation"],
-                    "baseRevision": frame["revision"], "mutation": mutation}, call=f"demo-patch-{index + 1}"))
-            frame = _show(out, client.call(SESSION, COMPLETE, {
+                    "baseRevision": frame["revision"], "mutation": mutation}, call=f"patch-{index + 1}-{run}"))
+            frame = _show(out, client.call(session, COMPLETE, {
                 "sourceCallId": frame["sourceCallId"], "generation": frame["generation"],
-                "baseRevision": frame["revision"]}, call="demo-complete"))
+                "baseRevision": frame["revision"]}, call=f"complete-{run}"))
             seen = list(feed.states(timeout=0.3, idle=0.1))
             view = feed.views.get(frame["uiId"])
         converged = view is not None and view.checkpoint["seq"] == frame["seq"] and view.status == "complete"
