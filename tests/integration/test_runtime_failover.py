@@ -9,10 +9,12 @@ import subprocess
 import sys
 import threading
 import time
+import urllib.request
 from typing import Any
 
 import pytest
 
+from tests.conftest import free_port
 from tests.integration.conftest import FAST, Runtime, cursor_args, example
 
 pytestmark = pytest.mark.integration
@@ -72,9 +74,9 @@ def test_concurrent_producers_on_many_sessions_keep_each_session_contiguous(runt
         assert_contiguous(runtime, session, 25)
 
 
-def _worker_process(redis_url: str, worker_id: str) -> subprocess.Popen:
-    env = {**os.environ, "IUI_REDIS_URL": redis_url, "IUI_WORKER_ID": worker_id,
-           **{f"IUI_{k.upper()}": str(v) for k, v in FAST.items()}}
+def _worker_process(redis_url: str, worker_id: str, metrics_port: int = 0) -> subprocess.Popen:
+    env = {**os.environ, "IUI_REDIS_URL": redis_url, "IUI_WORKER_ID": worker_id, "IUI_METRICS_PORT": str(metrics_port),
+           "IUI_METRICS_ADDR": "127.0.0.1", **{f"IUI_{k.upper()}": str(v) for k, v in FAST.items()}}
     return subprocess.Popen([sys.executable, "-m", "workers.cli", "worker"], env=env,
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
 
@@ -128,15 +130,25 @@ def test_a_worker_killed_under_load_is_replaced_without_loss_or_duplicates(runti
 
 @pytest.mark.slow
 def test_sigterm_hands_the_partitions_over_at_once(runtime: Runtime) -> None:
-    first = _worker_process(runtime.redis_url, "first")
+    port = free_port()
+    first = _worker_process(runtime.redis_url, "first", metrics_port=port)
     try:
         _wait(lambda: _owners(runtime) == {"first"})
+        _wait(lambda: "iui_leases_held 4.0" in _scrape(port))
         first.send_signal(signal.SIGTERM)
         assert first.wait(timeout=10) == 0
         assert _owners(runtime) == {""}  # released, not left to expire
     finally:
         first.kill()
         first.wait()
+
+
+def _scrape(port: int) -> str:
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=2) as response:
+            return response.read().decode()
+    except OSError:
+        return ""
 
 
 def test_a_generation_continues_after_every_worker_restarts(runtime: Runtime) -> None:
