@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 import math
 import threading
+import time
 import uuid
 from dataclasses import dataclass
 from typing import Any
@@ -25,6 +26,7 @@ from .redisio import TRANSIENT_ERRORS, Backoff
 from .scripts import Acquired, Scripts
 
 log = logging.getLogger(__name__)
+LAG_EVERY_S = 1.0
 
 
 class MetaMismatch(Exception):
@@ -64,6 +66,8 @@ class WorkerPool:
         self._held: dict[int, _Held] = {}
         self._stop = threading.Event()
         self._tick_s = min(settings.heartbeat_ms, settings.lease_renew_ms) / 1000
+        self._renewed_at = 0.0
+        self._lag_at = 0.0
 
     @property
     def partitions(self) -> list[int]:
@@ -149,9 +153,14 @@ class WorkerPool:
         self._metrics.leases_held.set(len(self._held))
 
     def _renew(self) -> None:
-        ttl = self._settings.lease_ttl_ms
-        for partition, held in list(self._held.items()):
-            if not self._scripts.renew(self._keys.lease(partition), held.consumer.epoch, ttl):
+        now = time.monotonic()
+        if now - self._renewed_at < self._settings.lease_renew_ms / 1000 or not self._held:
+            return
+        self._renewed_at = now
+        held_now = list(self._held.items())
+        leases = [(self._keys.lease(partition), held.consumer.epoch) for partition, held in held_now]
+        for (partition, held), renewed in zip(held_now, self._scripts.renew(leases, self._settings.lease_ttl_ms)):
+            if not renewed:
                 log.warning("pool %s: lease of partition %d lost", self.worker_id, partition)
                 held.consumer.stop()
                 held.thread.join()
@@ -211,8 +220,9 @@ class WorkerPool:
             pass
 
     def _report_lag(self) -> None:
-        if not self._held:
+        if not self._held or time.monotonic() - self._lag_at < LAG_EVERY_S:
             return
+        self._lag_at = time.monotonic()
         pipe = self._redis.pipeline(transaction=False)
         partitions = list(self._held)
         for partition in partitions:

@@ -86,9 +86,12 @@ class Scripts:
             return LeaseAttempt(Acquired.ACQUIRED, epoch=int(result[1]))
         return LeaseAttempt(Acquired.HELD, holder=_text(result[1]))
 
-    def renew(self, lease_key: str, epoch: int, ttl_ms: int) -> bool:
-        """Extend the lease; False means the caller is fenced."""
-        return int(self._scripts["lease_renew"](keys=[lease_key], args=[epoch, ttl_ms])) == 1
+    def renew(self, leases: Sequence[tuple[str, int]], ttl_ms: int) -> list[bool]:
+        """Extend (lease key, epoch) pairs in one round trip; False means that lease is fenced."""
+        pipe = self._redis.pipeline(transaction=False)
+        for lease_key, epoch in leases:
+            self._scripts["lease_renew"](keys=[lease_key], args=[epoch, ttl_ms], client=pipe)
+        return [int(result) == 1 for result in pipe.execute()]
 
     def release(self, lease_key: str, epoch: int) -> bool:
         """Give the lease back; False if it was no longer held with that epoch."""

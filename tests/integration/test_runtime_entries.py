@@ -124,7 +124,7 @@ def test_a_zombie_owner_cannot_commit_after_a_takeover(runtime: Runtime) -> None
         scripts.commit(keys.lease(0), keys.input(0), zombie.epoch, entry, plan)
     assert runtime.redis.exists(keys.generation(0, "s", "u", 1), keys.reply(0, "s", "r"), keys.frame_log(0, "s")) == 0
     assert runtime.redis.xpending(keys.input(0), GROUP)["pending"] == 1
-    assert not scripts.renew(keys.lease(0), zombie.epoch, 1000)
+    assert scripts.renew([(keys.lease(0), zombie.epoch), (keys.lease(0), successor.epoch)], 1000) == [False, True]
     assert not scripts.release(keys.lease(0), zombie.epoch)
     scripts.commit(keys.lease(0), keys.input(0), successor.epoch, entry, plan)
     assert runtime.redis.xpending(keys.input(0), GROUP)["pending"] == 0
