@@ -248,7 +248,9 @@ while True:
                          f"{tag}:s:{session}:log", f"{tag}:reply:{session}:{request}"],
                    args=[1, GROUP, entry_id, seq, 1 if seq else 0, 1, "d" * 97, frame, 1024,
                          '{"ok":true,"request":"' + request + '","result":{"frame":' + frame + '}}', 300000,
-                         f"{tag}:frames:{session}", "", "", 0, "checkpoint", frame, "seq", seq + 1])
+                         f"{tag}:frames:{session}", "", "", 0, "seq", seq + 1, "revision", seq, "status", "streaming",
+                         "frames", seq + 1, "bytes", 1000 * seq, "source", "call-1", "uiId", "u", "generation", 1,
+                         "last_call", request, "last_digest", "d" * 97, "last_receipt", "r" * 160])
 """
 
 

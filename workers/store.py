@@ -13,7 +13,7 @@ from typing import Any
 
 from core.stream import accept_checkpoint
 
-from .entry import loads
+from .entry import dumps, loads
 from .keys import Keys
 
 CACHE_SIZE = 4_096  # entries per cache of one partition
@@ -35,7 +35,7 @@ class Generation:
     checkpoint: str
     last_call: str
     last_digest: str
-    last_result: str
+    last_receipt: str
     ledger: tuple[str, ...]
     state: Any = field(default=None, compare=False)
 
@@ -44,6 +44,11 @@ class Generation:
         if self.state is None:
             object.__setattr__(self, "state", accept_checkpoint(None, loads(self.checkpoint)))
         return self.state
+
+    @property
+    def last_result(self) -> str:
+        """The reply `result` of the last accepted call: its frame is the current checkpoint."""
+        return '{"frame":' + self.checkpoint + ',"receipt":' + dumps(self.last_receipt) + "}"
 
     def cursor(self) -> str:
         """The cursor text a conflict error names."""
@@ -145,6 +150,6 @@ class Store:
             ui_id=ui_id, generation=generation, source=stored["source"], seq=int(stored["seq"]),
             revision=int(stored["revision"]), status=stored["status"], frames=int(stored["frames"]),
             bytes=int(stored["bytes"]), checkpoint=stored["checkpoint"], last_call=stored["last_call"],
-            last_digest=stored["last_digest"], last_result=stored["last_result"],
+            last_digest=stored["last_digest"], last_receipt=stored["last_receipt"],
             ledger=tuple(_text(d) for d in ledger),
         )

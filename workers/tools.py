@@ -229,18 +229,19 @@ class ToolHandler:
         if used + size + reserve > MAX_STREAM_BYTES:
             raise BudgetError(f"byte budget exhausted ({used} bytes used); only a terminal frame remains",
                               code="byte_budget")
-        result = '{"frame":' + text + ',"receipt":' + dumps(receipt(tool, frame)) + "}"
         record = Generation(
             ui_id=str(frame["uiId"]), generation=int(frame["generation"]), source=str(frame["sourceCallId"]),
             seq=int(frame["seq"]), revision=int(frame["revision"]), status=str(state.status),
             frames=1 if fresh else current.frames + 1, bytes=used + size, checkpoint=text,  # type: ignore[union-attr]
-            last_call=entry.call, last_digest=digest, last_result=result,
+            last_call=entry.call, last_digest=digest, last_receipt=receipt(tool, frame),
             ledger=(() if fresh else current.ledger) + (digest,), state=state,  # type: ignore[union-attr]
         )
-        return Decision("commit", result, plan=self._plan(entry, record, current, fresh), record=record,
+        result = record.last_result
+        return Decision("commit", result, plan=self._plan(entry, record, current, fresh, result), record=record,
                         opened=fresh, frame_type=str(frame["type"]))
 
-    def _plan(self, entry: InputEntry, record: Generation, current: Generation | None, fresh: bool) -> CommitPlan:
+    def _plan(self, entry: InputEntry, record: Generation, current: Generation | None, fresh: bool,
+              result: str) -> CommitPlan:
         k, p, s = self._keys, self._partition, entry.session
         previous = current.generation if current else 0
         return CommitPlan(
@@ -251,13 +252,13 @@ class ToolHandler:
             expected_seq=0 if fresh else record.seq - 1,
             expected_generation=previous, new_generation=record.generation,
             digest=record.last_digest, frame=record.checkpoint,
-            reply='{"ok":true,"request":' + dumps(entry.request) + ',"result":' + record.last_result + "}",
+            reply='{"ok":true,"request":' + dumps(entry.request) + ',"result":' + result + "}",
             channel=k.channel(p, s),
             session_field=f"src:{record.source}" if fresh else "", session_value=record.ui_id if fresh else "",
             generations_increment=1 if fresh else 0,
-            fields=[("checkpoint", record.checkpoint), ("seq", record.seq), ("revision", record.revision),
+            fields=[("seq", record.seq), ("revision", record.revision),
                     ("status", record.status), ("frames", record.frames), ("bytes", record.bytes),
                     ("source", record.source), ("uiId", record.ui_id), ("generation", record.generation),
                     ("last_call", record.last_call), ("last_digest", record.last_digest),
-                    ("last_result", record.last_result)],
+                    ("last_receipt", record.last_receipt)],
         )

@@ -3,7 +3,8 @@
 -- are opaque strings, scalar bookkeeping arrives as separate hash field/value pairs.
 -- KEYS[1]  lease hash of the partition (fencing: field epoch)
 -- KEYS[2]  input stream of the partition (XACK)
--- KEYS[3]  generation hash of (session, uiId, generation): checkpoint + bookkeeping fields
+-- KEYS[3]  generation hash of (session, uiId, generation): field checkpoint (= ARGV[8]) and
+--          the bookkeeping fields of ARGV[16..]
 -- KEYS[4]  call ledger list of that generation (accepted call digests)
 -- KEYS[5]  UI hash of (session, uiId): field generation = latest allocated generation
 -- KEYS[6]  session hash: field generations (count), fields src:<sourceCallId> -> uiId
@@ -16,7 +17,7 @@
 -- ARGV[5]  expected stored generation of KEYS[5] ("0" when the UI id is new)
 -- ARGV[6]  generation of KEYS[5] after the commit (ARGV[5] + 1 for an open, else ARGV[5])
 -- ARGV[7]  call digest to append to KEYS[4]
--- ARGV[8]  frame JSON (appended to KEYS[7] and published)
+-- ARGV[8]  frame JSON (stored as the checkpoint, appended to KEYS[7] and published)
 -- ARGV[9]  approximate maximum length of the frame log
 -- ARGV[10] reply JSON (pushed on KEYS[8])
 -- ARGV[11] reply time-to-live in milliseconds
@@ -44,13 +45,11 @@ end
 if ARGV[15] ~= '0' then
   redis.call('HINCRBY', KEYS[6], 'generations', ARGV[15])
 end
-local fields = {}
+local fields = {'checkpoint', ARGV[8]}
 for i = 16, #ARGV do
   fields[#fields + 1] = ARGV[i]
 end
-if #fields > 0 then
-  redis.call('HSET', KEYS[3], unpack(fields))
-end
+redis.call('HSET', KEYS[3], unpack(fields))
 redis.call('RPUSH', KEYS[4], ARGV[7])
 redis.call('XADD', KEYS[7], 'MAXLEN', '~', ARGV[9], '*', 'frame', ARGV[8])
 redis.call('RPUSH', KEYS[8], ARGV[10])
