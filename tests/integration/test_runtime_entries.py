@@ -136,3 +136,18 @@ def test_a_mismatched_partition_count_is_refused(runtime: Runtime) -> None:
     check_meta(runtime.redis, runtime.client.keys, 4)
     with pytest.raises(MetaMismatch, match="partitions=4"):
         check_meta(runtime.redis, runtime.client.keys, 8)
+
+
+def test_a_stale_cache_is_caught_by_the_commit_cas_and_reloaded(runtime: Runtime) -> None:
+    runtime.start()
+    open_reply = runtime.client.call(SESSION, "intelligent_ui_open", {"document": example("stream-initial.json")},
+                                     call="open-1")
+    frame = open_reply["result"]["frame"]
+    key = runtime.client.keys.generation(runtime.client.partition(SESSION), SESSION, "sales-report", 1)
+    runtime.redis.hset(key, mapping={"seq": 7, "revision": 6})  # a foreign write the worker's cache has not seen
+    args = {"sourceCallId": "open-1", "generation": 1, "baseRevision": frame["revision"],
+            "mutation": example("stream-mutations.json")[0]}
+    reply = runtime.client.call(SESSION, "intelligent_ui_patch", args, call="patch-1")
+    assert reply["error"]["code"] == "cursor_conflict"
+    assert "revision=6 seq=7" in reply["error"]["message"]
+    assert runtime.log_length(SESSION) == 1
