@@ -97,7 +97,11 @@ def cmd_worker(args: argparse.Namespace) -> int:
     metrics = Metrics(registry=CollectorRegistry())
     if settings.metrics_port:
         start_http_server(settings.metrics_port, addr=args.metrics_addr, registry=metrics.registry)
-    pool = WorkerPool(settings=settings, redis=_redis(settings), metrics=metrics, worker_id=args.worker_id)
+    from .redisio import connect
+
+    # A socket timeout turns a black-holed Redis into a retried error (XREADGROUP blocks 250 ms).
+    redis = connect(settings.redis_url, socket_timeout=10, socket_connect_timeout=5)
+    pool = WorkerPool(settings=settings, redis=redis, metrics=metrics, worker_id=args.worker_id)
     for signum in (signal.SIGTERM, signal.SIGINT):
         signal.signal(signum, lambda *_: pool.stop())
     print(f"iui worker {pool.worker_id}: serving {settings.partitions} partitions of {settings.key_prefix!r}",
