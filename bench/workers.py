@@ -13,13 +13,11 @@ worker processes (`python -m workers.cli worker`), submits a stream of
 from __future__ import annotations
 
 import argparse
-import copy
 import json
 import os
 import queue
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -30,8 +28,8 @@ from typing import Any
 
 import redis
 
-from workers.keys import GROUP, Keys, partition_of
-from workers.scripts import script_source
+from workers.local_redis import start_redis_server
+from workers.keys import Keys, partition_of
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 PARTITIONS = 64
@@ -66,26 +64,10 @@ def mutation(i: int) -> dict[str, Any]:
 # -- processes ------------------------------------------------------------------------------
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 def start_redis(directory: str) -> tuple[subprocess.Popen, str]:
     """A private redis-server on a free loopback port."""
-    port = _free_port()
-    process = subprocess.Popen([shutil.which("redis-server") or "redis-server", "--port", str(port), "--bind",
-                                "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", directory],
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    client = redis.Redis(port=port)
-    for _ in range(200):
-        try:
-            client.ping()
-            return process, f"redis://127.0.0.1:{port}/0"
-        except redis.ConnectionError:
-            time.sleep(0.05)
-    raise RuntimeError("redis-server did not start")
+    process, port = start_redis_server(directory)
+    return process, f"redis://127.0.0.1:{port}/0"
 
 
 def start_workers(url: str, count: int) -> list[subprocess.Popen]:

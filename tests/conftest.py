@@ -6,44 +6,12 @@ Integration tests (marked `integration`) are skipped with a clear message only w
 
 from __future__ import annotations
 
-import shutil
-import socket
-import subprocess
 import tempfile
-import time
 from typing import Iterator
 
 import pytest
 
-REDIS_BINARY = shutil.which("redis-server")
-
-
-def free_port() -> int:
-    """A currently free TCP port on 127.0.0.1."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def start_redis_server(directory: str) -> tuple[subprocess.Popen, int]:
-    """Start redis-server on a free loopback port in `directory`; wait until it answers PING."""
-    import redis
-
-    port = free_port()
-    process = subprocess.Popen(
-        [REDIS_BINARY, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
-         "--daemonize", "no", "--dir", directory],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )
-    client = redis.Redis(host="127.0.0.1", port=port)
-    for _ in range(200):
-        try:
-            if client.ping():
-                return process, port
-        except redis.ConnectionError:
-            time.sleep(0.05)
-    process.kill()
-    raise RuntimeError("redis-server did not answer PING")
+from workers.local_redis import REDIS_BINARY, start_redis_server
 
 
 @pytest.fixture(scope="session")

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import free_port
+from workers.local_redis import free_port
 from tests.integration.conftest import FAST, Runtime, cursor_args, example
 
 pytestmark = pytest.mark.integration

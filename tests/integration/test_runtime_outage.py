@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from tests.conftest import REDIS_BINARY
+from workers.local_redis import REDIS_BINARY
 from tests.integration.conftest import Runtime, cursor_args, example
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
@@ -33,7 +33,7 @@ def _wait_ping(rt: Runtime) -> None:
 def test_workers_survive_a_redis_restart_and_the_generation_continues() -> None:
     if REDIS_BINARY is None:
         pytest.skip("redis-server binary not found")
-    from tests.conftest import free_port
+    from workers.local_redis import free_port
 
     port = free_port()
     with tempfile.TemporaryDirectory() as directory:
