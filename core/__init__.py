@@ -29,6 +29,7 @@ _EXPORTS = {
     "start_ui_stream": "stream",
     "advance_ui_stream": "stream",
     "accept_checkpoint": "stream",
+    "resume_ui_stream": "stream",
     "UIStreamState": "stream",
     "parse_ui_document_ref": "remote",
     "parse_ui_action_reserve_request": "remote",

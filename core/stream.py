@@ -253,6 +253,20 @@ def accept_checkpoint(current: Any, frame: Any) -> UIStreamState:
     return _state(checkpoint, current, size, DigestLog(current._log, seq, checkpoint, eager=True), None)
 
 
+def resume_ui_stream(frame: Any, *, frame_count: Any, byte_count: Any) -> UIStreamState:
+    """A producer's state rebuilt from a stored frame and its stored budget counters.
+
+    A host that keeps the current checkpoint (and how many frames and bytes its
+    generation has used) resumes with the same budgets a live producer would apply.
+    """
+    state = accept_checkpoint(None, frame)
+    issues = [issue.prefixed("/frame_count") for issue in integer(1, MAX_FRAMES)(frame_count)]
+    issues += [issue.prefixed("/byte_count") for issue in integer(0, MAX_STREAM_BYTES)(byte_count)]
+    if issues:
+        raise UIStreamError(issues)
+    return UIStreamState(state.checkpoint, state.status, int(frame_count), int(byte_count), state._log, None)
+
+
 def _first(checkpoint: FrozenDict, size: int) -> UIStreamState:
     """The first visible frame of a generation: any seq and revision (partial history)."""
     return _state(checkpoint, None, size, DigestLog(None, checkpoint["seq"], checkpoint, eager=True), None)

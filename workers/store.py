@@ -11,7 +11,7 @@ from collections import OrderedDict
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from core.stream import accept_checkpoint
+from core.stream import resume_ui_stream
 
 from .entry import dumps, loads
 from .keys import Keys
@@ -42,7 +42,8 @@ class Generation:
     def stream_state(self) -> Any:
         """The core `UIStreamState` of the stored checkpoint (rebuilt once after a cache miss)."""
         if self.state is None:
-            object.__setattr__(self, "state", accept_checkpoint(None, loads(self.checkpoint)))
+            state = resume_ui_stream(loads(self.checkpoint), frame_count=self.frames, byte_count=self.bytes)
+            object.__setattr__(self, "state", state)
         return self.state
 
     @property

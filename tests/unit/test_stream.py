@@ -726,3 +726,20 @@ def test_an_older_seen_seq_with_other_content_is_also_a_conflict(frames):
     other = copy.deepcopy(frames[0])
     other["snapshot"]["title"] = "Changed"
     assert rejected(accept_checkpoint, state, other) == [("/seq", "conflict")]
+
+
+def test_a_resumed_producer_keeps_the_stored_budget_counters():
+    from core.stream import resume_ui_stream
+
+    document = json.loads((EXAMPLES / "stream-initial.json").read_text())
+    first = start_ui_stream(document, "call-1", 1)
+    resumed = resume_ui_stream(first.checkpoint, frame_count=255, byte_count=first.byte_count)
+    assert resumed.frame_count == 255 and resumed.checkpoint == first.checkpoint
+    with pytest.raises(UIStreamError) as caught:
+        advance_ui_stream(resumed, {"type": "remove", "nodeId": "loading"})
+    assert caught.value.issues[0].code == "budget"
+    assert advance_ui_stream(resumed, {"type": "complete"}).status == "complete"
+    with pytest.raises(UIStreamError):
+        resume_ui_stream(first.checkpoint, frame_count=0, byte_count=1)
+    with pytest.raises(UIStreamError):
+        resume_ui_stream(first.checkpoint, frame_count=True, byte_count=1)
