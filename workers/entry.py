@@ -62,8 +62,9 @@ def parse_entry(fields: Mapping[str, str]) -> InputEntry:
         errors = error.errors() if isinstance(error, ValidationError) else []
         field = str(errors[0]["loc"][0]) if errors and errors[0].get("loc") else "entry"
         kind = errors[0].get("type", "") if errors else ""
-        what = "is missing" if kind == "missing" else ("is not allowed" if kind == "extra_forbidden"
-                                                        else "is invalid")
+        if kind == "extra_forbidden":  # never echo a field name we do not know
+            raise MalformedEntry("the entry has a field that is not part of the wire contract") from None
+        what = "is missing" if kind == "missing" else "is invalid"
         raise MalformedEntry(f"entry field {field!r} {what}") from None
 
 

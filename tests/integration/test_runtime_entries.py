@@ -151,3 +151,10 @@ def test_a_stale_cache_is_caught_by_the_commit_cas_and_reloaded(runtime: Runtime
     assert reply["error"]["code"] == "cursor_conflict"
     assert "revision=6 seq=7" in reply["error"]["message"]
     assert runtime.log_length(SESSION) == 1
+
+
+def test_an_unknown_entry_field_is_refused_without_echoing_its_name(runtime: Runtime) -> None:
+    runtime.start()
+    raw_submit(runtime, fields("odd", secretfieldname="x"))
+    error = reply_of(runtime, "odd")["error"]
+    assert error["code"] == "malformed_entry" and "secretfieldname" not in json.dumps(error)
