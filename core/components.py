@@ -100,23 +100,37 @@ def action(check: Checker, value: Any, path: str) -> Any:
 
 # ---------------------------------------------------------------- complex props
 
+def _records(check: Checker, value: Any, path: str, low: int, high: int, what: str,
+             keys: frozenset[str]) -> list[tuple[str, Mapping]] | None:
+    """The complete objects of a bounded array prop whose objects take exactly `keys`."""
+    if not isinstance(value, list) or not low <= len(value) <= high:
+        check.add(path, f"must be an array of {low}-{high} {what}s")
+        return None
+    records = []
+    for i, item in enumerate(value):
+        where = f"{path}/{i}"
+        if check.mapping(item, where, what):
+            check.closed(item, keys, where)
+            if check.required(item, tuple(sorted(keys)), where):
+                records.append((where, item))
+    return records
+
+
+def _unique(check: Checker, seen: set, value: Any, path: str, message: str) -> None:
+    if value in seen:
+        check.add(path, message)
+    seen.add(value)
+
+
 def table_columns(check: Checker, value: Any, path: str) -> Any:
-    limit = UI_LIMITS["maxTableColumns"]
-    if not isinstance(value, list) or not 1 <= len(value) <= limit:
-        check.add(path, f"must be an array of 1-{limit} columns")
+    columns = _records(check, value, path, 1, UI_LIMITS["maxTableColumns"], "column", _COLUMN_KEYS)
+    if columns is None:
         return None
     keys: set[str] = set()
-    for i, column in enumerate(value):
-        where = f"{path}/{i}"
-        if not check.mapping(column, where, "column"):
-            continue
-        check.closed(column, _COLUMN_KEYS, where)
-        if check.required(column, ("key", "label"), where):
-            LABEL(check, column["label"], where + "/label")
-            if check.identifier(column["key"], where + "/key"):
-                if column["key"] in keys:
-                    check.add(where + "/key", "column keys must be unique")
-                keys.add(column["key"])
+    for where, column in columns:
+        LABEL(check, column["label"], where + "/label")
+        if check.identifier(column["key"], where + "/key"):
+            _unique(check, keys, column["key"], where + "/key", "column keys must be unique")
     return keys
 
 
@@ -135,8 +149,8 @@ def table_rows(check: Checker, value: Any, path: str) -> Any:
                 cell_path = f"{where}/{key}" if is_identifier(key) else where
                 if isinstance(cell, (dict, list)):
                     check.add(cell_path, "table cells must be static scalars")
-                elif not check.value(cell, cell_path, SCALAR)[0]:
-                    continue
+                else:
+                    check.value(cell, cell_path, SCALAR)
     return value
 
 
@@ -151,23 +165,13 @@ def _table_extra(check: Checker, props: Mapping, results: dict, path: str) -> No
 
 
 def chart_data(check: Checker, value: Any, path: str) -> Any:
-    limit = UI_LIMITS["maxChartPoints"]
-    if not isinstance(value, list) or not 1 <= len(value) <= limit:
-        check.add(path, f"must be an array of 1-{limit} points")
-        return None
+    points = _records(check, value, path, 1, UI_LIMITS["maxChartPoints"], "point", _POINT_KEYS)
     ids: set[str] = set()
-    for i, point in enumerate(value):
-        where = f"{path}/{i}"
-        if not check.mapping(point, where, "point"):
-            continue
-        check.closed(point, _POINT_KEYS, where)
-        if check.required(point, ("id", "label", "value"), where):
-            if check.identifier(point["id"], where + "/id"):
-                if point["id"] in ids:
-                    check.add(where + "/id", "point ids must be unique within the chart")
-                ids.add(point["id"])
-            LABEL(check, point["label"], where + "/label")
-            number_value(check, point["value"], where + "/value")
+    for where, point in points or ():
+        if check.identifier(point["id"], where + "/id"):
+            _unique(check, ids, point["id"], where + "/id", "point ids must be unique within the chart")
+        LABEL(check, point["label"], where + "/label")
+        number_value(check, point["value"], where + "/value")
     return value
 
 
@@ -175,22 +179,16 @@ _POINT_KEYS = frozenset({"id", "label", "value"})
 
 
 def select_options(check: Checker, value: Any, path: str) -> Any:
-    limit = UI_LIMITS["maxSelectOptions"]
-    if not isinstance(value, list) or not 1 <= len(value) <= limit:
-        check.add(path, f"must be an array of 1-{limit} options")
+    options = _records(check, value, path, 1, UI_LIMITS["maxSelectOptions"], "option", _OPTION_KEYS)
+    if options is None:
         return None
     values: list[str] = []
-    for i, option in enumerate(value):
-        where = f"{path}/{i}"
-        if not check.mapping(option, where, "option"):
-            continue
-        check.closed(option, _OPTION_KEYS, where)
-        if check.required(option, ("label", "value"), where):
-            LABEL(check, option["label"], where + "/label")
-            if check.text(option["value"], where + "/value", 0, UI_LIMITS["maxStringLength"]):
-                if option["value"] in values:
-                    check.add(where + "/value", "option values must be unique")
-                values.append(option["value"])
+    for where, option in options:
+        LABEL(check, option["label"], where + "/label")
+        if check.text(option["value"], where + "/value", 0, UI_LIMITS["maxStringLength"]):
+            if option["value"] in values:
+                check.add(where + "/value", "option values must be unique")
+            values.append(option["value"])
     return values
 
 
