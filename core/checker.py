@@ -96,7 +96,7 @@ class Checker:
 
     def text(self, value: Any, path: str, low: int, high: int) -> bool:
         """A plain string whose UTF-16 length is within [low, high]."""
-        if type(value) is not str and not isinstance(value, str):
+        if not isinstance(value, str):
             self.add(path, "must be a string")
             return False
         length = len(value) if value.isascii() else utf16_length(value)

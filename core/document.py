@@ -214,4 +214,4 @@ def document_model(document: Any) -> DocumentModel:
         return document.model
     return parse_document(document).model
 
-from .revalidation import DocumentCache  # noqa: E402,F401  (re-exported for the stream)
+from .revalidation import DocumentCache  # noqa: E402,F401  # re-exported: the stream's incremental path

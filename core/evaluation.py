@@ -9,11 +9,10 @@ from __future__ import annotations
 from typing import Any, Callable, Mapping
 
 from .document import DocumentModel, document_model
-from .errors import UIExpressionError
+from .errors import UIExpressionError, UIStateError
 from .expression import evaluate, evaluate_expression
 from .frozen import FrozenDict
 from .state import _assert_valid
-from .errors import UIStateError
 
 
 def _unwrap(value: Any) -> Any:

@@ -72,7 +72,7 @@ def scalar_type(value: Any) -> int:
     if value is True or value is False:
         return BOOL
     kind = type(value)
-    if kind is str:
+    if kind is str:  # up to 2,048 code points can never exceed 4,096 UTF-16 units
         return STR if len(value) <= MAX_STRING // 2 or utf16_length(value) <= MAX_STRING else 0
     if kind is int:
         return NUM if -MAX_MAGNITUDE <= value <= MAX_MAGNITUDE else 0

@@ -11,7 +11,6 @@ import json
 import os
 import signal
 import sys
-import threading
 from pathlib import Path
 from typing import Any, Sequence
 
