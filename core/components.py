@@ -14,7 +14,7 @@ from typing import Any, Callable, Mapping
 
 from .actions import check_ui_action
 from .checker import Checker, is_identifier
-from .expression import NUM, SCALAR
+from .expression import NUM, SCALAR, scalar_type
 from .fields import NumberField
 from .jsnumber import js_number_string
 from .limits import LABEL_LENGTH, UI_LIMITS
@@ -146,6 +146,8 @@ def table_rows(check: Checker, value: Any, path: str) -> Any:
         where = f"{path}/{i}"
         if check.mapping(row, where, "row"):
             for key, cell in row.items():
+                if scalar_type(cell):
+                    continue
                 cell_path = f"{where}/{key}" if is_identifier(key) else where
                 if isinstance(cell, (dict, list)):
                     check.add(cell_path, "table cells must be static scalars")
