@@ -41,8 +41,15 @@ def test_a_tool_call_submitted_and_answered_with_redis_cli_alone(runtime: Runtim
     assert reply["ok"] is True and reply["request"] == request
     assert reply["result"]["frame"]["sourceCallId"] == "call-1"
     assert "generation=1 revision=0 seq=1 type=snapshot" in reply["result"]["receipt"]
+    patch = json.dumps({"sourceCallId": "call-1", "generation": 1, "baseRevision": 0,
+                        "mutation": example("stream-mutations.json")[0]})
+    redis_cli(url, "XADD", f"iui:{{p{n}}}:in", "*", "session", session, "request", "req-2",
+              "kind", "tool", "name", "intelligent_ui_patch", "call", "call-2", "body", patch)
+    out = redis_cli(url, "BLPOP", f"iui:{{p{n}}}:reply:{session}:req-2", "10").splitlines()
+    patched = json.loads(out[1])["result"]["frame"]
+    assert (patched["seq"], patched["baseRevision"], patched["revision"], patched["type"]) == (2, 0, 1, "add")
     frames = redis_cli(url, "XRANGE", f"iui:{{p{n}}}:s:{session}:log", "-", "+").splitlines()
-    assert json.loads(frames[-1]) == reply["result"]["frame"]
+    assert json.loads(frames[-1]) == patched
 
 
 def test_iui_demo_runs_to_completion_on_the_embedded_redis() -> None:
