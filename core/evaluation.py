@@ -12,7 +12,7 @@ from .document import DocumentModel, document_model
 from .errors import UIExpressionError, UIStateError
 from .expression import evaluate, evaluate_expression
 from .frozen import FrozenDict
-from .state import _assert_valid
+from .state import assert_state_for
 
 
 def _unwrap(value: Any) -> Any:
@@ -59,6 +59,6 @@ def resolve_document_value(document: Any, state: Any, value: Any) -> Any:
 
 def _valid_state(model: DocumentModel, state: Any) -> None:
     try:
-        _assert_valid(model, state)
+        assert_state_for(model, state)
     except UIStateError as error:
         raise UIExpressionError(f"invalid state: {error.message}") from None

@@ -20,7 +20,7 @@ from .jstext import utf16_length
 from .limits import UI_PROTOCOL_LIMITS
 from .remote import parse_ui_action_result
 from .safe_json import json_byte_size
-from .state import _assert_valid, update_state_many
+from .state import assert_state_for, update_state_many
 
 MAX_ARGUMENTS = UI_PROTOCOL_LIMITS["maxActionArguments"]
 MAX_ARGUMENT_BYTES = UI_PROTOCOL_LIMITS["maxActionArgumentBytes"]
@@ -31,7 +31,7 @@ def _definition(model: DocumentModel, state: Any, action_id: Any) -> Mapping[str
     if type(action_id) is not str or action_id not in model.actions:
         raise UIActionError("the action is not declared by this document", code="unknown_action")
     try:
-        _assert_valid(model, state)
+        assert_state_for(model, state)
     except UIStateError as error:
         raise UIActionError(f"invalid state: {error.message}", code="invalid_state") from None
     return model.actions[action_id]

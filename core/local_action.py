@@ -15,7 +15,7 @@ from .errors import UIActionError, UIExpressionError
 from .evaluation import lazy_derived
 from .expression import evaluate
 from .frozen import FrozenDict
-from .state import _assert_valid, update_state
+from .state import assert_state_for, update_state
 
 
 def dispatch_local_action(document: Any, state: Any, action: Any) -> FrozenDict:
@@ -26,7 +26,7 @@ def dispatch_local_action(document: Any, state: Any, action: Any) -> FrozenDict:
         raise UIActionError("only reset and set actions run locally", code="not_local")
     if parsed is not None and not any(action == declared for declared in _declared_actions(parsed["root"])):
         raise UIActionError("the action is not declared by this document", code="undeclared")
-    _assert_valid(model, state)
+    assert_state_for(model, state)
     if action["type"] == "reset":
         return model.initial
     return _set(document, model, state, action)

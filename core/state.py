@@ -42,10 +42,11 @@ def check_state_value(model: DocumentModel, key: Any, value: Any) -> None:
 
 def assert_valid_state(document: Any, state: Any) -> None:
     """Raise UIStateError unless `state` holds exactly the declared fields, all valid."""
-    _assert_valid(document_model(document), state)
+    assert_state_for(document_model(document), state)
 
 
-def _assert_valid(model: DocumentModel, state: Any) -> None:
+def assert_state_for(model: DocumentModel, state: Any) -> None:
+    """`assert_valid_state` against an already parsed model (the shared runtime check)."""
     if not isinstance(state, Mapping):
         raise UIStateError("state must be an object")
     if len(state) != len(model.fields) or any(key not in state for key in model.fields):
@@ -64,7 +65,7 @@ def _assert_budget(state: Mapping[str, Any]) -> None:
 def update_state(document: Any, state: Any, key: Any, value: Any) -> FrozenDict:
     """A new state with `key` set to `value`, or UIStateError; the old state is untouched."""
     model = document_model(document)
-    _assert_valid(model, state)
+    assert_state_for(model, state)
     check_state_value(model, key, value)
     candidate = FrozenDict({**state, key: value})
     _assert_budget(candidate)
@@ -74,7 +75,7 @@ def update_state(document: Any, state: Any, key: Any, value: Any) -> FrozenDict:
 def update_state_many(document: Any, state: Any, values: Mapping[str, Any]) -> FrozenDict:
     """Apply several field writes atomically: all pass or none does."""
     model = document_model(document)
-    _assert_valid(model, state)
+    assert_state_for(model, state)
     for key, value in values.items():
         check_state_value(model, key, value)
     candidate = FrozenDict({**state, **values})
