@@ -19,7 +19,7 @@ from typing import Any, Mapping
 
 from .checker import Checker, IssueLimit
 from .document import (MAX_COMPONENTS, MAX_EXPRESSION_NODES, DocumentModel, ParsedDocument,
-                       _finish, _Tree, document_model, parse_document)
+                       _finish, _Tree, parse_document)
 from .errors import UISchemaError
 from .frozen import FrozenDict, FrozenList, freeze
 from .limits import UI_LIMITS
@@ -131,8 +131,8 @@ class DocumentCache:
     """Validation memo for one stream generation: `revalidate` costs O(change), not O(document)."""
 
     def __init__(self, document: Any) -> None:
-        model = document_model(document)
         self.document = document if type(document) is ParsedDocument else parse_document(document)
+        model = self.document.model
         self._memo: dict[int, _Facts] = {}
         self._header = FrozenDict({k: v for k, v in self.document.items() if k != "root"})
         self._header_size = json_measure(self._header)[0] - 1 + _ROOT_KEY_BYTES + 1
@@ -142,10 +142,10 @@ class DocumentCache:
         self.info = model
 
     def _checker(self, model: DocumentModel) -> Checker:
-        check = Checker(version=model.version, mode=model.mode, fields=model.fields,
-                        derived_types=dict(model.derived_types), defaults=dict(model.defaults),
-                        actions=model.actions if model.version == "1.1" else None, initial=model.initial)
-        return check
+        """A checker primed with the generation's header, as the full parse leaves it."""
+        return Checker(version=model.version, mode=model.mode, fields=model.fields,
+                       derived_types=dict(model.derived_types), defaults=dict(model.defaults),
+                       actions=model.actions if model.version == "1.1" else None, initial=model.initial)
 
     def _walk(self, model: DocumentModel, root: Any) -> _Facts | None:
         check = self._checker(model)
@@ -169,7 +169,7 @@ class DocumentCache:
             return facts.node
         node = facts.node
         if facts.rebuild is not None:
-            old, prefix, suffix, = facts.rebuild
+            old, prefix, suffix = facts.rebuild
             middle = [self._remember(child) for child in facts.children]
             kids = FrozenList([*old[:prefix], *middle, *old[len(old) - suffix:]])
             node = FrozenDict({**{k: freeze(v) for k, v in node.items() if k != "children"}, "children": kids})
@@ -279,7 +279,7 @@ class DocumentCache:
             types.update(facts.types)
         selects = known.selects
         if any(facts.selects for facts in removed) or any(facts.selects for facts in added):
-            selects = self._merged_selects(node, recipe, added)
+            selects = self._merged_selects(node, added)
             if selects is None:
                 return None
         merged = _Facts(node, known.depth, known.in_form,
@@ -290,22 +290,22 @@ class DocumentCache:
         merged.own_size, merged.own_depth = json_measure({k: v for k, v in node.items() if k != "children"})
         deepest = known.children_depth
         if any(f.json_depth >= deepest for f in removed):
-            deepest = max((self._child_facts(child, recipe, added).json_depth for child in node["children"]), default=0)
+            deepest = max((self._child_facts(child, added).json_depth for child in node["children"]), default=0)
         deepest = max([deepest] + [f.json_depth for f in added])
         size = known.children_size - sum(f.size for f in removed) + sum(f.size for f in added)
         _measure_children(merged, True, size, deepest, len(node["children"]))
         return merged
 
-    def _child_facts(self, child: Any, recipe: tuple, added: list[_Facts]) -> _Facts:
+    def _child_facts(self, child: Any, added: list[_Facts]) -> _Facts:
         known = self._memo.get(id(child))
         if known is not None and known.node is child:
             return known
         return next(f for f in added if f.node is child)
 
-    def _merged_selects(self, node: Mapping, recipe: tuple, added: list[_Facts]) -> dict | None:
+    def _merged_selects(self, node: Mapping, added: list[_Facts]) -> dict | None:
         selects: dict[str, frozenset[str]] = {}
         for child in node["children"]:
-            for key, domain in self._child_facts(child, recipe, added).selects.items():
+            for key, domain in self._child_facts(child, added).selects.items():
                 if selects.setdefault(key, domain) != domain:
                     return None
         return selects
