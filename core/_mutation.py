@@ -16,6 +16,7 @@ from typing import Any, Mapping
 
 from ._checkpoint import MUTATION_TYPES, TERMINAL_TYPES, subtree
 from ._remote_rules import Issues, closed_object, is_integral, json_object, one_of, text
+from .components import LAYOUTS
 from .errors import MAX_ISSUES, Issue, UISchemaError, UIStreamError
 from .frozen import thaw
 from .limits import MESSAGE_LENGTH, UI_LIMITS, UI_PROTOCOL_LIMITS
@@ -23,7 +24,6 @@ from .safe_json import assert_safe_json
 
 MUTATION_BYTES = UI_PROTOCOL_LIMITS["maxStreamMutationBytes"]
 MAX_JSON_DEPTH = UI_LIMITS["maxJsonDepth"]
-LAYOUT_TYPES = frozenset({"Row", "Column", "Grid", "Card", "Form"})
 EVENT_TYPES = (*MUTATION_TYPES, *TERMINAL_TYPES)
 
 # id -> (parent id or None for the root, position among the parent's children)
@@ -162,7 +162,7 @@ def plan(document: Mapping, index: NodeIndex, node_types: Mapping[str, str], eve
     if kind == "add":
         parent_id = event["parentId"]
         _unknown_node(index, parent_id, "parentId")
-        if node_types[parent_id] not in LAYOUT_TYPES:
+        if node_types[parent_id] not in LAYOUTS:
             raise UIStreamError([Issue("/parentId", "the parent must be a Row, Column, Grid, Card or Form", "not_layout")])
         path = trail(root, index, parent_id)
         children = path.target["children"]

@@ -12,6 +12,7 @@ import re
 from types import MappingProxyType
 from typing import Any, Callable, Iterable, Iterator, Mapping
 
+from .checker import is_identifier
 from .errors import UNKNOWN_PROPERTY, Issue, UISchemaError, escape_pointer
 from .jsnumber import is_js_safe_number, is_number
 from .jstext import utf16_length
@@ -24,9 +25,6 @@ Rule = Callable[[Any], Issues]
 MAX_STRING_LENGTH = UI_LIMITS["maxStringLength"]
 MAX_IDENTIFIER_LENGTH = UI_LIMITS["maxIdentifierLength"]
 
-# Seed 000 section 2; `fullmatch` so a trailing newline never slips past `$`.
-_IDENTIFIER = re.compile(r"[A-Za-z][A-Za-z0-9_-]{0,63}")
-_RESERVED_IDENTIFIERS = frozenset({"__proto__", "prototype", "constructor"})
 _PRINTABLE_ASCII = re.compile(r"[\x20-\x7e]+")
 _NO_RULES: Mapping[str, Rule] = MappingProxyType({})
 
@@ -36,15 +34,6 @@ def descend(issues: Iterable[Issue], segment: str | int) -> Issues:
     prefix = "/" + escape_pointer(segment)
     for issue in issues:
         yield issue.prefixed(prefix)
-
-
-def is_identifier(value: Any) -> bool:
-    """A DSL identifier: `^[A-Za-z][A-Za-z0-9_-]{0,63}$` and not a reserved name."""
-    return (
-        isinstance(value, str)
-        and _IDENTIFIER.fullmatch(value) is not None
-        and value not in _RESERVED_IDENTIFIERS
-    )
 
 
 def is_integral(value: Any) -> bool:
