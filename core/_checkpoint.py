@@ -307,16 +307,9 @@ def share_unchanged(before: FrozenDict, after: FrozenDict) -> FrozenDict:
 _FROZEN_HEADER = ("id", "version", "mode", "state", "derived", "actions")
 
 
-def _facts(root: Mapping, pointer: str) -> tuple[dict[str, tuple[str, str]], dict[str, tuple[frozenset, str]]]:
-    """id -> (type, path) and Select field -> (option values, path of its first Select)."""
-    types: dict[str, tuple[str, str]] = {}
-    domains: dict[str, tuple[frozenset, str]] = {}
-    for node, path in subtree(root, pointer):
-        types[node["id"]] = (node["type"], path)
-        if node["type"] == "Select" and node["props"]["bind"] not in domains:
-            values = frozenset(option["value"] for option in node["props"]["options"])
-            domains[node["props"]["bind"]] = (values, path)
-    return types, domains
+def _first_path(root: Mapping, pointer: str, wanted: Any) -> str:
+    """The document path of the first node (in document order) that `wanted` accepts."""
+    return next(path for node, path in subtree(root, pointer) if wanted(node))
 
 
 def frozen_rule_issues(before: FrozenDict, after: FrozenDict, same_revision: bool) -> list[Issue]:
@@ -328,17 +321,20 @@ def frozen_rule_issues(before: FrozenDict, after: FrozenDict, same_revision: boo
     ]
     if before["root"]["id"] != after["root"]["id"]:
         issues.append(Issue("/snapshot/root/id", "the root id is frozen for the generation", "frozen"))
-    old_types, old_domains = _facts(before["root"], "/snapshot/root")
-    new_types, new_domains = _facts(after["root"], "/snapshot/root")
-    for node_id, (kind, path) in new_types.items():
-        if node_id in old_types and old_types[node_id][0] != kind:
+    old_types, new_types = before.model.node_types, after.model.node_types
+    for node_id, kind in new_types.items():
+        if old_types.get(node_id, kind) != kind:
+            path = _first_path(after["root"], "/snapshot/root", lambda node: node["id"] == node_id)
             issues.append(Issue(f"{path}/type", "an existing node id keeps its component type", "frozen"))
+    old_domains, new_domains = before.model.select_domains, after.model.select_domains
     for field in sorted(old_domains.keys() | new_domains.keys()):
         if field not in new_domains:
             issues.append(Issue(f"/snapshot/state/{field}", "the last Select of this field cannot be removed: "
                                 "its option set is frozen for the generation", "frozen_domain"))
-        elif field not in old_domains or old_domains[field][0] != new_domains[field][0]:
-            issues.append(Issue(f"{new_domains[field][1]}/props/options", "a Select must keep its field's option "
+        elif old_domains.get(field) != new_domains[field]:
+            path = _first_path(after["root"], "/snapshot/root",
+                               lambda node: node["type"] == "Select" and node["props"]["bind"] == field)
+            issues.append(Issue(f"{path}/props/options", "a Select must keep its field's option "
                                 "set for the generation (a new Select reuses the existing set)", "frozen_domain"))
     if same_revision and not issues and not json_equal(before, after):
         issues.append(Issue("/revision", "a document change must increase the revision", "sequence"))
