@@ -7,19 +7,45 @@ contract).  Replies are JSON texts pushed on the request's reply list.
 from __future__ import annotations
 
 import re
-from typing import Any, Literal, Mapping
+from collections.abc import Callable
+from typing import Annotated, Any, Literal, Mapping
 
 import orjson
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import AfterValidator, BaseModel, ConfigDict, ValidationError
 
 from .errors import HostError, MalformedEntry
 
 KINDS = ("tool", "action", "result")
-SESSION_PATTERN = r"^[!-~]{1,128}$"  # printable ASCII without space, then no ':{}' (checked below)
-REQUEST_PATTERN = r"^[ -~]{1,128}$"
-CALL_PATTERN = r"^[ -~]{1,256}$"
-NAME_PATTERN = r"^[A-Za-z0-9_.\-]{1,64}$"
+# Always applied with `fullmatch`: `re.match(...$)` also accepts a final "\n", and pydantic's
+# Rust-regex `pattern` gives `$` another meaning again, so one predicate serves both checks.
+_SESSION = re.compile(r"[!-~]{1,128}")  # printable ASCII without space, then no ':{}' (checked below)
+_REQUEST = re.compile(r"[ -~]{1,128}")
+_CALL = re.compile(r"[ -~]{1,256}")
+_NAME = re.compile(r"[A-Za-z0-9_.\-]{1,64}")
 _SESSION_FORBIDDEN = re.compile(r"[:{}]")
+
+
+def is_session_id(value: str) -> bool:
+    """A session id usable in key names: 1-128 printable ASCII, no space, ':', '{' or '}'."""
+    return _SESSION.fullmatch(value) is not None and _SESSION_FORBIDDEN.search(value) is None
+
+
+def is_request_id(value: str) -> bool:
+    """A request id usable in the reply key: 1-128 printable ASCII."""
+    return _REQUEST.fullmatch(value) is not None
+
+
+def is_call_id(value: str) -> bool:
+    """A tool call id (also every `sourceCallId`): 1-256 printable ASCII."""
+    return _CALL.fullmatch(value) is not None
+
+
+def _checked(predicate: Callable[[str], bool]) -> AfterValidator:
+    def check(value: str) -> str:
+        if not predicate(value):
+            raise ValueError("invalid")  # parse_entry names the field; the value is never echoed
+        return value
+    return AfterValidator(check)
 
 
 class InputEntry(BaseModel):
@@ -27,11 +53,11 @@ class InputEntry(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    session: str = Field(pattern=SESSION_PATTERN)
-    request: str = Field(pattern=REQUEST_PATTERN)
+    session: Annotated[str, _checked(is_session_id)]
+    request: Annotated[str, _checked(is_request_id)]
     kind: Literal["tool", "action", "result"]
-    name: str = Field(pattern=NAME_PATTERN)
-    call: str = Field(pattern=CALL_PATTERN)
+    name: Annotated[str, _checked(lambda value: _NAME.fullmatch(value) is not None)]
+    call: Annotated[str, _checked(is_call_id)]
     body: str
 
 
@@ -47,9 +73,7 @@ def decode_fields(raw: Mapping[Any, Any]) -> dict[str, str]:
 def address_of(fields: Mapping[str, str]) -> tuple[str, str] | None:
     """(session, request) if both are usable in key names, else None (no reply possible)."""
     session, request = fields.get("session", ""), fields.get("request", "")
-    if not re.match(SESSION_PATTERN, session) or _SESSION_FORBIDDEN.search(session):
-        return None
-    if not re.match(REQUEST_PATTERN, request):
+    if not is_session_id(session) or not is_request_id(request):
         return None
     return session, request
 

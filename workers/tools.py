@@ -22,7 +22,7 @@ from core.stream import advance_ui_stream, start_ui_stream
 
 from config.settings import Settings
 
-from .entry import InputEntry, dumps
+from .entry import InputEntry, dumps, is_call_id
 from .errors import BudgetError, ConflictError, HostError
 from .keys import Keys
 from .scripts import CommitPlan
@@ -117,7 +117,7 @@ class ToolHandler:
                 return self._advance(entry, args, digest)
         except UIError as error:
             raise _translate(error) from None
-        raise HostError(f"unknown tool {entry.name!r}", code="unknown_tool")
+        raise HostError("unknown tool; use one of " + ", ".join(TOOLS), code="unknown_tool")
 
     # -- documents ------------------------------------------------------------------------
 
@@ -155,7 +155,7 @@ class ToolHandler:
         if resend is not None:
             return resend
         if self._store.ui_of_source(entry.session, entry.call) is not None:
-            raise HostError(f"call id {entry.call} already opened a stream", code="call_id_reused")
+            raise HostError("the call id already opened a stream", code="call_id_reused")
         if self._store.generation_count(entry.session) >= self._settings.max_generations_per_session:
             raise BudgetError(f"the session already holds {self._settings.max_generations_per_session} "
                               "generations; no new stream can be opened", code="generation_capacity")
@@ -174,15 +174,15 @@ class ToolHandler:
     def _advance(self, entry: InputEntry, args: Mapping[str, Any], digest: str) -> Decision:
         _check_keys(args, _CURSOR_ARGS + (("mutation",) if entry.name == PATCH else ()))
         source = args["sourceCallId"]
-        if not isinstance(source, str) or not 1 <= len(source) <= 256:
-            raise _invalid("argument 'sourceCallId' must be the sourceCallId of the open receipt")
+        if not isinstance(source, str) or not is_call_id(source):
+            raise HostError("argument 'sourceCallId' must be 1-256 printable ASCII characters: the sourceCallId "
+                            "of the open receipt", code="invalid_source_call_id")
         generation = _integer(args, "generation", 1)
         base = _integer(args, "baseRevision", 0)
         ui_id = self._store.ui_of_source(entry.session, source)
         current = None if ui_id is None else self._store.current(entry.session, ui_id)
         if current is None:
-            raise ConflictError(f"no stream was opened by sourceCallId {source} in this session",
-                                code="unknown_source")
+            raise ConflictError("no stream was opened by that sourceCallId in this session", code="unknown_source")
         resend = self._ledger(current, entry.call, digest)
         if resend is not None:
             return resend
@@ -210,7 +210,7 @@ class ToolHandler:
             return Decision("resend", current.last_result, record=current)
         call_part = digest.split(":", 1)[0] + ":"
         if any(d.startswith(call_part) for d in current.ledger):
-            raise HostError(f"call id {call} was already used in this generation with other content "
+            raise HostError("the call id was already used in this generation with other content "
                             "or before a later call", code="call_id_reused")
         return None
 
