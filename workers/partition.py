@@ -169,9 +169,9 @@ class PartitionConsumer:
             raise HostError(f"session belongs to partition {partition_of(entry.session, self._settings.partitions)},"
                             f" not {self.partition}", code="wrong_partition")
         if entry.kind != "tool":
-            raise HostError(f"kind {entry.kind!r} is not served by this runtime yet", code="unsupported_kind")
+            raise HostError("this kind of entry is not served by this runtime yet", code="unsupported_kind")
         if entry.name not in TOOLS:
-            raise HostError(f"unknown tool {entry.name!r}", code="unknown_tool")
+            raise HostError("unknown tool; use one of " + ", ".join(TOOLS), code="unknown_tool")
         args = parse_body(entry.body, self._settings.max_document_bytes + BODY_MARGIN)
         decision = self._handler.decide(entry, args)
         self._write(entry_id, entry.session, entry.request, reply_key, decision)
