@@ -41,6 +41,11 @@ class Settings(BaseSettings):
     reply_ttl_s: int = Field(default=300, ge=1, le=86_400 * 7)
     dead_letter_after: int = Field(default=5, ge=1, le=1_000)
     frame_log_max: int = Field(default=1_024, ge=16, le=1_000_000)
+    # At least one maximal frame, so the newest frame always stays in the log.
+    frame_log_max_bytes: int = Field(default=16 * 1024 * 1024, ge=UI_PROTOCOL_LIMITS["maxStreamFrameBytes"],
+                                     le=1024 * 1024 * 1024)
+    max_plain_per_session: int = Field(default=256, ge=1, le=1_000_000)
+    session_ttl_s: int = Field(default=7 * 86_400, ge=0, le=366 * 86_400)  # sliding; 0: never expires
     metrics_port: int = Field(default=0, ge=0, le=65_535)
     heartbeat_ms: int = Field(default=1_000, ge=50, le=60_000)
     batch_size: int = Field(default=32, ge=1, le=1_000)

@@ -53,6 +53,10 @@ class Keys:
         """Dead-letter stream of a partition."""
         return f"{self.tag(partition)}:dead"
 
+    def dead_bytes(self, partition: int) -> str:
+        """Counter of the bytes the dead-letter stream of a partition holds."""
+        return f"{self.tag(partition)}:dead:bytes"
+
     def lease(self, partition: int) -> str:
         """Lease hash (`owner`, `epoch`) with a PX expiry."""
         return f"{self.tag(partition)}:lease"
@@ -70,21 +74,43 @@ class Keys:
         return f"{self.tag(partition)}:frames:{session}"
 
     def session(self, partition: int, session: str) -> str:
-        """Session hash: `generations` count and `src:<sourceCallId>` -> uiId."""
+        """Session hash: `generations` count, `src:<sourceCallId>` -> uiId, `ui:<uiId>` -> latest
+        generation, `log_bytes` (bytes of the frame log)."""
         return f"{self.tag(partition)}:s:{session}"
 
     def frame_log(self, partition: int, session: str) -> str:
         """Stream of the session's accepted frames (field `frame`), for catch-up."""
         return f"{self.tag(partition)}:s:{session}:log"
 
-    def ui(self, partition: int, session: str, ui_id: str) -> str:
-        """Hash of one UI id: `generation` (latest allocated) and `plain` (last plain document)."""
-        return f"{self.tag(partition)}:s:{session}:ui:{ui_id}"
+    def generations(self, partition: int, session: str) -> str:
+        """Hash of every generation of the session: fields `<uiId>:<generation>:<name>`."""
+        return f"{self.tag(partition)}:s:{session}:gen"
 
-    def generation(self, partition: int, session: str, ui_id: str, generation: int) -> str:
-        """Hash of one generation: current checkpoint and its bookkeeping fields."""
-        return f"{self.ui(partition, session, ui_id)}:g:{generation}"
+    def plain(self, partition: int, session: str) -> str:
+        """Hash of the session's plain documents by native call id: `doc:`, `ui:`, `sum:<call>`."""
+        return f"{self.tag(partition)}:s:{session}:plain"
 
-    def ledger(self, partition: int, session: str, ui_id: str, generation: int) -> str:
-        """List of the accepted call digests of one generation (<= 256)."""
-        return f"{self.generation(partition, session, ui_id, generation)}:calls"
+    def session_keys(self, partition: int, session: str) -> tuple[str, str, str, str]:
+        """Every key of a session (they share one sliding expiry): session, generations, frame log, plain."""
+        return (self.session(partition, session), self.generations(partition, session),
+                self.frame_log(partition, session), self.plain(partition, session))
+
+
+def ui_field(ui_id: str) -> str:
+    """Session hash field holding the latest generation of a uiId."""
+    return f"ui:{ui_id}"
+
+
+def source_field(source: str) -> str:
+    """Session hash field holding the uiId a sourceCallId opened."""
+    return f"src:{source}"
+
+
+def generation_field(ui_id: str, generation: int, name: str) -> str:
+    """Field `name` of one generation in the generations hash (a uiId never holds `:`)."""
+    return f"{ui_id}:{generation}:{name}"
+
+
+def plain_field(kind: str, call: str) -> str:
+    """Field of the plain hash: `doc` (document JSON), `ui` (its uiId) or `sum` (content digest) of a call."""
+    return f"{kind}:{call}"

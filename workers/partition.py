@@ -151,7 +151,7 @@ class PartitionConsumer:
             except HostError as error:
                 self._metrics.rejections.labels(error.code).inc()
                 self._scripts.reply(self._lease, self._input, self.epoch, entry_id, reply_key,
-                                    error_reply(request, error))
+                                    error_reply(request, error), self._session_keys(session))
                 return "rejected"
             except StaleCache:
                 self._store.forget(session)  # another writer moved the state: re-read and retry
@@ -189,10 +189,18 @@ class PartitionConsumer:
             return
         reply = '{"ok":true,"request":' + dumps(request) + ',"result":' + decision.reply_result + "}"
         if decision.action == "plain":
-            self._scripts.plain(self._lease, self._input, self.epoch, entry_id, decision.ui_key,
-                                decision.document, request, reply_key, reply)
+            assert decision.plain is not None
+            self._scripts.plain(self._lease, self._input, self.epoch, entry_id,
+                                self._keys.session_keys(self.partition, session), decision.plain, reply_key, reply)
         else:
-            self._scripts.reply(self._lease, self._input, self.epoch, entry_id, reply_key, reply)
+            self._scripts.reply(self._lease, self._input, self.epoch, entry_id, reply_key, reply,
+                                self._session_keys(session))
+
+    def _session_keys(self, session: str) -> tuple[str, ...]:
+        """The keys whose expiry a call of `session` slides (none for another partition's session)."""
+        if partition_of(session, self._settings.partitions) != self.partition:
+            return ()
+        return self._keys.session_keys(self.partition, session)
 
     def _dead(self, entry_id: str, fields: dict[str, str], reason: str, message: str,
               reply_key: str = "", request: str = "") -> None:

@@ -62,7 +62,10 @@ class WorkerPool:
         self._metrics = metrics
         self._keys = Keys(settings.key_prefix)
         self._scripts = Scripts(redis=redis, group=GROUP, reply_ttl_ms=settings.reply_ttl_s * 1000,
-                                frame_log_max=settings.frame_log_max)
+                                frame_log_max=settings.frame_log_max,
+                                frame_log_max_bytes=settings.frame_log_max_bytes,
+                                session_ttl_ms=settings.session_ttl_s * 1000,
+                                max_plain_per_session=settings.max_plain_per_session)
         self._held: dict[int, _Held] = {}
         self._stop = threading.Event()
         self._tick_s = min(settings.heartbeat_ms, settings.lease_renew_ms) / 1000

@@ -46,11 +46,7 @@ class LeaseAttempt:
 class CommitPlan:
     """Everything the commit script needs for one accepted stream call."""
 
-    generation_key: str
-    ledger_key: str
-    ui_key: str
-    session_key: str
-    frame_log_key: str
+    session_keys: tuple[str, str, str, str]  # Keys.session_keys: session, generations, frame log, plain
     reply_key: str
     expected_seq: int
     expected_generation: int
@@ -59,10 +55,24 @@ class CommitPlan:
     frame: str
     reply: str
     channel: str
+    ui_field: str  # session hash field of the uiId's latest generation
+    field_prefix: str  # "<uiId>:<generation>:", the generation's fields in the generations hash
     session_field: str = ""
     session_value: str = ""
     generations_increment: int = 0
     fields: Sequence[tuple[str, str | int]] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class PlainFields:
+    """The plain hash fields of one call and their values (the plain script stores all three)."""
+
+    document_field: str
+    document: str
+    ui_field: str
+    ui_id: str
+    digest_field: str
+    digest: str
 
 
 def _text(value: Any) -> str:
@@ -72,11 +82,16 @@ def _text(value: Any) -> str:
 class Scripts:
     """The scripts registered on one Redis client, with typed wrappers."""
 
-    def __init__(self, *, redis: Any, group: str, reply_ttl_ms: int, frame_log_max: int) -> None:
+    def __init__(self, *, redis: Any, group: str, reply_ttl_ms: int, frame_log_max: int,
+                 frame_log_max_bytes: int = 16 * 1024 * 1024, session_ttl_ms: int = 0,
+                 max_plain_per_session: int = 256) -> None:
         self._redis = redis
         self._group = group
         self._reply_ttl_ms = reply_ttl_ms
         self._frame_log_max = frame_log_max
+        self._frame_log_max_bytes = frame_log_max_bytes
+        self._session_ttl_ms = session_ttl_ms
+        self._max_plain = max_plain_per_session
         self._scripts = {name: redis.register_script(script_source(name)) for name in _NAMES}
 
     def acquire(self, lease_key: str, epoch_key: str, owner: str, ttl_ms: int) -> LeaseAttempt:
@@ -99,12 +114,13 @@ class Scripts:
 
     def commit(self, lease_key: str, input_key: str, epoch: int, entry_id: str, plan: CommitPlan) -> None:
         """Apply one accepted call atomically; raises `Fenced` or `StaleCache`."""
-        keys = [lease_key, input_key, plan.generation_key, plan.ledger_key, plan.ui_key,
-                plan.session_key, plan.frame_log_key, plan.reply_key]
+        session, generations, frame_log, plain = plan.session_keys
+        keys = [lease_key, input_key, generations, session, frame_log, plain, plan.reply_key]
         args: list[Any] = [epoch, self._group, entry_id, plan.expected_seq, plan.expected_generation,
                            plan.new_generation, plan.digest, plan.frame, self._frame_log_max,
-                           plan.reply, self._reply_ttl_ms, plan.channel, plan.session_field,
-                           plan.session_value, plan.generations_increment]
+                           self._frame_log_max_bytes, plan.reply, self._reply_ttl_ms, plan.channel,
+                           plan.session_field, plan.session_value, plan.generations_increment,
+                           self._session_ttl_ms, plan.ui_field, plan.field_prefix]
         for field, value in plan.fields:
             args += [field, value]
         result = self._scripts["commit"](keys=keys, args=args)
@@ -115,21 +131,29 @@ class Scripts:
             raise StaleCache(f"stored seq {_text(result[1])}, generation {_text(result[2])}")
 
     def reply(self, lease_key: str, input_key: str, epoch: int, entry_id: str,
-              reply_key: str, reply: str) -> None:
-        """Reply and ack without changing state; raises `Fenced`."""
-        result = self._scripts["reply"](keys=[lease_key, input_key, reply_key],
-                                        args=[epoch, self._group, entry_id, reply, self._reply_ttl_ms])
+              reply_key: str, reply: str, session_keys: Sequence[str] = ()) -> None:
+        """Reply and ack without changing state, sliding the session's expiry; raises `Fenced`."""
+        result = self._scripts["reply"](keys=[lease_key, input_key, reply_key, *session_keys],
+                                        args=[epoch, self._group, entry_id, reply, self._reply_ttl_ms,
+                                              self._session_ttl_ms])
         if int(result) == -1:
             raise Fenced(lease_key)
 
-    def plain(self, lease_key: str, input_key: str, epoch: int, entry_id: str, ui_key: str,
-              document: str, call: str, reply_key: str, reply: str) -> None:
-        """Store a plain document, reply and ack; raises `Fenced`."""
-        result = self._scripts["plain"](keys=[lease_key, input_key, ui_key, reply_key],
-                                        args=[epoch, self._group, entry_id, document, call, reply,
-                                              self._reply_ttl_ms])
-        if int(result) == -1:
+    def plain(self, lease_key: str, input_key: str, epoch: int, entry_id: str,
+              session_keys: tuple[str, str, str, str], fields: PlainFields, reply_key: str, reply: str) -> None:
+        """Store a plain document under its call id, reply and ack; raises `Fenced` or `StaleCache`."""
+        session, generations, frame_log, plain = session_keys
+        result = int(self._scripts["plain"](
+            keys=[lease_key, input_key, plain, session, generations, frame_log, reply_key],
+            args=[epoch, self._group, entry_id, fields.document_field, fields.document, fields.ui_field,
+                  fields.ui_id, fields.digest_field, fields.digest, self._max_plain, reply,
+                  self._reply_ttl_ms, self._session_ttl_ms]))
+        if result == -1:
             raise Fenced(lease_key)
+        if result == -2:
+            raise StaleCache("the call id already holds a plain document")
+        if result == -3:
+            raise StaleCache("the session's plain documents are at capacity")
 
     def dead(self, lease_key: str, input_key: str, dead_key: str, epoch: int, entry_id: str,
              reason: str, fields: dict[str, str], reply_key: str = "", reply: str = "") -> None:

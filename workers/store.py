@@ -14,7 +14,7 @@ from typing import Any
 from core.stream import resume_ui_stream
 
 from .entry import dumps, loads
-from .keys import Keys
+from .keys import Keys, generation_field, plain_field, source_field, ui_field
 
 CACHE_SIZE = 4_096  # entries per cache of one partition
 CACHE_BYTES = 8 * 1024 * 1024  # checkpoint JSON bytes of the cached generations of one partition
@@ -92,7 +92,7 @@ class Store:
         known = self._sources.get((session, source))
         if known is not None:
             return known
-        value = self._redis.hget(self._keys.session(self._partition, session), f"src:{source}")
+        value = self._redis.hget(self._keys.session(self._partition, session), source_field(source))
         if value is None:
             return None
         self._remember(self._sources, (session, source), _text(value))
@@ -137,20 +137,44 @@ class Store:
         while len(cache) > CACHE_SIZE:
             cache.popitem(last=False)
 
+    def plain_entry(self, session: str, call: str) -> tuple[str, str, str] | None:
+        """The (content digest, uiId, document JSON) a plain call stored, or None."""
+        values = self._redis.hmget(self._keys.plain(self._partition, session),
+                                   [plain_field(kind, call) for kind in ("sum", "ui", "doc")])
+        if any(v is None for v in values):
+            return None
+        digest, ui_id, document = (_text(v) for v in values)
+        return digest, ui_id, document
+
+    def plain_count(self, session: str) -> int:
+        """How many plain documents the session holds (three hash fields each)."""
+        return int(self._redis.hlen(self._keys.plain(self._partition, session))) // 3
+
+    def plain_document(self, session: str, call_id: str, ui_id: str) -> dict[str, Any] | None:
+        """The plain document of `documentRef = {sourceCallId: call_id, uiId: ui_id, generation: 0,
+        revision: 0}`: exactly what that native call stored, or None (unknown call, other uiId)."""
+        stored = self.plain_entry(session, call_id)
+        if stored is None or stored[1] != ui_id:
+            return None
+        document: dict[str, Any] = loads(stored[2])
+        return document
+
     def _load(self, session: str, ui_id: str) -> Generation | None:
-        number = self._redis.hget(self._keys.ui(self._partition, session, ui_id), "generation")
+        number = self._redis.hget(self._keys.session(self._partition, session), ui_field(ui_id))
         if number is None:
             return None
         generation = int(number)
-        pipe = self._redis.pipeline(transaction=False)
-        pipe.hgetall(self._keys.generation(self._partition, session, ui_id, generation))
-        pipe.lrange(self._keys.ledger(self._partition, session, ui_id, generation), 0, -1)
-        raw, ledger = pipe.execute()
-        stored = {_text(k): _text(v) for k, v in raw.items()}
+        names = ("checkpoint", "calls", "source", "seq", "revision", "status", "frames", "bytes",
+                 "last_call", "last_digest", "last_receipt")
+        raw = self._redis.hmget(self._keys.generations(self._partition, session),
+                                [generation_field(ui_id, generation, name) for name in names])
+        stored = {name: _text(value) for name, value in zip(names, raw) if value is not None}
+        if len(stored) != len(names):  # expired in between: the session's keys share one deadline
+            return None
         return Generation(
             ui_id=ui_id, generation=generation, source=stored["source"], seq=int(stored["seq"]),
             revision=int(stored["revision"]), status=stored["status"], frames=int(stored["frames"]),
             bytes=int(stored["bytes"]), checkpoint=stored["checkpoint"], last_call=stored["last_call"],
             last_digest=stored["last_digest"], last_receipt=stored["last_receipt"],
-            ledger=tuple(_text(d) for d in ledger),
+            ledger=tuple(stored.get("calls", "").split()),
         )

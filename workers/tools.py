@@ -24,8 +24,8 @@ from config.settings import Settings
 
 from .entry import InputEntry, dumps, is_call_id
 from .errors import BudgetError, ConflictError, HostError
-from .keys import Keys
-from .scripts import CommitPlan
+from .keys import Keys, generation_field, plain_field, source_field, ui_field
+from .scripts import CommitPlan, PlainFields
 from .store import Generation, Store
 
 PLAIN, OPEN, PATCH = "intelligent_ui", "intelligent_ui_open", "intelligent_ui_patch"
@@ -46,8 +46,7 @@ class Decision:
     plan: CommitPlan | None = None
     record: Generation | None = None
     opened: bool = False
-    ui_key: str = ""
-    document: str = ""
+    plain: PlainFields | None = None
     frame_type: str = ""
 
 
@@ -59,6 +58,13 @@ def receipt(tool: str, frame: Mapping[str, Any]) -> str:
     if frame["type"] in ("complete", "cancel", "error"):
         return text + " The stream is closed; open a new generation to change it."
     return text + " Use these values for the next call."
+
+
+def _plain_result(ui_id: str, document: str) -> str:
+    """The reply `result` of a plain call: the stored document and its receipt."""
+    text = (f"{PLAIN} accepted: uiId={ui_id} generation=0 revision=0. "
+            "The document is shown as a complete UI.")
+    return '{"document":' + document + ',"receipt":' + dumps(text) + "}"
 
 
 def _invalid(message: str) -> HostError:
@@ -110,7 +116,7 @@ class ToolHandler:
         digest = hashlib.sha256(entry.call.encode("utf-8")).hexdigest()[:32] + ":" + content
         try:
             if entry.name == PLAIN:
-                return self._plain(entry, args)
+                return self._plain(entry, args, content)
             if entry.name == OPEN:
                 return self._open(entry, args, digest)
             if entry.name in (PATCH, COMPLETE, CANCEL):
@@ -133,15 +139,25 @@ class ToolHandler:
                               code="document_too_large")
         return document
 
-    def _plain(self, entry: InputEntry, args: Mapping[str, Any]) -> Decision:
+    def _plain(self, entry: InputEntry, args: Mapping[str, Any], content: str) -> Decision:
+        """A plain UI is stored under its native call id (its `sourceCallId`), never overwritten."""
+        stored = self._store.plain_entry(entry.session, entry.call)
+        if stored is not None:
+            if stored[0] != content:
+                raise HostError("the call id already stored a plain document with other content",
+                                code="call_id_reused")
+            return Decision("resend", _plain_result(stored[1], stored[2]))
+        if self._store.ui_of_source(entry.session, entry.call) is not None:
+            raise HostError("the call id already opened a stream", code="call_id_reused")
         document = parse_document(self._document(args))
-        ui_id = str(document["id"])
-        text = (f"{PLAIN} accepted: uiId={ui_id} generation=0 revision=0. "
-                "The document is shown as a complete UI.")
-        body = dumps(document)
-        result = '{"document":' + body + ',"receipt":' + dumps(text) + "}"
-        return Decision("plain", result, ui_key=self._keys.ui(self._partition, entry.session, ui_id),
-                        document=body)
+        if self._store.plain_count(entry.session) >= self._settings.max_plain_per_session:
+            raise BudgetError(f"the session already holds {self._settings.max_plain_per_session} plain "
+                              "documents; no new one can be stored", code="plain_capacity")
+        ui_id, body = str(document["id"]), dumps(document)
+        fields = PlainFields(document_field=plain_field("doc", entry.call), document=body,
+                             ui_field=plain_field("ui", entry.call), ui_id=ui_id,
+                             digest_field=plain_field("sum", entry.call), digest=content)
+        return Decision("plain", _plain_result(ui_id, body), plain=fields)
 
     # -- open -----------------------------------------------------------------------------
 
@@ -156,6 +172,8 @@ class ToolHandler:
             return resend
         if self._store.ui_of_source(entry.session, entry.call) is not None:
             raise HostError("the call id already opened a stream", code="call_id_reused")
+        if self._store.plain_entry(entry.session, entry.call) is not None:
+            raise HostError("the call id already stored a plain document", code="call_id_reused")
         if self._store.generation_count(entry.session) >= self._settings.max_generations_per_session:
             raise BudgetError(f"the session already holds {self._settings.max_generations_per_session} "
                               "generations; no new stream can be opened", code="generation_capacity")
@@ -245,16 +263,14 @@ class ToolHandler:
         k, p, s = self._keys, self._partition, entry.session
         previous = current.generation if current else 0
         return CommitPlan(
-            generation_key=k.generation(p, s, record.ui_id, record.generation),
-            ledger_key=k.ledger(p, s, record.ui_id, record.generation),
-            ui_key=k.ui(p, s, record.ui_id), session_key=k.session(p, s), frame_log_key=k.frame_log(p, s),
-            reply_key=k.reply(p, s, entry.request),
+            session_keys=k.session_keys(p, s), reply_key=k.reply(p, s, entry.request),
             expected_seq=0 if fresh else record.seq - 1,
             expected_generation=previous, new_generation=record.generation,
             digest=record.last_digest, frame=record.checkpoint,
             reply='{"ok":true,"request":' + dumps(entry.request) + ',"result":' + result + "}",
-            channel=k.channel(p, s),
-            session_field=f"src:{record.source}" if fresh else "", session_value=record.ui_id if fresh else "",
+            channel=k.channel(p, s), ui_field=ui_field(record.ui_id),
+            field_prefix=generation_field(record.ui_id, record.generation, ""),
+            session_field=source_field(record.source) if fresh else "", session_value=record.ui_id if fresh else "",
             generations_increment=1 if fresh else 0,
             fields=[("seq", record.seq), ("revision", record.revision),
                     ("status", record.status), ("frames", record.frames), ("bytes", record.bytes),

@@ -14,6 +14,7 @@ from prometheus_client import CollectorRegistry
 
 from config.settings import Settings, load_settings
 from workers.client import Client
+from workers.keys import generation_field
 from workers.metrics import Metrics
 from workers.pool import WorkerPool
 from workers.redisio import connect
@@ -82,9 +83,11 @@ class Runtime:
         return self.client.call(session, tool, arguments, call=call, timeout=10)
 
     def generation(self, session: str, ui_id: str, generation: int) -> dict[str, str]:
-        """The stored hash of one generation, as text."""
-        key = self.client.keys.generation(self.client.partition(session), session, ui_id, generation)
-        return {k.decode(): v.decode() for k, v in self.redis.hgetall(key).items()}
+        """The stored fields of one generation (names without the `<uiId>:<generation>:` prefix), as text."""
+        key = self.client.keys.generations(self.client.partition(session), session)
+        prefix = generation_field(ui_id, generation, "").encode()
+        return {k[len(prefix):].decode(): v.decode() for k, v in self.redis.hgetall(key).items()
+                if k.startswith(prefix)}
 
     def log_length(self, session: str) -> int:
         """How many frames the session's frame log holds."""

@@ -115,14 +115,13 @@ def test_a_zombie_owner_cannot_commit_after_a_takeover(runtime: Runtime) -> None
     runtime.redis.xgroup_create(keys.input(0), GROUP, id="0", mkstream=True)
     entry = runtime.redis.xadd(keys.input(0), {"session": "s"}).decode()
     runtime.redis.xreadgroup(GROUP, consumer_of(0), {keys.input(0): ">"})
-    plan = CommitPlan(generation_key=keys.generation(0, "s", "u", 1), ledger_key=keys.ledger(0, "s", "u", 1),
-                      ui_key=keys.ui(0, "s", "u"), session_key=keys.session(0, "s"),
-                      frame_log_key=keys.frame_log(0, "s"), reply_key=keys.reply(0, "s", "r"),
+    plan = CommitPlan(session_keys=keys.session_keys(0, "s"), reply_key=keys.reply(0, "s", "r"),
                       expected_seq=0, expected_generation=0, new_generation=1, digest="d", frame="{}",
-                      reply="{}", channel=keys.channel(0, "s"), fields=[("seq", 1)])
+                      reply="{}", channel=keys.channel(0, "s"), ui_field="ui:u", field_prefix="u:1:",
+                      fields=[("seq", 1)])
     with pytest.raises(Fenced):
         scripts.commit(keys.lease(0), keys.input(0), zombie.epoch, entry, plan)
-    assert runtime.redis.exists(keys.generation(0, "s", "u", 1), keys.reply(0, "s", "r"), keys.frame_log(0, "s")) == 0
+    assert runtime.redis.exists(*keys.session_keys(0, "s"), keys.reply(0, "s", "r")) == 0
     assert runtime.redis.xpending(keys.input(0), GROUP)["pending"] == 1
     assert scripts.renew([(keys.lease(0), zombie.epoch), (keys.lease(0), successor.epoch)], 1000) == [False, True]
     assert not scripts.release(keys.lease(0), zombie.epoch)
@@ -143,8 +142,8 @@ def test_a_stale_cache_is_caught_by_the_commit_cas_and_reloaded(runtime: Runtime
     open_reply = runtime.client.call(SESSION, "intelligent_ui_open", {"document": example("stream-initial.json")},
                                      call="open-1")
     frame = open_reply["result"]["frame"]
-    key = runtime.client.keys.generation(runtime.client.partition(SESSION), SESSION, "sales-report", 1)
-    runtime.redis.hset(key, mapping={"seq": 7, "revision": 6})  # a foreign write the worker's cache has not seen
+    key = runtime.client.keys.generations(runtime.client.partition(SESSION), SESSION)
+    runtime.redis.hset(key, mapping={"sales-report:1:seq": 7, "sales-report:1:revision": 6})  # a foreign write the worker's cache has not seen
     args = {"sourceCallId": "open-1", "generation": 1, "baseRevision": frame["revision"],
             "mutation": example("stream-mutations.json")[0]}
     reply = runtime.client.call(SESSION, "intelligent_ui_patch", args, call="patch-1")

@@ -6,6 +6,7 @@ import pytest
 
 from tests.integration.conftest import Runtime, big_document, cursor_args, example
 from workers import tools
+from workers.store import Store
 
 pytestmark = pytest.mark.integration
 SESSION = "session-tools"
@@ -67,14 +68,72 @@ def test_cancel_keeps_the_last_snapshot_and_records_the_status(runtime: Runtime)
     assert runtime.generation(SESSION, "sales-report", 1)["status"] == "cancel"
 
 
+def plain_store(rt: Runtime) -> Store:
+    return Store(redis=rt.redis, keys=rt.client.keys, partition=rt.client.partition(SESSION))
+
+
+def retitled(title: str) -> dict:
+    document = example("compound-interest.json")
+    document["title"] = title
+    return document
+
+
 def test_a_plain_intelligent_ui_call_is_stored_as_generation_zero(runtime: Runtime) -> None:
     runtime.start()
     reply = runtime.call(SESSION, "intelligent_ui", {"document": example("compound-interest.json")}, call="plain-1")
     assert reply["ok"], reply
     assert "generation=0 revision=0" in reply["result"]["receipt"]
     ui_id = reply["result"]["document"]["id"]
-    key = runtime.client.keys.ui(runtime.client.partition(SESSION), SESSION, ui_id)
-    assert runtime.redis.hget(key, "plain") is not None
+    assert plain_store(runtime).plain_document(SESSION, "plain-1", ui_id) == reply["result"]["document"]
+
+
+def test_every_plain_document_of_a_session_is_kept_under_its_native_call_id(runtime: Runtime) -> None:
+    runtime.start()
+    first = runtime.call(SESSION, "intelligent_ui", {"document": retitled("First")}, call="plain-1")
+    second = runtime.call(SESSION, "intelligent_ui", {"document": retitled("Second")}, call="plain-2")
+    assert first["ok"] and second["ok"], (first, second)
+    ui_id = first["result"]["document"]["id"]
+    assert second["result"]["document"]["id"] == ui_id  # same uiId, two documents
+    store = plain_store(runtime)
+    assert store.plain_document(SESSION, "plain-1", ui_id)["title"] == "First"
+    assert store.plain_document(SESSION, "plain-2", ui_id)["title"] == "Second"
+    assert store.plain_document(SESSION, "plain-1", "other-ui") is None
+    assert store.plain_document(SESSION, "plain-3", ui_id) is None
+
+
+def test_a_plain_call_id_resent_with_the_same_content_returns_the_stored_document(runtime: Runtime) -> None:
+    runtime.start()
+    first = runtime.call(SESSION, "intelligent_ui", {"document": retitled("First")}, call="plain-1")
+    again = runtime.call(SESSION, "intelligent_ui", {"document": retitled("First")}, call="plain-1")
+    assert again == {**first, "request": again["request"]}
+    other = runtime.call(SESSION, "intelligent_ui", {"document": retitled("Other")}, call="plain-1")
+    assert other["error"]["code"] == "call_id_reused"
+    assert plain_store(runtime).plain_document(SESSION, "plain-1", first["result"]["document"]["id"])["title"] == "First"
+    assert plain_store(runtime).plain_count(SESSION) == 1
+
+
+def test_a_call_id_is_either_a_plain_document_or_a_stream_source(runtime: Runtime) -> None:
+    runtime.start()
+    open_stream(runtime, call="call-1")
+    reply = runtime.call(SESSION, "intelligent_ui", {"document": retitled("Plain")}, call="call-1")
+    assert reply["error"]["code"] == "call_id_reused"
+    assert runtime.call(SESSION, "intelligent_ui", {"document": retitled("Plain")}, call="call-2")["ok"]
+    reply = runtime.call(SESSION, OPEN, {"document": example("stream-initial.json")}, call="call-2")
+    assert reply["error"]["code"] == "call_id_reused"
+
+
+def test_a_plain_document_beyond_the_session_capacity_is_rejected_never_overwriting(runtime: Runtime) -> None:
+    runtime.configure(max_plain_per_session=2).start()
+    for number in (1, 2):
+        assert runtime.call(SESSION, "intelligent_ui", {"document": retitled(f"T{number}")}, call=f"plain-{number}")["ok"]
+    reply = runtime.call(SESSION, "intelligent_ui", {"document": retitled("T3")}, call="plain-3")
+    assert reply["error"]["code"] == "plain_capacity"
+    store = plain_store(runtime)
+    assert store.plain_count(SESSION) == 2
+    assert store.plain_document(SESSION, "plain-3", "compound-interest") is None
+    assert store.plain_document(SESSION, "plain-1", "compound-interest")["title"] == "T1"
+    # A resend of a stored call is still answered from the store at capacity.
+    assert runtime.call(SESSION, "intelligent_ui", {"document": retitled("T2")}, call="plain-2")["ok"]
 
 
 def test_a_stale_base_revision_is_a_conflict_naming_the_current_cursor(runtime: Runtime) -> None:

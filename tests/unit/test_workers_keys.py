@@ -19,8 +19,8 @@ def test_the_partition_is_crc32_of_the_utf8_session_modulo_p() -> None:
 def test_all_keys_of_a_partition_share_its_hash_tag() -> None:
     keys = Keys("iui")
     names = [keys.input(3), keys.lease(3), keys.epoch(3), keys.dead(3), keys.reply(3, "s", "r"),
-             keys.channel(3, "s"), keys.session(3, "s"), keys.frame_log(3, "s"), keys.ui(3, "s", "u"),
-             keys.generation(3, "s", "u", 1), keys.ledger(3, "s", "u", 1)]
+             keys.channel(3, "s"), keys.session(3, "s"), keys.frame_log(3, "s"), keys.generations(3, "s"),
+             keys.plain(3, "s"), *keys.session_keys(3, "s")]
     assert all(name.startswith("iui:{p3}:") for name in names)
     assert keys.input(3) == "iui:{p3}:in"
     assert keys.reply(3, "s", "r") == "iui:{p3}:reply:s:r"

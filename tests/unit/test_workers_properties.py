@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from prometheus_client import CollectorRegistry
 
 from config.settings import load_settings
-from workers.keys import GROUP, Keys, consumer_of
+from workers.keys import GROUP, Keys, consumer_of, ui_field
 from workers.metrics import Metrics
 from workers.partition import PartitionConsumer
 from workers.scripts import Scripts
@@ -62,8 +62,10 @@ class Harness:
         return json.loads(replies[0])
 
     def snapshot(self) -> tuple[Any, ...]:
-        generation = self.redis.hget(self.keys.ui(0, SESSION, UI), "generation")
-        stored = self.redis.hgetall(self.keys.generation(0, SESSION, UI, int(generation))) if generation else {}
+        generation = self.redis.hget(self.keys.session(0, SESSION), ui_field(UI))
+        prefix = f"{UI}:{int(generation)}:".encode() if generation else b"-"
+        stored = {k[len(prefix):]: v for k, v in self.redis.hgetall(self.keys.generations(0, SESSION)).items()
+                  if k.startswith(prefix)}
         return generation, stored, self.redis.xlen(self.keys.frame_log(0, SESSION))
 
 
