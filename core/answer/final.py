@@ -1,0 +1,115 @@
+"""Final answers: `parse_final_answer` checks one before it is stored, `answer_parts` reads one.
+
+A final answer places final blocks of its turn with marker lines (`core.answer._markers`).
+Writing is strict: `ui_block_ids` must be the markers' de-duplicated order and every id a
+block published in the same turn with `phase: "final"`.  Reading is forgiving, because a
+stored answer outlives what it pointed at: a marker whose block is missing, not listed,
+or a process block becomes an `unavailable` part that carries nothing of that block.  A
+legacy block without `phase` still mounts, and an answer without markers gets its listed
+blocks appended after the text.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from .._remote_rules import closed_object, text, unique_identifiers
+from ..errors import Issue, UISchemaError
+from ..frozen import FrozenDict, FrozenList, freeze
+from ._markers import Marker, marker_order, scan
+from ._rules import checked
+
+MAX_ANSWER_LENGTH = 100_000  # UTF-16 units, as much as one block may hold
+MAX_UI_BLOCK_IDS = 16
+_MAX_ANSWER_BYTES = 3 * MAX_ANSWER_LENGTH + 2_048
+
+_FINAL_ANSWER = closed_object(
+    {
+        "answer": text(0, MAX_ANSWER_LENGTH),
+        "ui_block_ids": unique_identifiers(MAX_UI_BLOCK_IDS, "block id"),
+    }
+)
+
+Blocks = Iterable[Mapping[str, Any]]
+
+
+def _shape(value: Any) -> FrozenDict:
+    _, problems = checked(value, _FINAL_ANSWER, max_bytes=_MAX_ANSWER_BYTES)
+    if problems:
+        raise UISchemaError(problems)
+    frozen: FrozenDict = freeze(value)
+    return frozen
+
+
+def _by_id(blocks: Blocks) -> dict[str, Mapping[str, Any]]:
+    """The turn's blocks by id; a later block with the same id replaced the earlier one."""
+    index: dict[str, Mapping[str, Any]] = {}
+    for block in blocks:
+        block_id = block.get("block_id") if isinstance(block, Mapping) else None
+        if isinstance(block_id, str):
+            index[block_id] = block
+    return index
+
+
+def _publication_issues(ids: list[str], published: dict[str, Mapping[str, Any]]) -> list[Issue]:
+    problems: list[Issue] = []
+    for index, block_id in enumerate(ids):
+        block = published.get(block_id)
+        if block is None:
+            problems.append(Issue(f"/ui_block_ids/{index}", "no block with this id was published in this turn", "unpublished_block"))
+        elif block.get("phase") != "final":
+            problems.append(Issue(f"/ui_block_ids/{index}", 'the block was not published with phase "final"', "not_final"))
+    return problems
+
+
+def parse_final_answer(value: Any, published_blocks: Blocks) -> FrozenDict:
+    """A `{answer, ui_block_ids}` whose markers and ids name final blocks of this turn."""
+    final = _shape(value)
+    markers = marker_order(final["answer"])
+    if markers and markers != list(final["ui_block_ids"]):
+        raise UISchemaError([Issue("/ui_block_ids", "must list the answer's markers in order, each once", "marker_mismatch")])
+    problems = _publication_issues(final["ui_block_ids"], _by_id(published_blocks))
+    if problems:
+        raise UISchemaError(problems)
+    return final
+
+
+def _mountable(block: Mapping[str, Any] | None) -> bool:
+    # A block stored before phases existed has none and is read as before.
+    return block is not None and block.get("phase", "final") == "final"
+
+
+def _block_part(block_id: str, allowed: frozenset[str], blocks: dict[str, Mapping[str, Any]]) -> FrozenDict:
+    block = blocks.get(block_id) if block_id in allowed else None
+    if _mountable(block):
+        return FrozenDict({"type": "block", "block_id": block_id, "block": freeze(block)})
+    return FrozenDict({"type": "unavailable", "block_id": block_id})
+
+
+def _text_part(run: str) -> FrozenDict | None:
+    body = run.strip("\r\n")
+    return FrozenDict({"type": "text", "text": body}) if body.strip() else None
+
+
+def answer_parts(final_answer: Any, blocks: Blocks) -> FrozenList:
+    """The answer as ordered `text`, `block` and `unavailable` parts, each block at most once."""
+    final = _shape(final_answer)
+    allowed = frozenset(final["ui_block_ids"])
+    index = _by_id(blocks)
+    pieces = scan(final["answer"])
+    if not any(isinstance(piece, Marker) for piece in pieces):
+        pieces = [*pieces, *(Marker(block_id) for block_id in final["ui_block_ids"])]
+    parts: list[FrozenDict] = []
+    mounted: set[str] = set()
+    for piece in pieces:
+        if isinstance(piece, str):
+            part = _text_part(piece)
+        elif piece.block_id in mounted:
+            part = None
+        else:
+            mounted.add(piece.block_id)
+            part = _block_part(piece.block_id, allowed, index)
+        if part is not None:
+            parts.append(part)
+    return FrozenList(parts)
