@@ -99,7 +99,7 @@ def _check_result_map(check: Checker, value: Any, path: str) -> None:
     limit = UI_PROTOCOL_LIMITS["maxActionResultFields"]
     for key, field_name, where in check.keyed(value, path, limit, "resultMap"):
         if key not in check.fields:
-            check.add(where, "resultMap keys must be declared state fields")
+            check.add(path, "resultMap keys must be declared state fields", "undeclared_result_key")
         elif not check.identifier(field_name, where):
             continue
 

@@ -33,11 +33,12 @@ from typing import Any
 
 import orjson
 
-from .errors import Issue, UISchemaError, escape_pointer
+from .errors import Issue, UISchemaError
 from .frozen import FrozenDict, FrozenList
 from .jsnumber import js_number_string
 from .jstext import utf16_sort_key
 from .limits import UI_LIMITS
+from .safe_json import held_pointer, linked_segments
 
 MAX_JSON_DEPTH = UI_LIMITS["maxJsonDepth"]
 MAX_JSON_VALUES = UI_LIMITS["maxJsonValues"]
@@ -143,12 +144,7 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def _fail(path: _Path, message: str) -> UISchemaError:
-    parts: list[str] = []
-    while path is not None:
-        path, segment = path
-        parts.append(escape_pointer(segment))
-    pointer = "/" + "/".join(reversed(parts)) if parts else ""
-    return UISchemaError([Issue(pointer, message, "unsafe_json")])
+    return UISchemaError([Issue(held_pointer(linked_segments(path)), message, "unsafe_json")])
 
 
 def _escape(match: re.Match[str]) -> str:

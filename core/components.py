@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
 from .actions import check_ui_action
-from .checker import Checker, is_identifier
+from .checker import Checker
 from .expression import NUM, SCALAR, scalar_type
 from .fields import NumberField
 from .jsnumber import js_number_string
@@ -143,27 +143,29 @@ def table_rows(check: Checker, value: Any, path: str) -> Any:
         check.add(path, f"must be an array of at most {limit} rows")
         return None
     for i, row in enumerate(value):
-        where = f"{path}/{i}"
-        if check.mapping(row, where, "row"):
-            for key, cell in row.items():
-                if scalar_type(cell):
-                    continue
-                cell_path = f"{where}/{key}" if is_identifier(key) else where
-                if isinstance(cell, (dict, list)):
-                    check.add(cell_path, "table cells must be static scalars")
-                else:
-                    check.value(cell, cell_path, SCALAR)
+        check.mapping(row, f"{path}/{i}", "row")
     return value
 
 
 def _table_extra(check: Checker, props: Mapping, results: dict, path: str) -> None:
+    """Cells are checked once the column keys are known: an undeclared key is never echoed."""
     keys = results.get("columns")
     rows = props.get("rows")
     if not keys or not isinstance(rows, list):
         return
     for i, row in enumerate(rows):
-        if isinstance(row, dict) and (len(row) != len(keys) or not keys.issuperset(row)):
-            check.add(f"{path}/rows/{i}", "each row must have exactly the declared column keys")
+        if not isinstance(row, dict):
+            continue
+        where = f"{path}/rows/{i}"
+        if len(row) != len(keys) or not keys.issuperset(row):
+            check.add(where, "each row must have exactly the declared column keys")
+        for key, cell in row.items():
+            if key not in keys or scalar_type(cell):
+                continue
+            if isinstance(cell, (dict, list)):
+                check.add(f"{where}/{key}", "table cells must be static scalars")
+            else:
+                check.value(cell, f"{where}/{key}", SCALAR)
 
 
 def chart_data(check: Checker, value: Any, path: str) -> Any:

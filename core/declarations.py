@@ -12,8 +12,8 @@ from typing import Any, Iterator, Mapping
 from .checker import Checker, DerivedFailure
 from .errors import UIExpressionError
 from .expression import evaluate
-from .fields import BooleanField, Field, NumberField, StringField, is_number
-from .limits import UI_LIMITS
+from .fields import BooleanField, Field, NumberField, StringField, grid_is_countable, is_number
+from .limits import DERIVED_EVALUATION_DEPTH, UI_LIMITS
 
 _NUMBER_KEYS = frozenset({"type", "initial", "min", "max", "step"})
 _STRING_KEYS = frozenset({"type", "initial", "maxLength"})
@@ -65,6 +65,10 @@ def _number_field(check: Checker, declaration: Mapping, path: str) -> NumberFiel
     if step is not None and step <= 0:
         check.add(path + "/step", "step must be greater than 0")
         return None
+    if step is not None and not grid_is_countable(step):
+        check.add(path + "/step", "step is too small: values within 1e15 cannot be counted in steps",
+                  "step_too_small")
+        return None
     field = NumberField(declaration["initial"], low, high, step)
     problem = field.problem(declaration["initial"])
     if problem:
@@ -97,16 +101,40 @@ def check_derived(check: Checker, value: Any, path: str = "/derived") -> dict[st
         check.derived_types[key] = 0
         check.failed_derived.add(key)
         check.add(entries[key][1], "derived values must not form a cycle (this one is on or depends on one)")
+    totals: dict[str, int] = {}
     for key in order:
         expr, where = entries[key]
         before = len(check.issues)
         bits = check.expression(expr, where)
         check.derived_types[key] = bits
         if bits and len(check.issues) == before:
+            totals[key] = _evaluation_depth(expr, totals)
+            if totals[key] > DERIVED_EVALUATION_DEPTH:
+                check.add(where, f"evaluating this derived value nests deeper than {DERIVED_EVALUATION_DEPTH}"
+                                 " levels through the derived values it reads", "derived_depth")
+                check.failed_derived.add(key)
+                continue
             _evaluate_default(check, key, expr, where)
         else:
             check.failed_derived.add(key)
     return {key: expr for key, (expr, _) in entries.items()}
+
+
+def _evaluation_depth(expr: Any, totals: Mapping[str, int]) -> int:
+    """Levels `evaluate` nests for `expr`, counting each derived value read at its own depth."""
+    deepest = 0
+    stack = [(expr, 1)]
+    while stack:
+        node, depth = stack.pop()
+        level = depth
+        if isinstance(node, dict):
+            ref = node.get("derived")
+            if len(node) == 1 and type(ref) is str:
+                level = depth + totals.get(ref, 0)
+            elif isinstance(node.get("args"), list):
+                stack.extend((arg, depth + 1) for arg in node["args"])
+        deepest = max(deepest, level)
+    return deepest
 
 
 def _evaluate_default(check: Checker, key: str, expr: Any, path: str) -> None:

@@ -22,6 +22,28 @@ def _clip(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "\u2026"
 
 
+def _clip_pointer(path: str) -> str:
+    """A valid RFC 6901 pointer of at most MAX_PATH_LENGTH UTF-8-encodable characters.
+
+    Cutting only at a `/` keeps every `~0`/`~1` escape whole: the result is an ancestor of
+    the location, never a different one.  A segment holding a lone surrogate cannot be
+    UTF-8, so the path stops before it.
+    """
+    if not path.isascii():
+        bad = next((i for i, char in enumerate(path) if "\ud800" <= char <= "\udfff"), None)
+        if bad is not None:
+            path = path[: max(path.rfind("/", 0, bad + 1), 0)]
+    if len(path) > MAX_PATH_LENGTH:
+        path = path[: max(path.rfind("/", 0, MAX_PATH_LENGTH + 1), 0)]
+    return path
+
+
+def _clip_message(text: str) -> str:
+    if not text.isascii():
+        text = "".join("\ufffd" if "\ud800" <= char <= "\udfff" else char for char in text)
+    return _clip(text, MAX_MESSAGE_LENGTH)
+
+
 @dataclass(frozen=True, slots=True)
 class Issue:
     """One located problem: a JSON Pointer `path` and a human `message`."""
@@ -31,8 +53,8 @@ class Issue:
     code: str = "invalid"
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "path", _clip(self.path, MAX_PATH_LENGTH))
-        object.__setattr__(self, "message", _clip(self.message, MAX_MESSAGE_LENGTH))
+        object.__setattr__(self, "path", _clip_pointer(self.path))
+        object.__setattr__(self, "message", _clip_message(self.message))
 
     def prefixed(self, prefix: str) -> "Issue":
         """The same issue located under `prefix` (a JSON Pointer)."""
@@ -55,7 +77,7 @@ class UIError(Exception):
     code = "ui_error"
 
     def __init__(self, message: str, *, code: str | None = None) -> None:
-        super().__init__(_clip(message, MAX_MESSAGE_LENGTH))
+        super().__init__(_clip_message(message))
         if code is not None:
             self.code = code
 

@@ -197,9 +197,13 @@ def evaluate_expression(expr: Any, state: Mapping[str, Any], derived: Mapping[st
     values = derived if isinstance(derived, Mapping) else {}
 
     def lookup(key: str) -> Any:
+        # the key came from the caller: never repeat it; a value handed in is checked like state
         if key not in values:
-            raise UIExpressionError(f"derived value {key!r:.80} is not available")
-        return values[key]
+            raise UIExpressionError("derived reference is not available", code="unknown_derived")
+        value = values[key]
+        if not scalar_type(value):
+            raise UIExpressionError("derived value is not a scalar", code="invalid_derived")
+        return value
 
     return evaluate(expr, state, lookup)
 

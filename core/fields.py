@@ -31,9 +31,16 @@ def is_number(value: Any) -> bool:
     return False
 
 
+def grid_is_countable(step: float) -> bool:
+    """True when every distance within the number budget is a finite count of steps."""
+    return math.isfinite(2 * MAX_MAGNITUDE / step)
+
+
 def on_step_grid(value: float, origin: float, step: float) -> bool:
     """True when value = origin + k × step for an integer k, within float tolerance."""
     quotient = (value - origin) / step
+    if not math.isfinite(quotient):  # a step no parsed document has; `round` would overflow
+        return False
     return abs(quotient - round(quotient)) <= STEP_TOLERANCE * max(1.0, abs(quotient))
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from .document import DocumentModel, document_model
-from .errors import UIActionError, UIExpressionError, UISchemaError, UIStateError
+from .errors import UIActionError, UISchemaError, UIStateError
 from .evaluation import lazy_derived
 from .expression import evaluate
 from .frozen import FrozenDict
@@ -38,12 +38,9 @@ def _definition(model: DocumentModel, state: Any, action_id: Any) -> Mapping[str
 
 
 def _resolve(value: Any, state: Mapping, model: DocumentModel) -> Any:
-    try:
-        if isinstance(value, Mapping):
-            return evaluate(value.get("expr"), state, lazy_derived(model, state))
-        return value
-    except UIExpressionError as error:
-        raise UIActionError(f"cannot be computed: {error.message}", code="evaluation") from None
+    if isinstance(value, Mapping):  # a run-time failure is a UIExpressionError (seed 000 §8)
+        return evaluate(value.get("expr"), state, lazy_derived(model, state))
+    return value
 
 
 def resolve_ui_action(document: Any, state: Any, action_id: Any) -> FrozenDict:

@@ -71,3 +71,8 @@ CAPABILITY_TITLE_LENGTH = 256
 CAPABILITY_DESCRIPTION_LENGTH = 4_096
 HOST_CAPABILITIES = 32
 MIN_DOCUMENT_BYTES = 1_024
+# Levels one derived value's evaluation nests through every derived value it reads (each
+# expression alone is within maxExpressionDepth).  Checked at parse time, so run-time
+# evaluation (at most this plus one expression's 32 levels) stays far from Python's
+# recursion limit.
+DERIVED_EVALUATION_DEPTH = 128

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import Any, Iterator, Mapping
 
-from .document import DocumentModel, ParsedDocument, document_model
-from .errors import UIActionError, UIExpressionError
+from .document import DocumentModel, ParsedDocument, parse_document
+from .errors import UIActionError
 from .evaluation import lazy_derived
 from .expression import evaluate
 from .frozen import FrozenDict
@@ -20,25 +20,22 @@ from .state import assert_state_for, update_state
 
 def dispatch_local_action(document: Any, state: Any, action: Any) -> FrozenDict:
     """Apply a declared `reset` or `set` action; return the new state."""
-    model = document_model(document)
-    parsed = document if type(document) is ParsedDocument else None
+    parsed = document if type(document) is ParsedDocument else parse_document(document)
+    model = parsed.model
     if not isinstance(action, Mapping) or action.get("type") not in ("reset", "set"):
         raise UIActionError("only reset and set actions run locally", code="not_local")
-    if parsed is not None and not any(action == declared for declared in _declared_actions(parsed["root"])):
+    if not any(action == declared for declared in _declared_actions(parsed["root"])):
         raise UIActionError("the action is not declared by this document", code="undeclared")
     assert_state_for(model, state)
     if action["type"] == "reset":
         return model.initial
-    return _set(document, model, state, action)
+    return _set(parsed, model, state, action)
 
 
-def _set(document: Any, model: DocumentModel, state: Mapping, action: Mapping) -> FrozenDict:
+def _set(document: ParsedDocument, model: DocumentModel, state: Mapping, action: Mapping) -> FrozenDict:
     value = action.get("value")
-    try:
-        if isinstance(value, Mapping):
-            value = evaluate(value.get("expr"), state, lazy_derived(model, state))
-    except UIExpressionError as error:
-        raise UIActionError(f"set value cannot be computed: {error.message}", code="evaluation") from None
+    if isinstance(value, Mapping):  # a run-time failure is a UIExpressionError (seed 000 §8)
+        value = evaluate(value.get("expr"), state, lazy_derived(model, state))
     return update_state(document, state, action.get("key"), value)
 
 

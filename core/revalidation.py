@@ -259,7 +259,8 @@ class DocumentCache:
         for i in range(prefix, len(children) - suffix):
             child = children[i]
             where = f"{path}/children/{i}"
-            twin = counterparts.get(child.get("id")) if isinstance(child, dict) else None
+            node_id = child.get("id") if isinstance(child, dict) else None
+            twin = counterparts.get(node_id) if type(node_id) is str else None  # ids may be junk
             facts = (self._pair(check, child, twin, where, depth, in_form) if twin is not None
                      else self._fresh(check, child, where, depth, in_form))
             if facts is None:

@@ -6,16 +6,23 @@ non-finite or out-of-budget numbers, strings that cannot be UTF-8 (lone surrogat
 nesting deeper than `maxJsonDepth`, more than `maxJsonValues` values, or more UTF-8
 bytes than the caller's budget.  Byte sizes are those of JavaScript's
 `JSON.stringify`: compact, non-ASCII not escaped, JS number text.
+
+Only the exact JSON types pass (and the library's own frozen containers): a subclass of
+`dict`, `str` or `int` could override the methods every later check relies on.  An issue
+path never goes through a key the protocol does not define: the pre-check knows no
+schema, so it stops at the object holding the first such key and never echoes it.
 """
 
 from __future__ import annotations
 
 import math
-from typing import Any
+from functools import cache
+from typing import Any, Iterable
 
 import orjson
 
 from .errors import Issue, UISchemaError, escape_pointer
+from .frozen import FrozenDict, FrozenList
 from .jsnumber import js_number_string
 from .limits import UI_LIMITS
 
@@ -24,22 +31,77 @@ MAX_JSON_VALUES = UI_LIMITS["maxJsonValues"]
 MAX_MAGNITUDE = UI_LIMITS["maxNumberMagnitude"]
 
 _Path = tuple | None  # a linked list (parent, segment); built only for containers
+_CONTAINERS = frozenset({dict, list, FrozenDict, FrozenList})
+_FROZEN = (FrozenDict, FrozenList)  # the library's own immutable containers and their kin
+
+
+def _is_container(kind: type) -> bool:
+    return kind in _CONTAINERS or issubclass(kind, _FROZEN)
+
+
+@cache
+def protocol_keys() -> frozenset[str]:
+    """Every property name the protocol itself defines (read from the document schema)."""
+    from .schema import document_json_schema  # only on a rejection: the schema is large
+
+    names: set[str] = set()
+    stack: list[Any] = [document_json_schema()]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            if isinstance(node.get("properties"), dict):
+                names.update(node["properties"])
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
+    return frozenset(names)
+
+
+# Dictionaries whose keys declare names (fields, derived values, actions, arguments): an
+# identifier there is the document's own declaration, as in `/state/amount/initial`.
+_DECLARING = frozenset({"state", "derived", "actions", "arguments"})
+
+
+def held_pointer(segments: Iterable[str | int]) -> str:
+    """The JSON Pointer of `segments`, cut at the object holding the first foreign key."""
+    from .checker import is_identifier  # only on a rejection
+
+    known = protocol_keys()
+    parts: list[str] = []
+    parent: str | int | None = None
+    for segment in segments:
+        if type(segment) is not int and segment not in known and not (
+                parent in _DECLARING and is_identifier(segment)):
+            break
+        parts.append(escape_pointer(segment))
+        parent = segment
+    return "/" + "/".join(parts) if parts else ""
+
+
+def linked_segments(path: _Path) -> list[str | int]:
+    """The segments of a linked (parent, segment) path, root first."""
+    segments: list[str | int] = []
+    while path is not None:
+        path, key = path
+        segments.append(key)
+    segments.reverse()
+    return segments
 
 
 def _pointer(path: _Path, segment: str | int | None = None) -> str:
-    parts: list[str] = [] if segment is None else [escape_pointer(segment)]
-    while path is not None:
-        path, key = path
-        parts.append(escape_pointer(key))
-    return "/" + "/".join(reversed(parts)) if parts else ""
+    segments = linked_segments(path)
+    if segment is not None:
+        segments.append(segment)
+    return held_pointer(segments)
 
 
 def _scalar_problem(value: Any) -> str | None:
-    if value is None or isinstance(value, (str, bool)):
+    kind = type(value)
+    if value is None or kind is str or kind is bool:
         return None
-    if isinstance(value, int):
+    if kind is int:
         return None if -MAX_MAGNITUDE <= value <= MAX_MAGNITUDE else "number exceeds 1e15 in magnitude"
-    if isinstance(value, float):
+    if kind is float:
         if not math.isfinite(value):
             return "number must be finite"
         return None if abs(value) <= MAX_MAGNITUDE else "number exceeds 1e15 in magnitude"
@@ -57,7 +119,7 @@ def _measure(value: Any, max_depth: int, max_values: int) -> tuple[int, int]:
     deepest = 1
     count = 1
     stack: list[tuple[Any, int, _Path]] = [(value, 1, None)]
-    if not isinstance(value, (dict, list)):
+    if not _is_container(type(value)):
         problem = _scalar_problem(value)
         if problem:
             raise UISchemaError([Issue("", problem, "unsafe_json")])
@@ -69,23 +131,21 @@ def _measure(value: Any, max_depth: int, max_values: int) -> tuple[int, int]:
         deepest = depth if depth > deepest else deepest
         if depth > max_depth:
             raise UISchemaError([Issue(_pointer(path), f"JSON nesting exceeds {max_depth} levels", "unsafe_json")])
-        if isinstance(container, dict):
-            items = container.items()
-        else:
-            items = enumerate(container)
+        is_list = isinstance(container, list)
+        items = enumerate(container) if is_list else container.items()
         count += len(container)
         if count > max_values:
             raise UISchemaError([Issue(_pointer(path), f"JSON exceeds {max_values} values", "unsafe_json")])
         for key, item in items:
-            if type(key) is not str and not isinstance(container, list):
+            if type(key) is not str and not is_list:
                 raise UISchemaError([Issue(_pointer(path), "object keys must be strings", "unsafe_json")])
-            if isinstance(item, (dict, list)):
-                stack.append((item, depth + 1, (path, key)))
-                continue
             kind = type(item)
             if kind is str or kind is int or item is None or kind is bool:
                 if kind is int and not -MAX_MAGNITUDE <= item <= MAX_MAGNITUDE:
                     raise UISchemaError([Issue(_pointer(path, key), "number exceeds 1e15 in magnitude", "unsafe_json")])
+                continue
+            if _is_container(kind):
+                stack.append((item, depth + 1, (path, key)))
                 continue
             problem = _scalar_problem(item)
             if problem:

@@ -80,7 +80,7 @@ CASES = [
     ("argument is an array", [("/actions/save/arguments/opts", [1])], "/actions/save/arguments/opts"),
     ("argument is null", [("/actions/save/arguments/opts", None)], "/actions/save/arguments/opts"),
     ("more than 32 arguments", [(f"/actions/save/arguments/a{i}", 1) for i in range(31)], "/actions/save/arguments"),
-    ("resultMap key undeclared", [("/actions/save/resultMap/ghost", "lines")], "/actions/save/resultMap/ghost"),
+    ("resultMap key undeclared", [("/actions/save/resultMap/ghost", "lines")], "/actions/save/resultMap"),
     ("resultMap value is a path", [("/actions/save/resultMap/count", "result.user.secret")], "/actions/save/resultMap/count"),
     ("resultMap value __proto__", [("/actions/save/resultMap/count", "__proto__")], "/actions/save/resultMap/count"),
     ("agent with resultMap", [("/actions/ask/resultMap", {"count": "lines"})], "/actions/ask"),

@@ -333,9 +333,9 @@ def test_a_result_over_32_kib_is_rejected():
     assert caught.value.issues[0].code == "too_large"
 
 
-def test_a_non_finite_result_number_is_rejected_with_its_path():
-    assert rejection_paths(parse_ui_action_result, {"n": math.nan}) == ["/n"]
-    assert rejection_paths(parse_ui_action_result, {"n": math.inf}) == ["/n"]
+def test_a_non_finite_result_number_is_rejected_at_the_result_without_its_key():
+    assert rejection_paths(parse_ui_action_result, {"n": math.nan}) == [""]
+    assert rejection_paths(parse_ui_action_result, {"n": math.inf}) == [""]
 
 
 def test_a_result_string_over_4096_units_is_rejected():
@@ -393,7 +393,7 @@ def test_capability_parameters_keep_the_general_json_depth_limit():
         node["p"] = {}
         node = node["p"]
     paths = rejection_paths(parse_ui_capability_descriptor, capability(parameters=deep))
-    assert len(paths) == 1 and paths[0].startswith("/parameters/p/p")
+    assert paths == ["/parameters"]  # the safe-JSON pass never goes through a foreign key
 
 
 def test_a_descriptor_over_64_kib_is_rejected():
