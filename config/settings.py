@@ -40,6 +40,11 @@ class Settings(BaseSettings):
     max_generations_per_session: int = Field(default=256, ge=1, le=1_000_000)
     reply_ttl_s: int = Field(default=300, ge=1, le=86_400 * 7)
     dead_letter_after: int = Field(default=5, ge=1, le=1_000)
+    # A dead letter keeps at most this many bytes of the entry; the stream of a partition at most
+    # max_entries letters and max_bytes bytes (the oldest go first).
+    dead_letter_entry_bytes: int = Field(default=16_384, ge=1_024, le=1_048_576)
+    dead_letter_max_entries: int = Field(default=1_000, ge=1, le=1_000_000)
+    dead_letter_max_bytes: int = Field(default=1_048_576, ge=1_024, le=1024 * 1024 * 1024)
     frame_log_max: int = Field(default=1_024, ge=16, le=1_000_000)
     # At least one maximal frame, so the newest frame always stays in the log.
     frame_log_max_bytes: int = Field(default=16 * 1024 * 1024, ge=UI_PROTOCOL_LIMITS["maxStreamFrameBytes"],

@@ -14,6 +14,7 @@ from typing import Any
 
 from config.settings import Settings
 
+from .dead_letter import DeadLetterPolicy
 from .entry import address_of, decode_fields, dumps, error_reply, parse_body, parse_entry
 from .errors import Fenced, HostError, StaleCache
 from .keys import GROUP, Keys, consumer_of, partition_of
@@ -205,8 +206,9 @@ class PartitionConsumer:
     def _dead(self, entry_id: str, fields: dict[str, str], reason: str, message: str,
               reply_key: str = "", request: str = "") -> None:
         reply = error_reply(request, HostError(message, code="dead_letter")) if reply_key else ""
-        self._scripts.dead(self._lease, self._input, self._keys.dead(self.partition), self.epoch, entry_id,
-                           reason, fields, reply_key, reply)
+        self._scripts.dead(self._lease, self._input, self._keys.dead(self.partition),
+                           self._keys.dead_bytes(self.partition), self.epoch, entry_id, reason, fields,
+                           DeadLetterPolicy.of(self._settings), reply_key, reply)
         self._metrics.dead_lettered.labels(reason).inc()
 
     def _maybe_trim(self) -> None:

@@ -10,8 +10,9 @@ import enum
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
+from .dead_letter import DeadLetterPolicy, bounded_copy
 from .errors import Fenced, StaleCache
 
 _NAMES = ("lease_acquire", "lease_renew", "lease_release", "commit", "reply", "plain", "dead")
@@ -155,12 +156,15 @@ class Scripts:
         if result == -3:
             raise StaleCache("the session's plain documents are at capacity")
 
-    def dead(self, lease_key: str, input_key: str, dead_key: str, epoch: int, entry_id: str,
-             reason: str, fields: dict[str, str], reply_key: str = "", reply: str = "") -> None:
-        """Dead-letter an entry (with an optional error reply) and ack it; raises `Fenced`."""
-        keys = [lease_key, input_key, dead_key] + ([reply_key] if reply else [])
-        args: list[Any] = [epoch, self._group, entry_id, reason, reply, self._reply_ttl_ms]
-        for field, value in fields.items():
+    def dead(self, lease_key: str, input_key: str, dead_key: str, dead_bytes_key: str, epoch: int,
+             entry_id: str, reason: str, fields: Mapping[str, str], policy: DeadLetterPolicy,
+             reply_key: str = "", reply: str = "") -> None:
+        """Dead-letter a bounded copy of an entry (with an optional error reply) and ack it; raises `Fenced`."""
+        copy = bounded_copy(fields, policy.entry_bytes)
+        keys = [lease_key, input_key, dead_key, dead_bytes_key] + ([reply_key] if reply else [])
+        args: list[Any] = [epoch, self._group, entry_id, reason, reply, self._reply_ttl_ms,
+                           policy.max_entries, policy.max_bytes, "1" if copy.truncated else "0"]
+        for field, value in copy.fields:
             args += [field, value]
         if int(self._scripts["dead"](keys=keys, args=args)) == -1:
             raise Fenced(lease_key)
