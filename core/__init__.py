@@ -48,6 +48,11 @@ _EXPORTS = {
     "Issue": "errors",
     "UI_LIMITS": "limits",
     "UI_PROTOCOL_LIMITS": "limits",
+    "parse_answer_block": "answer.block",
+    "parse_final_answer": "answer.final",
+    "answer_parts": "answer.final",
+    "parse_report_ui_blocks": "answer.report",
+    "answer_json_schema": "answer.schema",
 }
 
 __all__ = sorted(_EXPORTS)

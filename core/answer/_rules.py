@@ -51,6 +51,8 @@ MAGNITUDE = UI_LIMITS["maxNumberMagnitude"]
 # (the seed: "没有动态代码、网络 URL 或任意动作 DSL").
 _ACTIVE_CONTENT = re.compile(r"[a-z][a-z0-9+.-]*://|javascript:|vbscript:|data:[a-z]+/|<\s*script", re.IGNORECASE)
 ACTIVE_CONTENT_MESSAGE = "links, scripts and data URIs are not allowed in text"
+# Checked here so the issue points at the string; the safe-JSON pass can only say "somewhere".
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def checked(value: Any, rule: Rule, *, max_bytes: int) -> tuple[int, list[Issue]]:
@@ -84,6 +86,8 @@ def _string(spec: Str) -> Rule:
             yield Issue("", f"length must be {spec.min_length} to {spec.max_length} UTF-16 code units", "length")
         elif pattern is not None and pattern.fullmatch(value) is None:
             yield Issue("", f"must match ^{spec.pattern}$", "format")
+        elif not value.isascii() and _SURROGATE.search(value):
+            yield Issue("", "strings must be valid Unicode (no lone surrogates)", "unsafe_json")
         else:
             yield from inert_text(value)
 
