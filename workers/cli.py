@@ -11,6 +11,7 @@ import json
 import os
 import signal
 import sys
+import time
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -18,6 +19,7 @@ from config.settings import Settings, SettingsError, load_settings
 
 _SETTING_OPTIONS = ("redis_url", "key_prefix", "partitions", "lease_ttl_ms", "lease_renew_ms",
                     "metrics_port", "max_document_bytes")
+REPLY_BOUND_S = 5.0  # connect and non-blocking replies of client commands, at most their own timeout
 
 
 class CommandError(Exception):
@@ -34,10 +36,11 @@ def _settings(args: argparse.Namespace, **extra: Any) -> Settings:
     return load_settings(**overrides)
 
 
-def _redis(settings: Settings) -> Any:
-    from .redisio import connect
+def _redis(settings: Settings, timeout: float, *, blocking: float = 0.0) -> Any:
+    """A client whose connect and replies fail within `timeout` (+ `blocking` for BLPOP), never retried."""
+    from .redisio import connect_within
 
-    return connect(settings.redis_url)
+    return connect_within(settings.redis_url, timeout, blocking=blocking)
 
 
 # -- validate / schema --------------------------------------------------------------------
@@ -112,10 +115,10 @@ def cmd_worker(args: argparse.Namespace) -> int:
 # -- submit / tail / status ---------------------------------------------------------------
 
 
-def _client(settings: Settings) -> Any:
+def _client(settings: Settings, timeout: float, *, blocking: float = 0.0) -> Any:
     from .client import Client
 
-    return Client(redis=_redis(settings), prefix=settings.key_prefix)
+    return Client(redis=_redis(settings, timeout, blocking=blocking), prefix=settings.key_prefix)
 
 
 def cmd_submit(args: argparse.Namespace) -> int:
@@ -125,19 +128,28 @@ def cmd_submit(args: argparse.Namespace) -> int:
         arguments = json.loads(text)
     except (OSError, UnicodeDecodeError, ValueError):
         raise CommandError(f"{args.file}: not a readable JSON text", 2) from None
-    client = _client(_settings(args))
+    if not args.timeout > 0:
+        raise CommandError("--timeout must be a positive number of seconds", 2)
+    deadline = time.monotonic() + args.timeout
+    client = _client(_settings(args), min(args.timeout, REPLY_BOUND_S), blocking=args.timeout)
     request = client.submit(args.session, args.tool, arguments, call=args.call, request=args.request)
     if args.no_wait:
         print(request)
         return 0
-    reply = client.reply(args.session, request, timeout=args.timeout)
+    # BLPOP takes 0 as "forever": always leave it a positive remainder of the deadline.
+    from .client import ClientError
+
+    try:
+        reply = client.reply(args.session, request, timeout=max(0.01, round(deadline - time.monotonic(), 3)))
+    except ClientError:
+        raise CommandError(f"no reply to request {request} within {args.timeout:g} s") from None
     print(json.dumps(reply, ensure_ascii=False))
     return 0 if reply.get("ok") else 1
 
 
 def cmd_tail(args: argparse.Namespace) -> int:
     """Print a session's frames as they arrive (after the logged ones)."""
-    client = _client(_settings(args))
+    client = _client(_settings(args), min(args.timeout, REPLY_BOUND_S) if args.timeout > 0 else REPLY_BOUND_S)
     with client.follow(args.session) as feed:
         for state in feed.states(timeout=args.timeout if args.timeout > 0 else float("inf")):
             frame = state.checkpoint
@@ -155,7 +167,9 @@ def cmd_status(args: argparse.Namespace) -> int:
     from .status import deployment_status
 
     settings = _settings(args)
-    for line in deployment_status(_redis(settings), settings):
+    if not args.timeout > 0:
+        raise CommandError("--timeout must be a positive number of seconds", 2)
+    for line in deployment_status(_redis(settings, args.timeout), settings):
         print(line)
     return 0
 
@@ -168,6 +182,8 @@ def cmd_demo(args: argparse.Namespace) -> int:
     # The embedded Redis is private: fewer partitions start faster.  A real one keeps its P.
     extra = {"partitions": 8} if embedded and not os.environ.get("IUI_PARTITIONS") else {}
     settings = _settings(args, **extra)
+    if not embedded:  # fail in one line before worker threads start against an unreachable Redis
+        _redis(settings, REPLY_BOUND_S).ping()
     return run_demo(settings, embedded=embedded, examples=Path(args.examples) if args.examples else EXAMPLES)
 
 
@@ -204,7 +220,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--tool", required=True, help="e.g. intelligent_ui_open")
     p.add_argument("--call", help="native tool call id (default random)")
     p.add_argument("--request", help="request id (default random)")
-    p.add_argument("--timeout", type=float, default=30.0)
+    p.add_argument("--timeout", type=float, default=30.0,
+                   help="seconds to wait for the reply (and at most for Redis to answer)")
     p.add_argument("--no-wait", action="store_true", help="print the request id instead of waiting")
     p.add_argument("file", nargs="?", default="-", help="arguments JSON file (default stdin)")
     p.set_defaults(run=cmd_submit)
@@ -216,6 +233,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(run=cmd_tail)
     p = sub.add_parser("status", help="partitions, owners, epochs, pending counts, lag")
     _common(p)
+    p.add_argument("--timeout", type=float, default=REPLY_BOUND_S, help="seconds to wait for Redis")
     p.set_defaults(run=cmd_status)
     p = sub.add_parser("demo", help="run the stream example end to end")
     _common(p)
@@ -238,13 +256,22 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stderr.close()
         return 1
     except Exception as error:  # noqa: BLE001 - the CLI boundary: one line, never a traceback
-        print(f"iui: error: {_describe(error)}", file=sys.stderr)
+        print(f"iui: error: {_describe(error, args)}", file=sys.stderr)
         return 1
 
 
-def _describe(error: BaseException) -> str:
+def _describe(error: BaseException, args: argparse.Namespace) -> str:
+    from .redisio import unavailable
+
     if isinstance(error, SettingsError):
         return str(error)
+    try:
+        url = _settings(args).redis_url
+    except SettingsError:
+        url = ""
+    translated = unavailable(error, url)
+    if translated is not None:
+        return str(translated)
     text = " ".join(str(error).split()) or type(error).__name__
     return f"{type(error).__name__}: {text}" if not isinstance(error, (OSError,)) else text
 

@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import random
 from typing import Any
+from urllib.parse import urlsplit
 
 import redis
+from redis.backoff import NoBackoff
+from redis.retry import Retry
 
 # Errors that mean "the server is not reachable right now": retry with backoff, never exit.
 TRANSIENT_ERRORS: tuple[type[BaseException], ...] = (
@@ -32,9 +35,35 @@ class Backoff:
         self._delay = self._first
 
 
+class RedisUnavailable(Exception):
+    """Redis could not be reached or did not answer in time; the message is one line."""
+
+
 def connect(url: str, **options: Any) -> redis.Redis:
     """A redis-py client for `url` (a connection pool, safe to share between threads)."""
     return redis.Redis.from_url(url, health_check_interval=30, socket_keepalive=True, **options)
+
+
+def connect_within(url: str, timeout: float, *, blocking: float = 0.0) -> redis.Redis:
+    """A client whose connect and every reply are bounded by `timeout` seconds, never retried.
+
+    `blocking` is the longest a command of the caller blocks on the server (BLPOP), added to the
+    read bound, so a command-line tool fails at its own deadline rather than redis-py's default.
+    """
+    return connect(url, socket_connect_timeout=timeout, socket_timeout=blocking + timeout,
+                   retry=Retry(NoBackoff(), 0), retry_on_timeout=False)
+
+
+def unavailable(error: BaseException, url: str) -> RedisUnavailable | None:
+    """The one-line translation of a connection or timeout error (never the URL's credentials)."""
+    if not isinstance(error, TRANSIENT_ERRORS):
+        return None
+    parts = urlsplit(url)
+    where = f"{parts.hostname or 'localhost'}:{parts.port or 6379}" if parts.scheme != "unix" else parts.path
+    if isinstance(error, (redis.TimeoutError, TimeoutError)):
+        return RedisUnavailable(f"Redis at {where} did not answer in time")
+    reason = " ".join(str(error).split()) or type(error).__name__
+    return RedisUnavailable(f"Redis at {where} is unreachable: {reason}")
 
 
 def is_busy_group(error: BaseException) -> bool:

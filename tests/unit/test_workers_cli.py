@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import json
+import socket
+import threading
+import time
 from pathlib import Path
+from collections.abc import Iterator
 
 import pytest
 
@@ -60,3 +64,60 @@ def test_an_unreachable_redis_is_one_line(capsys: pytest.CaptureFixture[str]) ->
     assert main(["status", "--redis-url", "redis://127.0.0.1:1/0"]) != 0
     err = capsys.readouterr().err
     assert err.startswith("iui: error: ") and err.count("\n") == 1
+
+
+@pytest.fixture()
+def silent_server() -> Iterator[str]:
+    """A TCP port that accepts connections and never answers (a hung or black-holed Redis)."""
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(16)
+    accepted: list[socket.socket] = []
+    stop = threading.Event()
+
+    def serve() -> None:
+        listener.settimeout(0.1)
+        while not stop.is_set():
+            try:
+                accepted.append(listener.accept()[0])
+            except OSError:
+                continue
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    yield f"redis://127.0.0.1:{listener.getsockname()[1]}/0"
+    stop.set()
+    thread.join()
+    for connection in accepted:
+        connection.close()
+    listener.close()
+
+
+def one_line_failure(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[float, str]:
+    started = time.monotonic()
+    assert main(argv) != 0
+    elapsed = time.monotonic() - started
+    err = capsys.readouterr().err
+    assert err.startswith("iui: error: ") and err.count("\n") == 1 and "Traceback" not in err, err
+    return elapsed, err
+
+
+@pytest.mark.parametrize("command", [["status"], ["tail", "s1", "--timeout", "1"], ["demo"],
+                                     ["submit", "--session", "s1", "--tool", "intelligent_ui_open",
+                                      "--timeout", "2", str(EXAMPLE)]])
+def test_every_client_command_fails_in_one_line_on_a_closed_port(
+    command: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    _, err = one_line_failure(command + ["--redis-url", "redis://127.0.0.1:1/0"], capsys)
+    assert "127.0.0.1:1 is unreachable" in err
+
+
+@pytest.mark.parametrize("command", [["status", "--timeout", "1"], ["tail", "s1", "--timeout", "1"],
+                                     ["submit", "--session", "s1", "--tool", "intelligent_ui_open",
+                                      "--timeout", "1", str(EXAMPLE)]])
+def test_a_redis_that_never_answers_fails_in_one_line_within_the_command_timeout(
+    command: list[str], silent_server: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    elapsed, err = one_line_failure(command + ["--redis-url", silent_server], capsys)
+    assert "did not answer in time" in err
+    assert elapsed < 3.0  # redis-py's own default would wait 5 s

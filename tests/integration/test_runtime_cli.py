@@ -1,0 +1,39 @@
+"""`iui` client commands against a real redis-server: their own timeout, one line on failure."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.integration.conftest import Runtime
+from workers.cli import main
+
+pytestmark = pytest.mark.integration
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "stream-initial.json"
+
+
+def submit(url: str, timeout: str) -> list[str]:
+    return ["submit", "--redis-url", url, "--session", "s1", "--tool", "intelligent_ui_open",
+            "--timeout", timeout, str(EXAMPLE)]
+
+
+@pytest.mark.parametrize("timeout", [2.0, 6.0])  # 6 s outlasts redis-py's default 5 s socket timeout
+def test_submit_without_a_worker_waits_its_whole_timeout_and_fails_in_one_line(
+    runtime: Runtime, capsys: pytest.CaptureFixture[str], timeout: float
+) -> None:
+    runtime.redis.hset(runtime.client.keys.meta, mapping={"partitions": 4, "protocol": 1})
+    started = time.monotonic()
+    assert main(submit(runtime.redis_url, f"{timeout:g}")) == 1
+    elapsed = time.monotonic() - started
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("iui: error: no reply to request ")
+    assert err.rstrip().endswith(f"within {timeout:g} s")
+    assert timeout - 0.2 <= elapsed < timeout + 1.5
+
+
+def test_status_answers_within_its_timeout(runtime: Runtime, capsys: pytest.CaptureFixture[str]) -> None:
+    runtime.start()
+    assert main(["status", "--redis-url", runtime.redis_url, "--partitions", "4", "--timeout", "2"]) == 0
+    assert capsys.readouterr().err == ""
