@@ -6,8 +6,8 @@ import json
 import socket
 import threading
 import time
-from pathlib import Path
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
