@@ -20,7 +20,7 @@ from .errors import Fenced, HostError, StaleCache
 from .keys import GROUP, Keys, consumer_of, partition_of
 from .metrics import Metrics
 from .redisio import TRANSIENT_ERRORS, Backoff, is_busy_group
-from .scripts import Scripts
+from .scripts import NEW, PENDING, Scripts
 from .store import Store
 from .tools import TOOLS, Decision, ToolHandler
 
@@ -50,6 +50,7 @@ class PartitionConsumer:
         self._stop = threading.Event()
         self.fenced = False
         self._last_trim = time.monotonic()
+        self._cursor: str | None = None  # the last entry id seen by a fenced read (None: read at once)
 
     def stop(self) -> None:
         """Ask the loop to end after the entry in hand."""
@@ -77,6 +78,7 @@ class PartitionConsumer:
                 if replay:
                     self.ensure_group()
                     self._replay_pending()
+                    self._cursor = None
                     replay = False
                 self._read_new()
                 self._maybe_trim()
@@ -101,29 +103,34 @@ class PartitionConsumer:
     def _replay_pending(self) -> None:
         """Entries delivered to this partition's consumer but never acked (a previous owner's)."""
         while not self._stop.is_set():
-            reply = self._redis.xreadgroup(GROUP, self._consumer, {self._input: "0"},
-                                           count=self._settings.batch_size)
-            entries = reply[0][1] if reply else []
-            if not entries:
+            batch = self._scripts.read(self._lease, self._input, self.epoch, self._consumer,
+                                       self._settings.batch_size, PENDING)
+            if not batch.entries:
                 return
-            first, last = entries[0][0], entries[-1][0]
-            deliveries = {row["message_id"]: row["times_delivered"] for row in self._redis.xpending_range(
-                self._input, GROUP, min=first, max=last, count=len(entries), consumername=self._consumer)}
-            for entry_id, fields in entries:
+            for entry_id, fields in batch.entries:
                 if self._stop.is_set():
                     return
-                self._handle(entry_id, fields, deliveries.get(entry_id, 1))
+                self._handle(entry_id, fields, batch.deliveries.get(entry_id, 1))
 
     def _read_new(self) -> None:
-        reply = self._redis.xreadgroup(GROUP, self._consumer, {self._input: ">"},
-                                       count=self._settings.batch_size, block=BLOCK_MS)
-        for entry_id, fields in (reply[0][1] if reply else []):
+        """Wait with a plain XREAD (it moves nothing), then take new entries with a fenced read.
+
+        A blocking XREADGROUP would move entries into the pending list even when this process
+        lost its lease while it was paused; the fenced read script refuses that, so only the
+        current owner ever delivers entries, and it finds them all in its own replay.
+        """
+        if self._cursor is not None and not self._redis.xread({self._input: self._cursor}, count=1,
+                                                               block=BLOCK_MS):
+            return
+        batch = self._scripts.read(self._lease, self._input, self.epoch, self._consumer,
+                                   self._settings.batch_size, NEW)
+        self._cursor = batch.cursor
+        for entry_id, fields in batch.entries:
             self._handle(entry_id, fields, 1)
             if self._stop.is_set():
                 return
 
-    def _handle(self, raw_id: Any, raw_fields: Any, deliveries: int) -> None:
-        entry_id = raw_id.decode() if isinstance(raw_id, bytes) else str(raw_id)
+    def _handle(self, entry_id: str, raw_fields: Any, deliveries: int) -> None:
         fields = decode_fields(raw_fields or {})
         if deliveries > self._settings.dead_letter_after:
             address = address_of(fields)

@@ -15,7 +15,9 @@ from typing import Any, Mapping, Sequence
 from .dead_letter import DeadLetterPolicy, bounded_copy
 from .errors import Fenced, StaleCache
 
-_NAMES = ("lease_acquire", "lease_renew", "lease_release", "commit", "reply", "plain", "dead")
+_NAMES = ("lease_acquire", "lease_renew", "lease_release", "read", "commit", "reply", "plain", "dead")
+NEW = ">"  # read mode: entries never delivered to the group
+PENDING = "0"  # read mode: the consumer's delivered but unacknowledged entries
 
 
 def script_source(name: str) -> str:
@@ -76,6 +78,20 @@ class PlainFields:
     digest: str
 
 
+@dataclass(frozen=True, slots=True)
+class ReadBatch:
+    """Entries moved to (or re-read from) the partition's pending list by a fenced read."""
+
+    entries: list[tuple[str, Any]]
+    deliveries: dict[str, int]
+    cursor: str
+
+
+def _pairs(flat: Sequence[Any]) -> dict[Any, Any]:
+    """A Lua field/value array as a mapping (a repeated field keeps its last value, as redis-py does)."""
+    return dict(zip(flat[0::2], flat[1::2]))
+
+
 def _text(value: Any) -> str:
     return value.decode() if isinstance(value, bytes) else str(value)
 
@@ -112,6 +128,18 @@ class Scripts:
     def release(self, lease_key: str, epoch: int) -> bool:
         """Give the lease back; False if it was no longer held with that epoch."""
         return int(self._scripts["lease_release"](keys=[lease_key], args=[epoch])) == 1
+
+    def read(self, lease_key: str, input_key: str, epoch: int, consumer: str, count: int,
+             mode: str) -> ReadBatch:
+        """XREADGROUP only while `epoch` owns the lease (`mode` NEW or PENDING); raises `Fenced`."""
+        result = self._scripts["read"](keys=[lease_key, input_key],
+                                       args=[epoch, self._group, consumer, count, mode])
+        if int(result[0]) == -1:
+            raise Fenced(lease_key)
+        entries = [(_text(entry_id), _pairs(fields or [])) for entry_id, fields in result[2]]
+        flat = result[3]
+        deliveries = {_text(flat[i]): int(flat[i + 1]) for i in range(0, len(flat), 2)}
+        return ReadBatch(entries, deliveries, _text(result[1]))
 
     def commit(self, lease_key: str, input_key: str, epoch: int, entry_id: str, plan: CommitPlan) -> None:
         """Apply one accepted call atomically; raises `Fenced` or `StaleCache`."""
