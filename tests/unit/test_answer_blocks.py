@@ -3,16 +3,30 @@
 from __future__ import annotations
 
 import math
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from core import UISchemaError, parse_answer_block
 from core.frozen import FrozenDict
 
-from .answer_documents import (SECRET, block, chart, clone, evidence, every_component, form, leaf, sized_block,
-                               stack, table, text)
+from .answer_documents import (
+    SECRET,
+    block,
+    chart,
+    clone,
+    every_component,
+    evidence,
+    form,
+    leaf,
+    sized_block,
+    stack,
+    table,
+    text,
+)
 
 
 def _one(kind: str, **props: Any) -> dict[str, Any]:

@@ -5,12 +5,13 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from core import UISchemaError, answer_parts, parse_answer_block, parse_final_answer
 from core.frozen import FrozenList
 
-from .answer_documents import SECRET, block, leaf, text
+from .answer_documents import SECRET, block, text
 
 
 def _published(block_id: str, phase: str | None = "final", note: str = "shown") -> Any:

@@ -6,7 +6,8 @@ import json
 from typing import Any
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from core import UISchemaError, parse_report_ui_blocks
 from core.frozen import FrozenList

@@ -3,13 +3,20 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import jsonschema
 import pytest
 
-from core import answer_json_schema, answer_parts, parse_answer_block, parse_final_answer, parse_report_ui_blocks
+from core import (
+    answer_json_schema,
+    answer_parts,
+    parse_answer_block,
+    parse_final_answer,
+    parse_report_ui_blocks,
+)
 from core.answer.catalog import CATALOG, MAX_ELEMENTS
 
 from .answer_documents import every_component

@@ -19,7 +19,8 @@ canonical_json_string hash_canonical_json start_ui_stream advance_ui_stream acce
 parse_ui_document_ref parse_ui_action_reserve_request parse_ui_action_query
 parse_ui_action_receipt parse_ui_action_receipt_list parse_ui_capability_descriptor
 parse_ui_capability_catalog parse_ui_action_result UISchemaError UIStateError
-UIExpressionError UIActionError UIStreamError UI_LIMITS UI_PROTOCOL_LIMITS""".split()
+UIExpressionError UIActionError UIStreamError UI_LIMITS UI_PROTOCOL_LIMITS
+parse_answer_block parse_final_answer answer_parts parse_report_ui_blocks answer_json_schema""".split()
 
 
 def test_every_documented_name_is_importable_from_core():
@@ -30,7 +31,7 @@ def test_every_documented_name_is_importable_from_core():
 
 def test_core_imports_nothing_from_workers_or_config():
     import pathlib
-    for path in pathlib.Path(core.__file__).parent.glob("*.py"):
+    for path in pathlib.Path(core.__file__).parent.rglob("*.py"):
         source = path.read_text()
         assert "import workers" not in source and "from workers" not in source, path
         assert "from config" not in source and "import redis" not in source, path
