@@ -10,6 +10,8 @@ BENCHMARKS = {
     "parse": "parse",
     "stream": "stream",
     "workers": "workers",
+    "fuzz": "fuzz",
+    "fuzz-wire": "fuzz_wire",
 }
 
 

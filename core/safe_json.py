@@ -59,7 +59,7 @@ def protocol_keys() -> frozenset[str]:
 
 # Dictionaries whose keys declare names (fields, derived values, actions, arguments): an
 # identifier there is the document's own declaration, as in `/state/amount/initial`.
-_DECLARING = frozenset({"state", "derived", "actions", "arguments"})
+DECLARING_KEYS = frozenset({"state", "derived", "actions", "arguments"})
 
 
 def held_pointer(segments: Iterable[str | int]) -> str:
@@ -71,7 +71,7 @@ def held_pointer(segments: Iterable[str | int]) -> str:
     parent: str | int | None = None
     for segment in segments:
         if type(segment) is not int and segment not in known and not (
-                parent in _DECLARING and is_identifier(segment)):
+                parent in DECLARING_KEYS and is_identifier(segment)):
             break
         parts.append(escape_pointer(segment))
         parent = segment

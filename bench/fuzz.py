@@ -1,0 +1,429 @@
+"""Hostile-input fuzzing: `python -m bench fuzz --seconds N [--seed S] [--target core]`.
+
+Feeds generated and mutated hostile inputs to a target and counts four kinds of failure:
+
+- crashes: any exception that is not a documented error (for core: not a `UIError`);
+- echoes: the secret marker `QXJZ` (planted in unknown keys and values) appearing in an
+  error's path or message;
+- invalid paths: a path that is not an RFC 6901 pointer, is over 512 characters, or
+  cannot be UTF-8;
+- hangs: one call taking more than a second.
+
+It prints inputs/s and the counts (with the first few examples of each) and exits 1 when
+any count is above zero.  A target is a factory in `TARGETS` returning an endless
+iterator of probes: `(label, call)`, where `call()` returns the `(path, message)` texts of
+a documented rejection (empty when the input is accepted) and raises on a crash.  Inputs
+come from `random.Random(seed)` only, so a run is reproducible and needs no hypothesis.
+
+Keys planted into a dictionary whose keys are names the sender declares (state, derived,
+actions, arguments; reserve `values`, `result` fields and an action result itself) are
+never identifiers: a valid identifier there is a declared name, which the host may use in
+a path (an invalid key is reported at the dictionary, and that is what is checked).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import random
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterable, Iterator
+
+import orjson
+
+import core
+from core.errors import MAX_PATH_LENGTH
+from core.safe_json import DECLARING_KEYS
+
+SECRET = "QXJZ"
+HANG_SECONDS = 1.0
+ROOT = Path(__file__).resolve().parents[1]
+
+Texts = Iterable[tuple[str, str]]
+Probe = tuple[str, Callable[[], Texts]]
+
+
+class _Str(str):
+    pass
+
+
+class _Int(int):
+    pass
+
+
+class _Float(float):
+    pass
+
+
+class _Dict(dict):
+    pass
+
+
+class _List(list):
+    pass
+
+
+# ------------------------------------------------------------------ judging
+
+def valid_pointer(path: str) -> bool:
+    """RFC 6901: empty or `/`-led, every `~` escaped as `~0`/`~1`; ≤ 512 chars; UTF-8-encodable."""
+    if len(path) > MAX_PATH_LENGTH or (path and path[0] != "/"):
+        return False
+    try:
+        path.encode()
+    except UnicodeEncodeError:
+        return False
+    return all(path[i + 1:i + 2] in ("0", "1") for i, char in enumerate(path) if char == "~")
+
+
+@dataclass
+class Tally:
+    """Counts of inputs and of each failure kind, with the first examples of each."""
+
+    inputs: int = 0
+    counts: dict[str, int] = field(default_factory=lambda: dict.fromkeys(
+        ("crashes", "echoes", "invalid_paths", "hangs"), 0))
+    examples: dict[str, list[str]] = field(default_factory=dict)
+
+    def add(self, kind: str, label: str, detail: str) -> None:
+        self.counts[kind] += 1
+        seen = self.examples.setdefault(kind, [])
+        if len(seen) < 5:
+            seen.append(f"{label}: {detail[:300]}")
+
+    def judge(self, label: str, texts: Texts) -> None:
+        for path, message in texts:
+            if SECRET in path or SECRET in message:
+                self.add("echoes", label, f"{path!r} {message!r}")
+            if not valid_pointer(path):
+                self.add("invalid_paths", label, repr(path[:200]))
+
+    @property
+    def failures(self) -> int:
+        return sum(self.counts.values())
+
+
+def run(target: str, *, seconds: float, seed: int, max_inputs: int | None = None,
+        only: frozenset[str] | None = None) -> tuple[Tally, float]:
+    """Feed probes (those labelled in `only`, if given) until the time or input budget runs out."""
+    tally = Tally()
+    probes = TARGETS[target](random.Random(seed), only)
+    start = time.perf_counter()
+    deadline = start + seconds
+    clock = time.perf_counter
+    while (max_inputs is None or tally.inputs < max_inputs) and (tally.inputs % 64 or clock() < deadline):
+        label, call = next(probes)
+        began = clock()
+        try:
+            tally.judge(label, call())
+        except Exception as error:  # the point of the run: any foreign exception is a finding
+            tally.add("crashes", label, f"{type(error).__name__}: {error}")
+        if clock() - began > HANG_SECONDS:
+            tally.add("hangs", label, f"{clock() - began:.2f} s")
+        tally.inputs += 1
+    return tally, clock() - start
+
+
+# ------------------------------------------------------------------ hostile values
+
+def _deep(levels: int) -> Any:
+    value: Any = 1
+    for _ in range(levels):
+        value = [value]
+    return value
+
+
+def _nest(inner: Any, levels: int) -> Any:
+    for _ in range(levels):
+        inner = {"op": "min", "args": [inner]}
+    return inner
+
+
+_ATOMS: list[Callable[[], Any]] = [
+    lambda: 5e-324, lambda: -5e-324, lambda: 1e308, lambda: 10**400, lambda: -(10**16), lambda: 2**53 + 1,
+    lambda: 1e15, lambda: 1.0000000000000002e15, lambda: math.nan, lambda: math.inf, lambda: -0.0,
+    lambda: 0.1, lambda: 0, lambda: True, lambda: False, lambda: None, lambda: "", lambda: "\ud800",
+    lambda: "a\udfffb", lambda: SECRET + " secret", lambda: "x" * 5_000, lambda: "~0/~1", lambda: [],
+    lambda: {}, lambda: [SECRET + " secret"], lambda: _deep(140), lambda: _deep(40),
+    lambda: {"op": "div", "args": [1, 0]}, lambda: {"expr": {"derived": SECRET + "secret"}},
+    lambda: {"expr": {"state": SECRET + " secret"}}, lambda: {"expr": _nest(1, 40)},
+    lambda: {"op": "pow", "args": [10, 400]}, lambda: {"state": SECRET + "secret"},
+    lambda: _Str(SECRET), lambda: _Int(1), lambda: _Float(1.5), lambda: _Dict(a=1), lambda: _List([1]),
+    lambda: {SECRET + " secret": 1}, lambda: {"\ud800": 1}, lambda: ["x"], lambda: 1.5, lambda: "reader",
+]
+
+
+def hostile(rng: random.Random) -> Any:
+    """One hostile JSON-ish value."""
+    return rng.choice(_ATOMS)()
+
+
+NAMED_MAPS = DECLARING_KEYS | {"values", "result"}
+
+
+def _secret_key(rng: random.Random, parent_key: Any) -> str:
+    if parent_key in NAMED_MAPS or parent_key is None or rng.random() < 0.5:
+        return rng.choice((SECRET + " secret", SECRET + " secret!", "~" + SECRET + "/x", SECRET + "\ud800"))
+    return SECRET + "secret"
+
+
+def mutate(value: Any, rng: random.Random, edits: int, *, named_root: bool = False) -> Any:
+    """A copy of plain JSON `value` with `edits` random hostile changes."""
+    root_key = None if named_root else "root value"  # the parent key `_secret_key` sees at the root
+    holder = {root_key: orjson.loads(orjson.dumps(value))}
+    for _ in range(edits):
+        parent: Any = holder
+        key: Any = root_key
+        for _ in range(rng.randrange(1, 12)):  # a random walk down from the root
+            node = parent[key]
+            if type(node) is dict and node:
+                parent, key = node, rng.choice(list(node))
+            elif type(node) is list and node:
+                parent, key = node, rng.randrange(len(node))
+            else:
+                break
+        _edit(parent, key, rng)
+    return holder[root_key]
+
+
+def _edit(parent: Any, key: Any, rng: random.Random) -> None:
+    node = parent[key]
+    roll = rng.random()
+    if roll < 0.45:
+        parent[key] = hostile(rng)
+    elif roll < 0.65 and type(node) is dict:
+        node[_secret_key(rng, key)] = hostile(rng)
+    elif roll < 0.75 and type(parent) is dict and len(parent) > 1:
+        del parent[key]
+    elif roll < 0.85 and type(node) is dict:
+        parent[key] = _Dict(node)
+    elif roll < 0.9 and type(node) is str:
+        parent[key] = [node] if rng.random() < 0.5 else _Str(node)
+    elif type(node) is list and node:
+        node.append(node[0] if rng.random() < 0.5 else hostile(rng))
+    else:
+        parent[key] = hostile(rng)
+
+
+# ------------------------------------------------------------------ the core target
+
+def _texts(error: core.UIError) -> list[tuple[str, str]]:
+    texts = [(issue.path, issue.message) for issue in getattr(error, "issues", ())]
+    return texts + [("", error.message)]
+
+
+def _core_probe(name: str, make_args: Callable[[], tuple], kwargs: Callable[[], dict] | None = None) -> Probe:
+    function = getattr(core, name)
+
+    def call() -> Texts:
+        try:  # building the arguments may call core too (a parse): its rejection counts alike
+            function(*make_args(), **(kwargs() if kwargs else {}))
+        except core.UIError as error:
+            return _texts(error)
+        return ()
+    return name, call
+
+
+def _load(name: str) -> Any:
+    return json.loads((ROOT / "examples" / name).read_text())
+
+
+def _derived_chain(rng: random.Random) -> dict:
+    from tests.unit.documents import base_document
+
+    document = base_document()
+    derived: dict[str, Any] = {}
+    previous: Any = rng.choice((1, {"state": "amount"}))
+    for i in range(rng.randrange(2, 12)):
+        derived[f"d{i}"] = _nest(previous, rng.randrange(1, 33))
+        previous = {"derived": f"d{i}"}
+    document["derived"] = {"double": 1, "label": "x", "big": False, **dict(reversed(derived.items()))}
+    return document
+
+
+class CoreCorpus:
+    """Valid seeds (documents, states, actions, frames, remote messages) to mutate."""
+
+    def __init__(self) -> None:
+        from tests.unit.documents import base_document
+
+        documents = [base_document()] + [_load(p.name) for p in sorted((ROOT / "examples").glob("*.json"))]
+        self.documents = [d for d in documents if isinstance(d, dict) and "root" in d]
+        self.parsed = [core.parse_document(d) for d in self.documents]
+        self.events = _load("stream-mutations.json") + [{"type": "complete"}, {"type": "error", "message": "m"}]
+        self.streams = [core.start_ui_stream(d, "call-1", 1) for d in self.documents]
+        self.streams.append(core.advance_ui_stream(self.streams[-1], self.events[-2]))
+        self.frames = [orjson.loads(orjson.dumps(s.checkpoint)) for s in self.streams]
+        self.remote = _remote_seeds()
+
+    def document(self, rng: random.Random) -> Any:
+        roll = rng.random()
+        if roll < 0.6:
+            return rng.choice(self.parsed)
+        if roll < 0.75:
+            return _derived_chain(rng)
+        return mutate(rng.choice(self.documents), rng, rng.randrange(1, 4))
+
+    def pair(self, rng: random.Random) -> tuple[Any, Any]:
+        """A parsed document and a state for it (valid, mutated or junk)."""
+        document = rng.choice(self.parsed)
+        state = dict(core.initial_state(document))
+        roll = rng.random()
+        if roll < 0.4:
+            return document, state
+        if roll < 0.9:
+            return document, mutate(state, rng, rng.randrange(1, 3))
+        return document, hostile(rng)
+
+    def any_value(self, rng: random.Random) -> Any:
+        pool = rng.choice((self.documents, self.frames, list(self.remote.values()), self.events))
+        return mutate(rng.choice(pool), rng, rng.randrange(0, 4))
+
+
+def _remote_seeds() -> dict[str, Any]:
+    ref = {"sourceCallId": "call_1", "uiId": "reader", "generation": 2, "revision": 3}
+    capability = {"id": "read_file", "title": "Read a file", "description": "Reads a file.", "risk": "read",
+                  "requiresConfirmation": False,
+                  "parameters": {"type": "object", "properties": {"file_path": {"type": "string"}}},
+                  "resultFields": ["totalLines"]}
+    receipt = {"operationId": "op-1", "requestId": "req-1", "documentRef": ref, "actionId": "read_info",
+               "status": "succeeded", "parameterHash": "0123456789abcdef" * 4, "createdAt": 1_700_000_000_000,
+               "updatedAt": 1_700_000_000_500, "message": "done", "result": {"totalLines": 42}}
+    return {
+        "parse_ui_document_ref": ref,
+        "parse_ui_action_reserve_request": {"documentRef": ref, "requestId": "req-1", "actionId": "read_info",
+                                            "values": {"path": "README.md", "lines": 0, "ok": True}},
+        "parse_ui_action_query": {"operationId": "op-1"},
+        "parse_ui_action_receipt": receipt,
+        "parse_ui_action_receipt_list": [receipt, receipt],
+        "parse_ui_capability_descriptor": capability,
+        "parse_ui_capability_catalog": [capability],
+        "parse_ui_action_result": {"totalLines": 42, "note": "x"},
+    }
+
+
+def _declared_actions(document: Any) -> list[Any]:
+    found, stack = [], [document["root"]]
+    while stack:
+        node = stack.pop()
+        if "action" in node["props"]:
+            found.append(orjson.loads(orjson.dumps(node["props"]["action"])))
+        stack.extend(node.get("children", ()))
+    return found or [{"type": "reset"}]
+
+
+def core_probes(rng: random.Random, only: frozenset[str] | None = None) -> Iterator[Probe]:
+    """Every public core function, with hostile arguments of the right arity."""
+    c = CoreCorpus()
+    r = rng
+
+    def chance(p: float, good: Callable[[], Any], bad: Callable[[], Any] | None = None) -> Any:
+        return good() if r.random() < p else (bad or (lambda: hostile(r)))()
+
+    def action_id(document: Any) -> Any:
+        return chance(0.7, lambda: r.choice(list(document.model.actions) or ["x"]))
+
+    def state_key(document: Any) -> Any:
+        return chance(0.7, lambda: r.choice(list(document.model.fields) or ["x"]),
+                      lambda: r.choice((SECRET + "secret", hostile(r))))
+
+    def expr() -> Any:
+        return mutate(r.choice(({"op": "add", "args": [{"state": "amount"}, {"derived": "double"}]},
+                                {"op": "if", "args": [{"derived": "big"}, "a", {"derived": "label"}]},
+                                {"op": "concat", "args": [{"state": "name"}, 1.5, None]},
+                                {"op": "round", "args": [{"op": "div", "args": [1, 3]}, 2]})), r, r.randrange(0, 3))
+
+    def derived_values() -> Any:
+        return mutate({"double": 20, "label": "Total: 20", "big": False}, r, r.randrange(0, 3))
+
+    def frame(stream: Any) -> Any:
+        return mutate(orjson.loads(orjson.dumps(stream.checkpoint)), r, r.randrange(0, 3))
+
+    def with_pair(build: Callable[[Any, Any], tuple]) -> Callable[[], tuple]:
+        return lambda: build(*c.pair(r))
+
+    probes: list[Probe] = [
+        _core_probe("parse_document", lambda: (c.document(r),)),
+        _core_probe("document_json_schema", lambda: ()),
+        _core_probe("assert_safe_json", lambda: (c.any_value(r),)),
+        _core_probe("canonical_json_string", lambda: (c.any_value(r),)),
+        _core_probe("hash_canonical_json", lambda: (c.any_value(r),)),
+        _core_probe("initial_state", lambda: (c.document(r),)),
+        _core_probe("update_state", with_pair(lambda d, s: (d, s, state_key(d), hostile(r)))),
+        _core_probe("restore_state", with_pair(lambda d, s: (chance(0.8, lambda: d, lambda: c.document(r)), s))),
+        _core_probe("assert_valid_state", with_pair(lambda d, s: (d, s))),
+        _core_probe("evaluate_derived", lambda: (lambda d: (d, core.initial_state(d)))(core.parse_document(
+            _derived_chain(r))) if r.random() < 0.2 else c.pair(r)),
+        _core_probe("resolve_value", with_pair(lambda d, s: ({"expr": expr()}, s, derived_values()))),
+        _core_probe("resolve_document_value", with_pair(lambda d, s: (d, s, chance(0.8, lambda: {"expr": expr()})))),
+        _core_probe("evaluate_expression", with_pair(lambda d, s: (expr(), s, derived_values()))),
+        _core_probe("dispatch_local_action", with_pair(lambda d, s: (
+            chance(0.85, lambda: d, lambda: c.document(r)), s,
+            mutate(r.choice(_declared_actions(d)), r, r.randrange(0, 2))))),
+        _core_probe("resolve_ui_action", with_pair(lambda d, s: (d, s, action_id(d)))),
+        _core_probe("apply_action_result", with_pair(lambda d, s: (
+            d, s, action_id(d), mutate({"lines": 3, "count": 2, "totalLines": 1}, r, r.randrange(0, 3))))),
+        _core_probe("start_ui_stream", lambda: (c.document(r), chance(0.8, lambda: "call-1"),
+                                                chance(0.8, lambda: r.randrange(0, 5)))),
+        _core_probe("advance_ui_stream", lambda: (chance(0.95, lambda: r.choice(c.streams)),
+                                                  mutate(r.choice(c.events), r, r.randrange(0, 4)))),
+        _core_probe("accept_checkpoint", lambda: (lambda s: (chance(0.9, lambda: s), frame(s)))(r.choice(c.streams))),
+        _core_probe("resume_ui_stream", lambda: (frame(r.choice(c.streams)),),
+                    lambda: {"frame_count": chance(0.8, lambda: r.randrange(0, 300)),
+                             "byte_count": chance(0.8, lambda: r.randrange(0, 20_000_000))}),
+    ]
+    probes += [_core_probe(name, lambda seed=seed, named=name == "parse_ui_action_result": (
+        mutate(seed, r, r.randrange(0, 4), named_root=named),)) for name, seed in c.remote.items()]
+    probes += [_generic_probe(name, c, r) for name in _public_functions() - {name for name, _ in probes}]
+    probes = [probe for probe in probes if only is None or probe[0] in only]
+    while True:
+        yield r.choice(probes)
+
+
+def _public_functions() -> set[str]:
+    return {name for name in core.__all__ if name[0].islower() and callable(getattr(core, name))}
+
+
+def _generic_probe(name: str, corpus: CoreCorpus, rng: random.Random) -> Probe:
+    """A public function with no dedicated probe yet: hostile values for each required argument."""
+    import inspect
+
+    parameters = inspect.signature(getattr(core, name)).parameters.values()
+    required = [p for p in parameters if p.default is p.empty and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
+    positional = [p for p in required if p.kind is not p.KEYWORD_ONLY]
+    keywords = [p.name for p in required if p.kind is p.KEYWORD_ONLY]
+
+    def value() -> Any:
+        return corpus.any_value(rng) if rng.random() < 0.7 else hostile(rng)
+    return _core_probe(name, lambda: tuple(value() for _ in positional),
+                       (lambda: {key: value() for key in keywords}) if keywords else None)
+
+
+# name -> factory(rng, only labels or None) of an endless probe iterator; a live worker
+# target plugs in here with the same shape.
+TARGETS: dict[str, Callable[[random.Random, frozenset[str] | None], Iterator[Probe]]] = {
+    "core": core_probes,
+}
+
+
+def main(argv: list[str]) -> int:
+    """Run the fuzzer and print inputs/s and the four counts; exit 1 on any finding."""
+    parser = argparse.ArgumentParser(prog="python -m bench fuzz", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--seconds", type=float, default=10.0, help="how long to run")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the input generator")
+    parser.add_argument("--target", choices=sorted(TARGETS), default="core", help="what to fuzz")
+    parser.add_argument("--only", action="append", help="fuzz only this function (repeatable)")
+    args = parser.parse_args(argv)
+    only = frozenset(args.only) if args.only else None
+    tally, elapsed = run(args.target, seconds=args.seconds, seed=args.seed, only=only)
+    print(f"target {args.target}, seed {args.seed}: {tally.inputs:,} inputs in {elapsed:.1f} s "
+          f"({tally.inputs / elapsed:,.0f} inputs/s)")
+    print("  ".join(f"{kind} {count}" for kind, count in tally.counts.items()))
+    for kind, examples in tally.examples.items():
+        for example in examples:
+            print(f"  {kind}: {example}")
+    return 1 if tally.failures else 0
