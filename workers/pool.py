@@ -115,8 +115,7 @@ class WorkerPool:
         """Stop every consumer after its entry in hand, release the leases, leave the pool."""
         for held in self._held.values():
             held.consumer.stop()  # all at once: each may be blocked in XREADGROUP for a moment
-        for partition in list(self._held):
-            self._release(partition)
+        self._release_all(list(self._held))
         try:
             self._redis.zrem(self._keys.workers, self.worker_id)
         except TRANSIENT_ERRORS:
@@ -165,24 +164,25 @@ class WorkerPool:
         for (partition, held), renewed in zip(held_now, self._scripts.renew(leases, self._settings.lease_ttl_ms)):
             if not renewed:
                 log.warning("pool %s: lease of partition %d lost", self.worker_id, partition)
-                held.consumer.stop()
-                held.thread.join()
+                held.consumer.stop()  # its commits are fenced already; no need to wait for it
                 del self._held[partition]
                 self._metrics.leases_lost.inc()
                 self._forget_lag(partition)
         self._metrics.leases_held.set(len(self._held))
 
     def _acquire(self, share: int, live: list[str]) -> None:
+        """Take free partitions up to the share in two round trips (a free lease is taken at once)."""
         candidates = [p for p in self._preferred(live) if p not in self._held]
         pipe = self._redis.pipeline(transaction=False)
         for partition in candidates:
             pipe.exists(self._keys.lease(partition))
         free = [p for p, taken in zip(candidates, pipe.execute()) if not taken]
-        for partition in free:
-            if len(self._held) >= share or self._stop.is_set():
-                break
-            attempt = self._scripts.acquire(self._keys.lease(partition), self._keys.epoch(partition),
-                                            self.worker_id, self._settings.lease_ttl_ms)
+        wanted = free[: share - len(self._held)]
+        if not wanted or self._stop.is_set():
+            return
+        attempts = self._scripts.acquire_many(
+            [(self._keys.lease(p), self._keys.epoch(p)) for p in wanted], self.worker_id, self._settings.lease_ttl_ms)
+        for partition, attempt in zip(wanted, attempts):
             if attempt.outcome is Acquired.ACQUIRED:
                 self._start(partition, attempt.epoch)
         self._metrics.leases_held.set(len(self._held))
@@ -198,20 +198,25 @@ class WorkerPool:
     def _release_extras(self, share: int, live: list[str]) -> None:
         order = self._preferred(live)
         extras = sorted(self._held, key=order.index, reverse=True)[: len(self._held) - share]
-        for partition in extras:
-            self._release(partition)
-        self._metrics.leases_held.set(len(self._held))
+        self._release_all(extras)
 
     def _release(self, partition: int) -> None:
-        held = self._held.pop(partition)
-        held.consumer.stop()
-        held.thread.join()
+        self._release_all([partition])
+
+    def _release_all(self, partitions: list[int]) -> None:
+        """Stop the consumers together, wait for their entries in hand, then release in one round trip."""
+        held = [(partition, self._held.pop(partition)) for partition in partitions]
+        for _, one in held:
+            one.consumer.stop()
+        for _, one in held:
+            one.thread.join()
         try:
-            if self._scripts.release(self._keys.lease(partition), held.consumer.epoch):
-                self._metrics.leases_released.inc()
+            released = self._scripts.release_many([(self._keys.lease(p), one.consumer.epoch) for p, one in held])
+            self._metrics.leases_released.inc(sum(released))
         except TRANSIENT_ERRORS:
-            pass  # the lease expires by itself
-        self._forget_lag(partition)
+            pass  # the leases expire by themselves
+        for partition, _ in held:
+            self._forget_lag(partition)
         self._metrics.leases_held.set(len(self._held))
 
     # -- lag ------------------------------------------------------------------------------

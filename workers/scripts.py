@@ -113,10 +113,15 @@ class Scripts:
 
     def acquire(self, lease_key: str, epoch_key: str, owner: str, ttl_ms: int) -> LeaseAttempt:
         """Take the lease if free; returns the new epoch or the current holder."""
-        result = self._scripts["lease_acquire"](keys=[lease_key, epoch_key], args=[owner, ttl_ms])
-        if int(result[0]) == 1:
-            return LeaseAttempt(Acquired.ACQUIRED, epoch=int(result[1]))
-        return LeaseAttempt(Acquired.HELD, holder=_text(result[1]))
+        return self.acquire_many([(lease_key, epoch_key)], owner, ttl_ms)[0]
+
+    def acquire_many(self, leases: Sequence[tuple[str, str]], owner: str, ttl_ms: int) -> list[LeaseAttempt]:
+        """`acquire` for several (lease key, epoch key) pairs in one round trip."""
+        pipe = self._redis.pipeline(transaction=False)
+        for lease_key, epoch_key in leases:
+            self._scripts["lease_acquire"](keys=[lease_key, epoch_key], args=[owner, ttl_ms], client=pipe)
+        return [LeaseAttempt(Acquired.ACQUIRED, epoch=int(result[1])) if int(result[0]) == 1
+                else LeaseAttempt(Acquired.HELD, holder=_text(result[1])) for result in pipe.execute()]
 
     def renew(self, leases: Sequence[tuple[str, int]], ttl_ms: int) -> list[bool]:
         """Extend (lease key, epoch) pairs in one round trip; False means that lease is fenced."""
@@ -127,7 +132,16 @@ class Scripts:
 
     def release(self, lease_key: str, epoch: int) -> bool:
         """Give the lease back; False if it was no longer held with that epoch."""
-        return int(self._scripts["lease_release"](keys=[lease_key], args=[epoch])) == 1
+        return self.release_many([(lease_key, epoch)])[0]
+
+    def release_many(self, leases: Sequence[tuple[str, int]]) -> list[bool]:
+        """`release` for several (lease key, epoch) pairs in one round trip."""
+        if not leases:
+            return []
+        pipe = self._redis.pipeline(transaction=False)
+        for lease_key, epoch in leases:
+            self._scripts["lease_release"](keys=[lease_key], args=[epoch], client=pipe)
+        return [int(result) == 1 for result in pipe.execute()]
 
     def read(self, lease_key: str, input_key: str, epoch: int, consumer: str, count: int,
              mode: str) -> ReadBatch:

@@ -115,10 +115,11 @@ def test_a_worker_killed_under_load_is_replaced_without_loss_or_duplicates(runti
         assert any(runtime.client.partition(s) in held for s in sessions)  # the victim has work in hand
         victim.send_signal(signal.SIGKILL)
         killed_at = time.monotonic()
+        _wait(lambda: _owners(runtime) == {"survivor"})
+        # The README's bound: TTL + one pool tick + the acquisition round trips, below 2 x TTL.
+        assert time.monotonic() - killed_at <= 2 * runtime.settings.lease_ttl_ms / 1000
         for thread in threads:
             thread.join()
-        _wait(lambda: _owners(runtime) == {"survivor"})
-        assert time.monotonic() - killed_at < 2 * runtime.settings.lease_ttl_ms / 1000 + 1.5
         for session in sessions:
             collect(runtime, session, requests[session])
             assert_contiguous(runtime, session, 60)
