@@ -60,3 +60,16 @@ def test_overrides_take_precedence_over_the_environment(monkeypatch: pytest.Monk
     monkeypatch.setenv("IUI_PARTITIONS", "8")
     assert load_settings(partitions=4).partitions == 4
     assert isinstance(load_settings(), Settings)
+
+
+def test_retention_defaults_and_bounds(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("IUI_SESSION_TTL_S", "IUI_FRAME_LOG_MAX_BYTES", "IUI_MAX_PLAIN_PER_SESSION"):
+        monkeypatch.delenv(name, raising=False)
+    settings = load_settings()
+    assert settings.session_ttl_s == 7 * 86_400
+    assert settings.frame_log_max_bytes == 16 * 1024 * 1024
+    assert settings.max_plain_per_session == 256
+    assert load_settings(session_ttl_s=0).session_ttl_s == 0  # never expires
+    monkeypatch.setenv("IUI_FRAME_LOG_MAX_BYTES", "266239")  # below one maximal frame
+    with pytest.raises(SettingsError, match="IUI_FRAME_LOG_MAX_BYTES"):
+        load_settings()
