@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from itertools import islice
 from types import MappingProxyType
 from typing import Any
@@ -20,12 +20,11 @@ from .._remote_rules import (
     Rule,
     boolean,
     closed_object,
-    descend,
     identifier,
     integer,
     one_of,
 )
-from ..errors import MAX_ISSUES, UNKNOWN_PROPERTY, Issue, UISchemaError
+from ..errors import MAX_ISSUES, UNKNOWN_PROPERTY, Issue, UISchemaError, escape_pointer
 from ..jstext import utf16_length
 from ..limits import UI_LIMITS
 from ..safe_json import assert_safe_json
@@ -55,6 +54,17 @@ ACTIVE_CONTENT_MESSAGE = "links, scripts and data URIs are not allowed in text"
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
+def descend(issues: Iterable[Issue], segment: str | int) -> Issues:
+    """`core._remote_rules.descend`, building the prefix only when an issue arrives.
+
+    Valid values are the common case and most of them have no issue to locate.
+    """
+    prefix = None
+    for issue in issues:
+        prefix = prefix or "/" + escape_pointer(segment)
+        yield issue.prefixed(prefix)
+
+
 def checked(value: Any, rule: Rule, *, max_bytes: int) -> tuple[int, list[Issue]]:
     """(JSON byte size, problems): the closed structure first, then the safe-JSON pre-check.
 
@@ -72,7 +82,8 @@ def checked(value: Any, rule: Rule, *, max_bytes: int) -> tuple[int, list[Issue]
 
 def inert_text(value: str) -> Issues:
     """Plain text that holds no URL, script or data URI."""
-    if _ACTIVE_CONTENT.search(value):
+    # Every pattern needs a colon or a '<': most text is cleared without the regex.
+    if (":" in value or "<" in value) and _ACTIVE_CONTENT.search(value):
         yield Issue("", ACTIVE_CONTENT_MESSAGE, "active_content")
 
 
@@ -112,17 +123,60 @@ def _either(spec: Either) -> Rule:
     options = tuple(compile_spec(option) for option in spec.options)
 
     def rule(value: Any) -> Issues:
-        attempts = [list(option(value)) for option in options]
-        if all(attempts):
-            # The closest option (same JSON type) explains the problem best.
-            typed = [issues for issues in attempts if issues[0].code != "type"]
-            yield from typed[0] if typed else [Issue("", "value has the wrong type", "type")]
+        attempts = []
+        for option in options:
+            issues = list(option(value))
+            if not issues:
+                return
+            attempts.append(issues)
+        # The closest option (same JSON type) explains the problem best.
+        typed = [issues for issues in attempts if issues[0].code != "type"]
+        yield from typed[0] if typed else [Issue("", "value has the wrong type", "type")]
 
     return rule
 
 
+def _plain_number(nullable: bool) -> Callable[[Any], bool]:
+    kinds = (int, float, type(None)) if nullable else (int, float)
+
+    def passes(item: Any) -> bool:
+        return type(item) in kinds and (item is None or -MAGNITUDE <= item <= MAGNITUDE)
+
+    return passes
+
+
+def _plain_string(spec: Str) -> Callable[[Any], bool]:
+    def passes(item: Any) -> bool:
+        return (
+            type(item) is str
+            and item.isascii()
+            and spec.min_length <= len(item) <= spec.max_length
+            and ":" not in item
+            and "<" not in item
+        )
+
+    return passes
+
+
+def _fast_pass(spec: Spec) -> Callable[[Any], bool] | None:
+    """A cheap test that an item certainly has no issue (chart values, labels, cells).
+
+    NaN fails the range comparison and every doubtful item takes the full rule instead.
+    """
+    if isinstance(spec, Num):
+        return _plain_number(spec.nullable)
+    if isinstance(spec, Str) and spec.pattern is None:
+        return _plain_string(spec)
+    if isinstance(spec, Either):
+        options = [_fast_pass(option) for option in spec.options]
+        if all(option is not None for option in options):
+            return lambda item: any(option(item) for option in options if option is not None)
+    return None
+
+
 def _array(spec: Array) -> Rule:
     item_rule = compile_spec(spec.item)
+    fast_pass = _fast_pass(spec.item)
 
     def rule(value: Any) -> Issues:
         if not isinstance(value, list):
@@ -131,6 +185,8 @@ def _array(spec: Array) -> Rule:
             yield Issue("", f"at most {spec.max_items} items are allowed", "too_many")
         elif len(value) < spec.min_items:
             yield Issue("", f"at least {spec.min_items} items are required", "too_few")
+        elif fast_pass is not None and all(fast_pass(item) for item in value):
+            return
         else:
             for index, item in enumerate(value):
                 yield from descend(item_rule(item), index)
