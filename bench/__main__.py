@@ -10,6 +10,7 @@ BENCHMARKS = {
     "parse": "parse",
     "stream": "stream",
     "workers": "workers",
+    "answer": "answer",
     "fuzz": "fuzz",
     "fuzz-wire": "fuzz_wire",
 }
