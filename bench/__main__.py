@@ -12,6 +12,7 @@ BENCHMARKS = {
     "workers": "workers",
     "answer": "answer",
     "fuzz": "fuzz",
+    "faults": "faults",
     "fuzz-wire": "fuzz_wire",
 }
 
