@@ -42,8 +42,12 @@ def _shape(value: Any) -> FrozenDict:
     return frozen
 
 
-def _by_id(blocks: Blocks) -> dict[str, Mapping[str, Any]]:
+def _by_id(blocks: Blocks | Mapping[str, Mapping[str, Any]]) -> dict[str, Mapping[str, Any]]:
     """The turn's blocks by id; a later block with the same id replaced the earlier one."""
+    if isinstance(blocks, Mapping):
+        blocks = blocks.values()
+    if not isinstance(blocks, Iterable) or isinstance(blocks, (str, bytes)):
+        raise UISchemaError([Issue("", "the published blocks must be a list of blocks", "type")])
     index: dict[str, Mapping[str, Any]] = {}
     for block in blocks:
         block_id = block.get("block_id") if isinstance(block, Mapping) else None
@@ -63,7 +67,7 @@ def _publication_issues(ids: list[str], published: dict[str, Mapping[str, Any]])
     return problems
 
 
-def parse_final_answer(value: Any, published_blocks: Blocks) -> FrozenDict:
+def parse_final_answer(value: Any, published_blocks: Blocks | Mapping[str, Mapping[str, Any]]) -> FrozenDict:
     """A `{answer, ui_block_ids}` whose markers and ids name final blocks of this turn."""
     final = _shape(value)
     markers = marker_order(final["answer"])
@@ -92,7 +96,7 @@ def _text_part(run: str) -> FrozenDict | None:
     return FrozenDict({"type": "text", "text": body}) if body.strip() else None
 
 
-def answer_parts(final_answer: Any, blocks: Blocks) -> FrozenList:
+def answer_parts(final_answer: Any, blocks: Blocks | Mapping[str, Mapping[str, Any]]) -> FrozenList:
     """The answer as ordered `text`, `block` and `unavailable` parts, each block at most once."""
     final = _shape(final_answer)
     allowed = frozenset(final["ui_block_ids"])

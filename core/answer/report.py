@@ -81,6 +81,8 @@ def _entries(evidence: frozenset[str]) -> Rule:
 
 def parse_report_ui_blocks(value: Any, evidence_ids: Iterable[str]) -> FrozenList:
     """A report's `ui_blocks` array: final blocks citing existing evidence, within budget."""
+    if not isinstance(evidence_ids, Iterable) or isinstance(evidence_ids, (str, bytes)):
+        raise UISchemaError([Issue("", "the report's evidence ids must be a collection of strings", "type")])
     evidence = frozenset(ref for ref in evidence_ids if isinstance(ref, str))
     _, problems = checked(value, _entries(evidence), max_bytes=MAX_REPORT_BYTES)
     if problems:

@@ -150,6 +150,17 @@ def test_the_projection_is_deep_immutable():
         parts[1]["block"]["spec"]["root"] = "x"
 
 
+def test_published_blocks_may_be_given_by_id():
+    final = parse_final_answer(_final("[[ui:summary]]", "summary"), {"summary": TURN[0]})
+    assert answer_parts(final, {"summary": TURN[0]})[0]["type"] == "block"
+
+
+@pytest.mark.parametrize("blocks", [None, 3, "summary"])
+def test_published_blocks_that_are_not_a_collection_raise_uischemaerror(blocks):
+    with pytest.raises(UISchemaError):
+        answer_parts(_final("x"), blocks)
+
+
 def test_malformed_published_entries_are_ignored_not_raised():
     odd: list[Any] = [None, 1, {"block_id": 5}, {"phase": "final"}, TURN[0]]
     assert answer_parts(_final("[[ui:summary]]", "summary"), odd)[0]["type"] == "block"

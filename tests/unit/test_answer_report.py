@@ -71,6 +71,12 @@ def test_exactly_400000_bytes_are_accepted():
     assert len(parse_report_ui_blocks(_report_of_size(400_000), EVIDENCE)) == 5
 
 
+@pytest.mark.parametrize("evidence", [None, 7, "ev-1"])
+def test_evidence_ids_that_are_not_a_collection_raise_uischemaerror(evidence):
+    with pytest.raises(UISchemaError):
+        parse_report_ui_blocks([_entry()], evidence)
+
+
 def test_eight_blocks_are_accepted():
     assert len(parse_report_ui_blocks([_entry(f"b{i}") for i in range(8)], EVIDENCE)) == 8
 
