@@ -45,7 +45,7 @@ class PartitionConsumer:
         self._lease = keys.lease(partition)
         self._input = keys.input(partition)
         self._consumer = consumer_of(partition)
-        self._store = Store(redis=redis, keys=keys, partition=partition)
+        self._store = Store(redis=redis, keys=keys, partition=partition, session_ttl_s=settings.session_ttl_s)
         self._handler = ToolHandler(settings=settings, keys=keys, partition=partition, store=self._store)
         self._stop = threading.Event()
         self.fenced = False

@@ -7,6 +7,7 @@ memory.  The commit script's CAS (stored seq and generation) keeps the cache hon
 
 from __future__ import annotations
 
+import time
 from collections import OrderedDict
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -72,23 +73,36 @@ def _size(record: Generation | None) -> int:
 class Store:
     """Cached reads of one partition's session state."""
 
-    def __init__(self, *, redis: Any, keys: Keys, partition: int) -> None:
+    def __init__(self, *, redis: Any, keys: Keys, partition: int, session_ttl_s: float = 0) -> None:
         self._redis = redis
         self._keys = keys
         self._partition = partition
         self._generations: OrderedDict[tuple[str, str], Generation | None] = OrderedDict()
         self._counts: OrderedDict[str, int] = OrderedDict()
-        self._sources: OrderedDict[tuple[str, str], str] = OrderedDict()  # write-once in Redis
+        self._sources: OrderedDict[tuple[str, str], str] = OrderedDict()  # write-once while the session lives
         self._bytes = 0
+        # A session idle for its TTL may have expired in Redis: its cached values are then dropped.
+        self._idle_limit = session_ttl_s / 2 if session_ttl_s > 0 else float("inf")
+        self._touched: OrderedDict[str, float] = OrderedDict()
 
     def forget(self, session: str) -> None:
-        """Drop every cached value of a session (after a CAS failure)."""
+        """Drop every cached value of a session (after a CAS failure or a possible expiry)."""
         self._counts.pop(session, None)
         for key in [k for k in self._generations if k[0] == session]:
             self._bytes -= _size(self._generations.pop(key))
+        for source in [k for k in self._sources if k[0] == session]:
+            del self._sources[source]
+
+    def _touch(self, session: str) -> None:
+        now = time.monotonic()
+        last = self._touched.get(session)
+        if last is None or now - last > self._idle_limit:
+            self.forget(session)  # unknown: this cache may hold values from before an expiry
+        self._remember(self._touched, session, now)
 
     def ui_of_source(self, session: str, source: str) -> str | None:
         """The uiId a sourceCallId opened in this session, if any."""
+        self._touch(session)
         known = self._sources.get((session, source))
         if known is not None:
             return known
@@ -100,6 +114,7 @@ class Store:
 
     def generation_count(self, session: str) -> int:
         """How many generations the session has opened."""
+        self._touch(session)
         if session not in self._counts:
             value = self._redis.hget(self._keys.session(self._partition, session), "generations")
             self._remember(self._counts, session, int(value or 0))
@@ -107,6 +122,7 @@ class Store:
 
     def current(self, session: str, ui_id: str) -> Generation | None:
         """The latest generation of (session, uiId), or None if it never opened one."""
+        self._touch(session)
         key = (session, ui_id)
         if key not in self._generations:
             record = self._load(session, ui_id)

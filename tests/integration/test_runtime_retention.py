@@ -95,3 +95,18 @@ def test_the_frame_log_is_capped_by_bytes_and_keeps_the_newest_frame(runtime: Ru
     assert runtime.client.frame_log(SESSION)[-1][1] == frame
     stored = runtime.redis.hget(runtime.client.keys.session(runtime.client.partition(SESSION), SESSION), "log_bytes")
     assert int(stored) == sum(sizes)
+
+
+def test_an_expired_session_starts_afresh_although_its_owner_cached_it(runtime: Runtime) -> None:
+    runtime.configure(session_ttl_s=1, max_generations_per_session=1).start()
+    first = runtime.call(SESSION, OPEN, {"document": example("stream-initial.json")}, call="open-1")
+    assert first["ok"] and first["result"]["frame"]["generation"] == 1
+    time.sleep(1.3)
+    assert runtime.redis.exists(*session_keys(runtime)) == 0
+    # Neither call_id_reused from a cached source nor generation_capacity from a cached count.
+    again = runtime.call(SESSION, OPEN, {"document": example("stream-initial.json")}, call="open-1")
+    assert again["ok"], again
+    assert again["result"]["frame"]["generation"] == 1
+    assert runtime.generation(SESSION, "sales-report", 1)["seq"] == "1"  # committed, not a cached resend
+    second = runtime.call(SESSION, OPEN, {"document": example("stream-initial.json")}, call="open-2")
+    assert second["error"]["code"] == "generation_capacity"
