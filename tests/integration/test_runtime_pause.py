@@ -18,7 +18,9 @@ from typing import Any
 import pytest
 
 from tests.integration.conftest import FAST, Runtime, cursor_args, example
-from workers.keys import GROUP
+from workers.errors import Fenced
+from workers.keys import GROUP, consumer_of
+from workers.scripts import NEW, PENDING, Scripts
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 OPEN, PATCH = "intelligent_ui_open", "intelligent_ui_patch"
@@ -79,6 +81,28 @@ class Feeder:
     def __exit__(self, *exc: Any) -> None:
         self._stop.set()
         self._thread.join()
+
+
+def test_a_fenced_read_moves_nothing_into_the_pending_list(runtime: Runtime) -> None:
+    keys = runtime.client.keys
+    scripts = Scripts(redis=runtime.redis, group=GROUP, reply_ttl_ms=1000, frame_log_max=100)
+    zombie = scripts.acquire(keys.lease(0), keys.epoch(0), "zombie", 100)
+    runtime.redis.xgroup_create(keys.input(0), GROUP, id="0", mkstream=True)
+    first = runtime.redis.xadd(keys.input(0), {"session": "s", "n": "1"}).decode()
+    read = scripts.read(keys.lease(0), keys.input(0), zombie.epoch, consumer_of(0), 10, NEW)
+    assert [entry_id for entry_id, _ in read.entries] == [first] and read.cursor == first
+    time.sleep(0.2)  # the zombie stalls past its lease; a successor takes the partition
+    successor = scripts.acquire(keys.lease(0), keys.epoch(0), "successor", 10_000)
+    second = runtime.redis.xadd(keys.input(0), {"session": "s", "n": "2"}).decode()
+    with pytest.raises(Fenced):
+        scripts.read(keys.lease(0), keys.input(0), zombie.epoch, consumer_of(0), 10, NEW)
+    assert runtime.redis.xpending(keys.input(0), GROUP)["pending"] == 1  # only what it read while it owned
+    replay = scripts.read(keys.lease(0), keys.input(0), successor.epoch, consumer_of(0), 10, PENDING)
+    assert [entry_id for entry_id, _ in replay.entries] == [first] and replay.deliveries == {first: 2}
+    fresh = scripts.read(keys.lease(0), keys.input(0), successor.epoch, consumer_of(0), 10, NEW)
+    assert [(entry_id, fields) for entry_id, fields in fresh.entries] == [(second, {b"session": b"s", b"n": b"2"})]
+    idle = scripts.read(keys.lease(0), keys.input(0), successor.epoch, consumer_of(0), 10, NEW)
+    assert idle.entries == [] and idle.cursor == second  # a plain XREAD from here wakes on the next entry
 
 
 def test_a_resumed_paused_worker_leaves_nothing_pending_and_every_call_in_order(runtime: Runtime) -> None:
