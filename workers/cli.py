@@ -103,11 +103,14 @@ def cmd_worker(args: argparse.Namespace) -> int:
 
     # A socket timeout turns a black-holed Redis into a retried error (XREADGROUP blocks 250 ms).
     redis = connect(settings.redis_url, socket_timeout=10, socket_connect_timeout=5)
-    pool = WorkerPool(settings=settings, redis=redis, metrics=metrics, worker_id=args.worker_id)
+    def serving() -> None:  # after the first successful tick: Redis answered and meta matched
+        print(f"iui worker {pool.worker_id}: serving {settings.partitions} partitions of {settings.key_prefix!r}",
+              file=sys.stderr, flush=True)
+
+    pool = WorkerPool(settings=settings, redis=redis, metrics=metrics, worker_id=args.worker_id,
+                      on_serving=serving)
     for signum in (signal.SIGTERM, signal.SIGINT):
         signal.signal(signum, lambda *_: pool.stop())
-    print(f"iui worker {pool.worker_id}: serving {settings.partitions} partitions of {settings.key_prefix!r}",
-          file=sys.stderr, flush=True)
     pool.run()
     return 0
 

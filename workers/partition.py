@@ -71,7 +71,7 @@ class PartitionConsumer:
 
     def run(self) -> None:
         """Loop until stopped or fenced; transient Redis errors are retried with back-off."""
-        backoff = Backoff()
+        backoff = Backoff(limit=self._settings.lease_renew_ms / 1000)  # a retry never outlasts a renewal
         replay = True
         while not self._stop.is_set():
             try:

@@ -15,7 +15,7 @@ import threading
 import time
 import uuid
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable
 
 from config.settings import Settings
 
@@ -55,7 +55,8 @@ class _Held:
 class WorkerPool:
     """One pool process (or, in the demo, one thread group) sharing the partitions."""
 
-    def __init__(self, *, settings: Settings, redis: Any, metrics: Metrics, worker_id: str | None = None) -> None:
+    def __init__(self, *, settings: Settings, redis: Any, metrics: Metrics, worker_id: str | None = None,
+                 on_serving: Callable[[], None] | None = None) -> None:
         self.worker_id = worker_id or f"w-{uuid.uuid4().hex[:12]}"
         self._settings = settings
         self._redis = redis
@@ -71,6 +72,8 @@ class WorkerPool:
         self._tick_s = min(settings.heartbeat_ms, settings.lease_renew_ms) / 1000
         self._renewed_at = 0.0
         self._lag_at = 0.0
+        self._on_serving = on_serving
+        self._releasing: list[threading.Thread] = []
 
     @property
     def partitions(self) -> list[int]:
@@ -82,14 +85,21 @@ class WorkerPool:
         self._stop.set()
 
     def run(self) -> None:
-        """Serve partitions until `stop()`; then finish entries in hand and release every lease."""
-        check_meta(self._redis, self._keys, self._settings.partitions)
-        backoff = Backoff()
+        """Serve partitions until `stop()`; then finish entries in hand and release every lease.
+
+        Redis being unreachable, at start-up as later, is retried with back-off; a mismatched
+        `{prefix}:meta` (`MetaMismatch`) ends the run.
+        """
+        backoff = Backoff(limit=self._settings.lease_renew_ms / 1000)  # a retry never outlasts a renewal
+        serving = False
         try:
             while not self._stop.is_set():
                 try:
                     self.tick()
                     backoff.reset()
+                    if not serving and self._on_serving is not None:
+                        self._on_serving()
+                    serving = True
                     self._stop.wait(self._tick_s)
                 except TRANSIENT_ERRORS as error:
                     self._metrics.redis_errors.inc()
@@ -113,9 +123,9 @@ class WorkerPool:
 
     def shutdown(self) -> None:
         """Stop every consumer after its entry in hand, release the leases, leave the pool."""
-        for held in self._held.values():
-            held.consumer.stop()  # all at once: each may be blocked in XREADGROUP for a moment
         self._release_all(list(self._held))
+        for thread in self._releasing:
+            thread.join()
         try:
             self._redis.zrem(self._keys.workers, self.worker_id)
         except TRANSIENT_ERRORS:
@@ -196,16 +206,25 @@ class WorkerPool:
         thread.start()
 
     def _release_extras(self, share: int, live: list[str]) -> None:
+        """Hand extras over in the background, so the tick keeps renewing the leases it keeps."""
         order = self._preferred(live)
-        extras = sorted(self._held, key=order.index, reverse=True)[: len(self._held) - share]
-        self._release_all(extras)
-
-    def _release(self, partition: int) -> None:
-        self._release_all([partition])
+        extras = self._detach(sorted(self._held, key=order.index, reverse=True)[: len(self._held) - share])
+        self._releasing = [t for t in self._releasing if t.is_alive()]
+        thread = threading.Thread(target=self._hand_over, args=(extras,), name="iui-release", daemon=True)
+        self._releasing.append(thread)
+        thread.start()
 
     def _release_all(self, partitions: list[int]) -> None:
+        self._hand_over(self._detach(partitions))
+
+    def _detach(self, partitions: list[int]) -> list[tuple[int, _Held]]:
+        """Stop counting partitions as held (in the tick's thread, the only one that edits `_held`)."""
+        held = [(partition, self._held.pop(partition)) for partition in partitions if partition in self._held]
+        self._metrics.leases_held.set(len(self._held))
+        return held
+
+    def _hand_over(self, held: list[tuple[int, _Held]]) -> None:
         """Stop the consumers together, wait for their entries in hand, then release in one round trip."""
-        held = [(partition, self._held.pop(partition)) for partition in partitions]
         for _, one in held:
             one.consumer.stop()
         for _, one in held:
@@ -217,7 +236,6 @@ class WorkerPool:
             pass  # the leases expire by themselves
         for partition, _ in held:
             self._forget_lag(partition)
-        self._metrics.leases_held.set(len(self._held))
 
     # -- lag ------------------------------------------------------------------------------
 

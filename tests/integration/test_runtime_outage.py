@@ -4,20 +4,23 @@ from __future__ import annotations
 
 import subprocess
 import tempfile
+import threading
 import time
 
 import pytest
 
 from workers.local_redis import REDIS_BINARY
+from workers.pool import WorkerPool
+from workers.redisio import connect
 from tests.integration.conftest import Runtime, cursor_args, example
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
 
-def _server(port: int, directory: str) -> subprocess.Popen:
-    return subprocess.Popen([REDIS_BINARY, "--port", str(port), "--bind", "127.0.0.1", "--save", "",
-                             "--appendonly", "yes", "--appendfsync", "always", "--dir", directory],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+def _server(port: int, directory: str, *, persistent: bool = True) -> subprocess.Popen:
+    aof = ["--appendonly", "yes", "--appendfsync", "always"] if persistent else ["--appendonly", "no"]
+    return subprocess.Popen([REDIS_BINARY, "--port", str(port), "--bind", "127.0.0.1", "--save", "", *aof,
+                             "--dir", directory], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
 def _wait_ping(rt: Runtime) -> None:
@@ -61,3 +64,66 @@ def test_workers_survive_a_redis_restart_and_the_generation_continues() -> None:
             rt.stop()
             server.kill()
             server.wait()
+
+
+def _owned_within(rt: Runtime, seconds: float) -> float:
+    started = time.monotonic()
+    rt.wait_for_owners(timeout=seconds)
+    return time.monotonic() - started
+
+
+def test_after_a_restart_that_lost_every_lease_all_partitions_are_owned_again_within_two_ttl() -> None:
+    if REDIS_BINARY is None:
+        pytest.skip("redis-server binary not found")
+    from workers.local_redis import free_port
+
+    port = free_port()
+    with tempfile.TemporaryDirectory() as directory:
+        server = _server(port, directory, persistent=False)
+        rt = Runtime(f"redis://127.0.0.1:{port}/0").configure(partitions=16)
+        try:
+            _wait_ping(rt)
+            rt.start(2)
+            server.terminate()
+            server.wait()
+            time.sleep(1.0)
+            server = _server(port, directory, persistent=False)  # empty: no lease, no group, no meta
+            _wait_ping(rt)
+            ttl = rt.settings.lease_ttl_ms / 1000
+            assert _owned_within(rt, 2 * ttl) <= 2 * ttl
+            reply = rt.call("after", "intelligent_ui_open", {"document": example("stream-initial.json")}, call="o")
+            assert reply["ok"], reply
+        finally:
+            rt.stop()
+            server.kill()
+            server.wait()
+
+
+def test_a_pool_started_while_redis_is_down_waits_and_serves_once_it_is_up() -> None:
+    if REDIS_BINARY is None:
+        pytest.skip("redis-server binary not found")
+    from workers.local_redis import free_port
+
+    port = free_port()
+    with tempfile.TemporaryDirectory() as directory:
+        rt = Runtime(f"redis://127.0.0.1:{port}/0")
+        serving = threading.Event()
+        pool = WorkerPool(settings=rt.settings, redis=connect(rt.redis_url), metrics=rt.metrics,
+                          on_serving=serving.set)
+        thread = threading.Thread(target=pool.run, daemon=True)
+        thread.start()
+        server = None
+        try:
+            time.sleep(1.0)
+            assert thread.is_alive() and not serving.is_set()  # retrying, not exited, not "serving"
+            server = _server(port, directory)
+            _wait_ping(rt)
+            ttl = rt.settings.lease_ttl_ms / 1000
+            assert serving.wait(2 * ttl)
+            assert _owned_within(rt, 2 * ttl) <= 2 * ttl
+        finally:
+            pool.stop()
+            thread.join(timeout=10)
+            if server is not None:
+                server.kill()
+                server.wait()
