@@ -119,7 +119,7 @@ def run(target: str, *, seconds: float, seed: int, max_inputs: int | None = None
         began = clock()
         try:
             tally.judge(label, call())
-        except Exception as error:  # the point of the run: any foreign exception is a finding
+        except Exception as error:  # noqa: BLE001  # any foreign exception is a finding
             tally.add("crashes", label, f"{type(error).__name__}: {error}")
         if clock() - began > HANG_SECONDS:
             tally.add("hangs", label, f"{clock() - began:.2f} s")
@@ -146,8 +146,8 @@ _ATOMS: list[Callable[[], Any]] = [
     lambda: 5e-324, lambda: -5e-324, lambda: 1e308, lambda: 10**400, lambda: -(10**16), lambda: 2**53 + 1,
     lambda: 1e15, lambda: 1.0000000000000002e15, lambda: math.nan, lambda: math.inf, lambda: -0.0,
     lambda: 0.1, lambda: 0, lambda: True, lambda: False, lambda: None, lambda: "", lambda: "\ud800",
-    lambda: "a\udfffb", lambda: SECRET + " secret", lambda: "x" * 5_000, lambda: "~0/~1", lambda: [],
-    lambda: {}, lambda: [SECRET + " secret"], lambda: _deep(140), lambda: _deep(40),
+    lambda: "a\udfffb", lambda: SECRET + " secret", lambda: "x" * 5_000, lambda: "~0/~1", list,
+    dict, lambda: [SECRET + " secret"], lambda: _deep(140), lambda: _deep(40),
     lambda: {"op": "div", "args": [1, 0]}, lambda: {"expr": {"derived": SECRET + "secret"}},
     lambda: {"expr": {"state": SECRET + " secret"}}, lambda: {"expr": _nest(1, 40)},
     lambda: {"op": "pow", "args": [10, 400]}, lambda: {"state": SECRET + "secret"},
@@ -342,6 +342,14 @@ def core_probes(rng: random.Random, only: frozenset[str] | None = None) -> Itera
     def frame(stream: Any) -> Any:
         return mutate(orjson.loads(orjson.dumps(stream.checkpoint)), r, r.randrange(0, 3))
 
+    def chain_pair() -> tuple:
+        document = core.parse_document(_derived_chain(r))
+        return document, core.initial_state(document)
+
+    def checkpoint_pair() -> tuple:
+        stream = r.choice(c.streams)
+        return chance(0.9, lambda: stream), frame(stream)
+
     def with_pair(build: Callable[[Any, Any], tuple]) -> Callable[[], tuple]:
         return lambda: build(*c.pair(r))
 
@@ -355,8 +363,7 @@ def core_probes(rng: random.Random, only: frozenset[str] | None = None) -> Itera
         _core_probe("update_state", with_pair(lambda d, s: (d, s, state_key(d), hostile(r)))),
         _core_probe("restore_state", with_pair(lambda d, s: (chance(0.8, lambda: d, lambda: c.document(r)), s))),
         _core_probe("assert_valid_state", with_pair(lambda d, s: (d, s))),
-        _core_probe("evaluate_derived", lambda: (lambda d: (d, core.initial_state(d)))(core.parse_document(
-            _derived_chain(r))) if r.random() < 0.2 else c.pair(r)),
+        _core_probe("evaluate_derived", lambda: chain_pair() if r.random() < 0.2 else c.pair(r)),
         _core_probe("resolve_value", with_pair(lambda d, s: ({"expr": expr()}, s, derived_values()))),
         _core_probe("resolve_document_value", with_pair(lambda d, s: (d, s, chance(0.8, lambda: {"expr": expr()})))),
         _core_probe("evaluate_expression", with_pair(lambda d, s: (expr(), s, derived_values()))),
@@ -370,17 +377,21 @@ def core_probes(rng: random.Random, only: frozenset[str] | None = None) -> Itera
                                                 chance(0.8, lambda: r.randrange(0, 5)))),
         _core_probe("advance_ui_stream", lambda: (chance(0.95, lambda: r.choice(c.streams)),
                                                   mutate(r.choice(c.events), r, r.randrange(0, 4)))),
-        _core_probe("accept_checkpoint", lambda: (lambda s: (chance(0.9, lambda: s), frame(s)))(r.choice(c.streams))),
+        _core_probe("accept_checkpoint", checkpoint_pair),
         _core_probe("resume_ui_stream", lambda: (frame(r.choice(c.streams)),),
                     lambda: {"frame_count": chance(0.8, lambda: r.randrange(0, 300)),
                              "byte_count": chance(0.8, lambda: r.randrange(0, 20_000_000))}),
     ]
-    probes += [_core_probe(name, lambda seed=seed, named=name == "parse_ui_action_result": (
-        mutate(seed, r, r.randrange(0, 4), named_root=named),)) for name, seed in c.remote.items()]
+    probes += [_remote_probe(name, seed, r) for name, seed in c.remote.items()]
     probes += [_generic_probe(name, c, r) for name in _public_functions() - {name for name, _ in probes}]
     probes = [probe for probe in probes if only is None or probe[0] in only]
     while True:
         yield r.choice(probes)
+
+
+def _remote_probe(name: str, seed: Any, rng: random.Random) -> Probe:
+    named = name == "parse_ui_action_result"  # its top-level keys are result field names
+    return _core_probe(name, lambda: (mutate(seed, rng, rng.randrange(0, 4), named_root=named),))
 
 
 def _public_functions() -> set[str]:

@@ -8,10 +8,23 @@ from typing import Any
 
 import pytest
 
-from core import (UIError, UIExpressionError, UISchemaError, UIStreamError, advance_ui_stream,
-                  assert_safe_json, canonical_json_string, dispatch_local_action, evaluate_derived,
-                  evaluate_expression, initial_state, parse_document, resolve_document_value,
-                  resolve_ui_action, start_ui_stream)
+from core import (
+    UIError,
+    UIExpressionError,
+    UISchemaError,
+    UIStreamError,
+    advance_ui_stream,
+    assert_safe_json,
+    canonical_json_string,
+    dispatch_local_action,
+    evaluate_derived,
+    evaluate_expression,
+    initial_state,
+    parse_document,
+    resolve_document_value,
+    resolve_ui_action,
+    start_ui_stream,
+)
 from core.errors import MAX_PATH_LENGTH, Issue
 
 from .documents import base_document, edit
