@@ -16,6 +16,9 @@ from config.settings import Settings
 
 MAX_FIELDS = 64  # original fields kept per dead letter (the wire contract has six)
 RESERVED = frozenset({"origin", "reason", "truncated"})  # the dead letter's own fields
+# The `reason` field of a dead letter (and label of `iui_dead_lettered_total`): delivered more than
+# IUI_DEAD_LETTER_AFTER times, no session/request to reply to, processing kept failing.
+DEAD_LETTER_REASONS: tuple[str, ...] = ("redelivered", "no_reply_address", "failed")
 
 
 @dataclass(frozen=True, slots=True)

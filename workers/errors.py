@@ -13,6 +13,15 @@ from core.errors import Issue
 
 MAX_REPLY_ISSUES = 10  # seed 000 section 8: tool-visible diagnostics are limited to 10
 
+# Every `code` a reply's error may carry: the README's error-code table, in its order, and the
+# known values of the `reason` label of `iui_rejections_total` (initialised at 0 at start-up).
+REJECTION_CODES: tuple[str, ...] = (
+    "malformed_entry", "invalid_json", "invalid_arguments", "oversize", "unknown_tool", "unsupported_kind",
+    "wrong_partition", "invalid_document", "invalid_mutation", "document_too_large", "invalid_source_call_id",
+    "unknown_source", "cursor_conflict", "stream_closed", "call_id_reused", "frame_budget", "byte_budget",
+    "generation_capacity", "plain_capacity", "dead_letter",
+)
+
 
 @dataclass(frozen=True, slots=True)
 class ReplyIssue:

@@ -6,11 +6,43 @@ request ids never become labels.
 
 from __future__ import annotations
 
-from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+import platform
+from importlib.metadata import PackageNotFoundError, version
+
+from prometheus_client import (
+    CollectorRegistry,
+    Counter,
+    Gauge,
+    GCCollector,
+    Histogram,
+    PlatformCollector,
+    ProcessCollector,
+    generate_latest,
+)
+
+from core._checkpoint import FRAME_TYPES
+
+from .dead_letter import DEAD_LETTER_REASONS
+from .errors import REJECTION_CODES
+from .tools import TOOLS
 
 _LATENCY_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5)
 _FRAME_BUCKETS = (1, 2, 4, 8, 16, 32, 64, 128, 256)
 _BYTE_BUCKETS = tuple(2 ** n for n in range(10, 25, 2))
+DISTRIBUTION = "intelligent-ui-host"
+# The known label values, so every labelled counter exports 0 from start-up: a first dead letter
+# or a first rejection of a reason is then an increase(), not a series appearing from nothing.
+ENTRY_KINDS = ("tool", "action", "result", "other")
+ENTRY_TOOLS = (*TOOLS, "other")
+OUTCOMES = ("accepted", "resent", "rejected", "dead_letter")
+
+
+def build_version() -> str:
+    """The installed distribution's version (`unknown` when run from a tree that is not installed)."""
+    try:
+        return version(DISTRIBUTION)
+    except PackageNotFoundError:
+        return "unknown"
 
 
 class Metrics:
@@ -41,6 +73,28 @@ class Metrics:
         self.dead_lettered = Counter("iui_dead_lettered_total", "Entries moved to a dead-letter stream.",
                                      ["reason"], registry=registry)
         self.redis_errors = Counter("iui_redis_errors_total", "Transient Redis errors retried.", registry=registry)
+        self.partitions = Gauge("iui_partitions", "Configured partition count P (IUI_PARTITIONS).", registry=registry)
+        self.build_info = Gauge("iui_build_info", "Always 1; the labels name the running build.",
+                                ["version", "python"], registry=registry)
+        self.build_info.labels(build_version(), platform.python_version()).set(1)
+        ProcessCollector(registry=registry)
+        PlatformCollector(registry=registry)
+        GCCollector(registry=registry)
+        self._initialise_labels()
+
+    def _initialise_labels(self) -> None:
+        for kind in ENTRY_KINDS:
+            for tool in ENTRY_TOOLS:
+                for outcome in OUTCOMES:
+                    self.entries.labels(kind, tool, outcome)
+        for code in REJECTION_CODES:
+            self.rejections.labels(code)
+        for reason in DEAD_LETTER_REASONS:
+            self.dead_lettered.labels(reason)
+        for frame_type in FRAME_TYPES:
+            self.frames.labels(frame_type)
+        for tool in ENTRY_TOOLS:
+            self.latency.labels(tool)
 
     def exposition(self) -> str:
         """The text exposition format of every metric."""

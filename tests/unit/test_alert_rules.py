@@ -1,0 +1,69 @@
+"""The alert rules: promtool's own checks and unit tests where promtool is installed, plus coverage."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[2]
+OPS = ROOT / "ops"
+PROMTOOL = shutil.which("promtool")
+needs_promtool = pytest.mark.skipif(
+    PROMTOOL is None, reason="promtool is not installed (Debian: apt-get install -y prometheus; .ci/run does it)")
+
+
+def _alerts() -> list[dict]:
+    return [rule for group in yaml.safe_load((OPS / "alerts.yml").read_text())["groups"] for rule in group["rules"]]
+
+
+def _promtool(*args: str) -> str:
+    assert PROMTOOL is not None
+    result = subprocess.run([PROMTOOL, *args], check=False, cwd=OPS, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stdout + result.stderr
+    return result.stdout
+
+
+@needs_promtool
+def test_promtool_accepts_the_alert_rules():
+    assert "SUCCESS" in _promtool("check", "rules", "alerts.yml")
+
+
+@needs_promtool
+def test_every_alert_fires_and_stays_quiet_as_its_promtool_unit_tests_say():
+    assert "SUCCESS" in _promtool("test", "rules", "alerts.test.yml")
+
+
+def test_every_alert_has_a_unit_test_that_expects_it_to_fire():
+    tests = yaml.safe_load((OPS / "alerts.test.yml").read_text())["tests"]
+    firing = {case["alertname"] for test in tests for case in test["alert_rule_test"] if case.get("exp_alerts")}
+    assert {rule["alert"] for rule in _alerts()} <= firing
+
+
+def test_the_named_outages_are_unit_tested():
+    text = (OPS / "alerts.test.yml").read_text()
+    for scenario in ("All workers gone", "no worker at all", "7 leases of 8 partitions", "The first dead letter",
+                     "Everything rejected at low traffic"):
+        assert scenario in text, scenario
+
+
+def test_no_alert_hard_codes_the_partition_count():
+    unowned = next(rule for rule in _alerts() if rule["alert"] == "IUIPartitionsUnowned")
+    assert "iui_partitions" in unowned["expr"] and not re.search(r"\b64\b", unowned["expr"])
+    assert "absent(" in unowned["expr"]
+
+
+def test_the_rejection_ratio_is_not_masked_at_low_traffic():
+    rule = next(rule for rule in _alerts() if rule["alert"] == "IUIRejectionRateHigh")
+    assert "clamp_min" not in rule["expr"]
+
+
+def test_every_alert_has_a_runbook_section_in_the_readme():
+    readme = (ROOT / "README.md").read_text()
+    for rule in _alerts():
+        assert f"#### {rule['alert']}\n" in readme, rule["alert"]
+        assert rule["annotations"]["runbook"] == f"README.md#{rule['alert'].lower()}"

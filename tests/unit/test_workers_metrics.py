@@ -1,0 +1,73 @@
+"""The exported metrics: known label sets start at 0, the partition gauge, build info, collectors."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from prometheus_client import CollectorRegistry
+
+from workers.dead_letter import DEAD_LETTER_REASONS
+from workers.errors import REJECTION_CODES
+from workers.metrics import ENTRY_KINDS, ENTRY_TOOLS, OUTCOMES, Metrics, build_version
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _samples(metrics: Metrics) -> dict[tuple[str, frozenset], float]:
+    return {(s.name, frozenset(s.labels.items())): s.value
+            for family in metrics.registry.collect() for s in family.samples}
+
+
+def _readme_error_codes() -> list[str]:
+    readme = (ROOT / "README.md").read_text()
+    table = readme.split("Error codes (also the `reason` label of `iui_rejections_total`):", 1)[1].split("\n\n", 2)[1]
+    return [code for row in table.splitlines()[2:] for code in re.findall(r"`([a-z_]+)`", row.split("|")[1])]
+
+
+def test_rejection_codes_are_the_readme_error_code_table():
+    assert list(REJECTION_CODES) == _readme_error_codes()
+
+
+def test_every_code_the_runtime_raises_is_a_known_rejection_code():
+    raised = set()
+    for path in (ROOT / "workers").glob("*.py"):
+        raised |= set(re.findall(r'code="([a-z_]+)"', path.read_text()))
+    raised |= {"malformed_entry", "cursor_conflict"}  # the class defaults of MalformedEntry, ConflictError
+    assert raised <= set(REJECTION_CODES), raised - set(REJECTION_CODES)
+
+
+def test_every_dead_letter_reason_the_consumer_writes_is_known():
+    source = (ROOT / "workers" / "partition.py").read_text()
+    written = set(re.findall(r'self\._dead\([^)]*?"([a-z_]+)"', source, re.DOTALL))
+    assert written and written <= set(DEAD_LETTER_REASONS), written
+
+
+def test_labelled_counters_start_at_zero_for_every_known_label():
+    samples = _samples(Metrics(registry=CollectorRegistry()))
+    for code in REJECTION_CODES:
+        assert samples[("iui_rejections_total", frozenset({("reason", code)}))] == 0
+    for reason in DEAD_LETTER_REASONS:
+        assert samples[("iui_dead_lettered_total", frozenset({("reason", reason)}))] == 0
+    for kind in ENTRY_KINDS:
+        for tool in ENTRY_TOOLS:
+            for outcome in OUTCOMES:
+                key = frozenset({("kind", kind), ("tool", tool), ("outcome", outcome)})
+                assert samples[("iui_entries_processed_total", key)] == 0
+    for frame_type in ("snapshot", "add", "update", "remove", "complete", "cancel", "error"):
+        assert samples[("iui_frames_published_total", frozenset({("type", frame_type)}))] == 0
+
+
+def test_the_partition_gauge_and_build_info_are_exported():
+    metrics = Metrics(registry=CollectorRegistry())
+    metrics.partitions.set(64)
+    samples = _samples(metrics)
+    assert samples[("iui_partitions", frozenset())] == 64
+    info = [labels for name, labels in samples if name == "iui_build_info"]
+    assert len(info) == 1 and dict(info[0])["version"] == build_version() != ""
+
+
+def test_process_platform_and_gc_collectors_are_registered():
+    names = {family.name for family in Metrics(registry=CollectorRegistry()).registry.collect()}
+    assert {"python_info", "python_gc_objects_collected"} <= names
+    assert "process_cpu_seconds" in names or not Path("/proc/self/stat").exists()
