@@ -426,9 +426,14 @@ def main(argv: list[str]) -> int:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--seconds", type=float, default=10.0, help="how long to run")
     parser.add_argument("--seed", type=int, default=0, help="seed of the input generator")
-    parser.add_argument("--target", choices=sorted(TARGETS), default="core", help="what to fuzz")
+    parser.add_argument("--target", choices=[*sorted(TARGETS), "wire"], default="core",
+                        help="what to fuzz (wire: a live worker pool, as `python -m bench fuzz-wire`)")
     parser.add_argument("--only", action="append", help="fuzz only this function (repeatable)")
     args = parser.parse_args(argv)
+    if args.target == "wire":
+        from bench import fuzz_wire
+
+        return fuzz_wire.main(["--seconds", str(args.seconds), "--seed", str(args.seed)])
     only = frozenset(args.only) if args.only else None
     tally, elapsed = run(args.target, seconds=args.seconds, seed=args.seed, only=only)
     print(f"target {args.target}, seed {args.seed}: {tally.inputs:,} inputs in {elapsed:.1f} s "
