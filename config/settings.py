@@ -7,6 +7,7 @@ can fail at start-up with that line and no traceback.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from pydantic import Field, ValidationError, model_validator

@@ -102,6 +102,59 @@ class Client:
         """A frame follower for a session (use as a context manager)."""
         return FrameFeed(client=self, redis=self._redis, session=session)
 
+    # -- actions (seed 000 section 11) ------------------------------------------------------
+
+    def action(self, session: str, name: str, body: Any, *, request: str | None = None,
+               timeout: float = 30.0) -> dict[str, Any]:
+        """Submit one `kind=action` request (reserve, get, cancel, list, catalog, confirm) and await its reply."""
+        request = request or uuid.uuid4().hex
+        self.submit(session, name, body, call=request, request=request, kind="action")
+        return self.reply(session, request, timeout=timeout)
+
+    def reserve(self, session: str, document_ref: dict[str, Any], action_id: str, values: dict[str, Any], *,
+                request_id: str | None = None, timeout: float = 30.0) -> dict[str, Any]:
+        """Reserve an action of a persisted document; reuse `request_id` only to retry the same click."""
+        body = {"documentRef": document_ref, "requestId": request_id or f"req-{uuid.uuid4().hex}",
+                "actionId": action_id, "values": values}
+        return self.action(session, "reserve", body, timeout=timeout)
+
+    def get(self, session: str, operation_id: str, *, timeout: float = 30.0) -> dict[str, Any]:
+        """The current receipt of an operation."""
+        return self.action(session, "get", {"operationId": operation_id}, timeout=timeout)
+
+    def cancel(self, session: str, operation_id: str, *, timeout: float = 30.0) -> dict[str, Any]:
+        """Cancel a queued or unconfirmed operation (a running one answers `not_cancellable`)."""
+        return self.action(session, "cancel", {"operationId": operation_id}, timeout=timeout)
+
+    def confirm(self, session: str, operation_id: str, approve: bool, *, timeout: float = 30.0) -> dict[str, Any]:
+        """Approve (-> queued) or deny (-> cancelled) an operation awaiting confirmation."""
+        body = {"operationId": operation_id, "decision": "approve" if approve else "deny"}
+        return self.action(session, "confirm", body, timeout=timeout)
+
+    def receipts_of(self, session: str, document_ref: dict[str, Any], *, timeout: float = 30.0) -> dict[str, Any]:
+        """The receipts of one document ref, oldest first (the `list` request)."""
+        return self.action(session, "list", document_ref, timeout=timeout)
+
+    def catalog(self, session: str, *, timeout: float = 30.0) -> dict[str, Any]:
+        """The host's public capability catalog."""
+        return self.action(session, "catalog", {}, timeout=timeout)
+
+    def receipt_log(self, session: str, after: str = "-") -> list[tuple[str, dict[str, Any]]]:
+        """The session's logged receipt changes after a log id ("-" for all), oldest first."""
+        start = "-" if after == "-" else f"({after}"
+        rows = self._redis.xrange(self.keys.receipt_log(self.partition(session), session), min=start)
+        return [(_text(i), loads(f[b"receipt"] if b"receipt" in f else f["receipt"])) for i, f in rows]
+
+    def inbox(self, session: str, after: str = "-") -> list[tuple[str, dict[str, str]]]:
+        """The session's agent inbox entries (operationId, actionId, documentRef JSON, prompt)."""
+        start = "-" if after == "-" else f"({after}"
+        rows = self._redis.xrange(self.keys.agent_inbox(self.partition(session), session), min=start)
+        return [(_text(i), {_text(k): _text(v) for k, v in f.items()}) for i, f in rows]
+
+    def follow_receipts(self, session: str) -> "ReceiptFeed":
+        """A receipt follower for a session (use as a context manager)."""
+        return ReceiptFeed(client=self, redis=self._redis, session=session)
+
 
 class FrameFeed:
     """Follows one session's frames: pub/sub for speed, the frame log for completeness."""
@@ -161,3 +214,72 @@ class FrameFeed:
                 if state is not None:
                     deadline = time.monotonic() + timeout
                     yield state
+
+
+class ReceiptFeed:
+    """Follows one session's receipt changes: pub/sub for speed, the receipt log for catch-up.
+
+    Each (operationId, status) is yielded once: the status machine never revisits a status, so
+    a change seen on both the channel and the log is recognised.
+    """
+
+    def __init__(self, *, client: Client, redis: Any, session: str) -> None:
+        self._client = client
+        self._session = session
+        self._pubsub = redis.pubsub(ignore_subscribe_messages=True)
+        self._channel = client.keys.receipt_channel(client.partition(session), session)
+        self._log_id = "-"
+        self._seen: set[tuple[str, str]] = set()
+        self.latest: dict[str, dict[str, Any]] = {}  # operationId -> newest receipt
+
+    def __enter__(self) -> "ReceiptFeed":
+        self._pubsub.subscribe(self._channel)  # subscribe first: nothing falls between log and channel
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self._pubsub.close()
+
+    def accept(self, receipt: Any) -> dict[str, Any] | None:
+        """Take one receipt; returns it if it is a change not seen before."""
+        if not isinstance(receipt, dict):
+            return None
+        key = (str(receipt.get("operationId")), str(receipt.get("status")))
+        if key in self._seen:
+            return None
+        self._seen.add(key)
+        self.latest[key[0]] = receipt
+        return receipt
+
+    def catch_up(self) -> list[dict[str, Any]]:
+        """Read the receipt log past the last entry seen; returns the new changes."""
+        changed = []
+        for log_id, receipt in self._client.receipt_log(self._session, self._log_id):
+            self._log_id = log_id
+            accepted = self.accept(receipt)
+            if accepted is not None:
+                changed.append(accepted)
+        return changed
+
+    def receipts(self, *, timeout: float = 5.0, idle: float = 0.5) -> Iterator[dict[str, Any]]:
+        """Yield each new receipt change until none arrived for `timeout` seconds."""
+        yield from self.catch_up()
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            message = self._pubsub.get_message(timeout=min(idle, max(0.0, deadline - time.monotonic())))
+            changed = self.catch_up() if message is None else [self.accept(loads(message["data"]))]
+            for receipt in changed:
+                if receipt is not None:
+                    deadline = time.monotonic() + timeout
+                    yield receipt
+
+    def wait_for(self, operation_id: str, statuses: set[str], *, timeout: float = 10.0) -> dict[str, Any]:
+        """The first receipt of `operation_id` whose status is in `statuses` (raises `ClientError` on timeout)."""
+        current = self.latest.get(operation_id)
+        if current is not None and current.get("status") in statuses:
+            return current
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            for receipt in self.receipts(timeout=max(0.01, deadline - time.monotonic()), idle=0.1):
+                if receipt.get("operationId") == operation_id and receipt.get("status") in statuses:
+                    return receipt
+        raise ClientError(f"operation {operation_id} reached none of {sorted(statuses)} within {timeout} s")

@@ -16,10 +16,16 @@ MAX_REPLY_ISSUES = 10  # seed 000 section 8: tool-visible diagnostics are limite
 # Every `code` a reply's error may carry: the README's error-code table, in its order, and the
 # known values of the `reason` label of `iui_rejections_total` (initialised at 0 at start-up).
 REJECTION_CODES: tuple[str, ...] = (
-    "malformed_entry", "invalid_json", "invalid_arguments", "oversize", "unknown_tool", "unsupported_kind",
+    "malformed_entry", "invalid_json", "invalid_arguments", "oversize", "unknown_tool",
     "wrong_partition", "invalid_document", "invalid_mutation", "document_too_large", "invalid_source_call_id",
     "unknown_source", "cursor_conflict", "stream_closed", "call_id_reused", "frame_budget", "byte_budget",
-    "generation_capacity", "plain_capacity", "dead_letter",
+    "generation_capacity", "plain_capacity",
+    # the action runtime (kind=action requests and kind=result job reports)
+    "unknown_request", "invalid_request", "request_id_reused", "unknown_document", "stale_document",
+    "document_not_complete", "invalid_values", "unknown_action", "invalid_action", "unknown_capability",
+    "argument_mismatch", "ledger_full", "operation_capacity", "invalid_receipt", "unknown_operation",
+    "not_cancellable", "not_awaiting_confirmation", "forged_result", "invalid_transition",
+    "dead_letter",
 )
 
 

@@ -95,6 +95,38 @@ class Keys:
         return (self.session(partition, session), self.generations(partition, session),
                 self.frame_log(partition, session), self.plain(partition, session))
 
+    # -- the action runtime ---------------------------------------------------------------
+
+    def operations(self, partition: int, session: str) -> str:
+        """Hash of the session's operations: receipt fields per operation, the requestId index,
+        the ledger of each document ref and the operation count (see `workers.receipts`)."""
+        return f"{self.tag(partition)}:s:{session}:ops"
+
+    def receipt_log(self, partition: int, session: str) -> str:
+        """Stream of the session's receipt changes (field `receipt`), for catch-up."""
+        return f"{self.tag(partition)}:s:{session}:receipts"
+
+    def receipt_channel(self, partition: int, session: str) -> str:
+        """Pub/sub channel of the session's receipt changes."""
+        return f"{self.tag(partition)}:receipts:{session}"
+
+    def agent_inbox(self, partition: int, session: str) -> str:
+        """Stream of the session's agent follow-up inputs (`operationId`, `actionId`, `documentRef`, `prompt`)."""
+        return f"{self.tag(partition)}:s:{session}:inbox"
+
+    def active_operations(self, partition: int) -> str:
+        """Sorted set of the partition's `queued` and `running` operations (`<session> <op>`), for the reaper."""
+        return f"{self.tag(partition)}:ops:active"
+
+    def heartbeat(self, partition: int, session: str, operation: str) -> str:
+        """String kept alive (PX) by the job of a running operation."""
+        return f"{self.tag(partition)}:hb:{session}:{operation}"
+
+    def action_keys(self, partition: int, session: str) -> tuple[str, str, str]:
+        """The session's action keys (operations, receipt log, agent inbox); they slide with the session."""
+        return (self.operations(partition, session), self.receipt_log(partition, session),
+                self.agent_inbox(partition, session))
+
 
 def ui_field(ui_id: str) -> str:
     """Session hash field holding the latest generation of a uiId."""

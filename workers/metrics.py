@@ -24,17 +24,27 @@ from core._checkpoint import FRAME_TYPES
 
 from .dead_letter import DEAD_LETTER_REASONS
 from .errors import REJECTION_CODES
+from .actions import ACTION_NAMES
+from .outcomes import RESULT_NAMES
 from .tools import TOOLS
 
 _LATENCY_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5)
 _FRAME_BUCKETS = (1, 2, 4, 8, 16, 32, 64, 128, 256)
 _BYTE_BUCKETS = tuple(2 ** n for n in range(10, 25, 2))
+_JOB_BUCKETS = (0.005, 0.01, 0.05, 0.1, 0.5, 1.0, 5.0, 10.0, 30.0, 60.0, 300.0, 1800.0)
 DISTRIBUTION = "intelligent-ui-host"
 # The known label values, so every labelled counter exports 0 from start-up: a first dead letter
 # or a first rejection of a reason is then an increase(), not a series appearing from nothing.
 ENTRY_KINDS = ("tool", "action", "result", "other")
-ENTRY_TOOLS = (*TOOLS, "other")
+ENTRY_TOOLS = (*TOOLS, *ACTION_NAMES, *RESULT_NAMES, "other")
 OUTCOMES = ("accepted", "resent", "rejected", "dead_letter")
+
+
+def entry_label(fields: dict[str, str]) -> str:
+    """The `tool` label of an entry: its tool, request or report name when known, else `other`."""
+    name, kind = fields.get("name", ""), fields.get("kind", "")
+    known = TOOLS if kind == "tool" else ACTION_NAMES if kind == "action" else RESULT_NAMES if kind == "result" else ()
+    return name if name in known else "other"
 
 
 def build_version() -> str:
@@ -77,6 +87,19 @@ class Metrics:
         self.build_info = Gauge("iui_build_info", "Always 1; the labels name the running build.",
                                 ["version", "python"], registry=registry)
         self.build_info.labels(build_version(), platform.python_version()).set(1)
+        # The action runtime (labels: capability ids of the admin catalog, or "agent"; statuses).
+        self.receipts = Counter("iui_receipts_total", "Committed receipt changes by capability and new status.",
+                                ["capability", "status"], registry=registry)
+        self.job_seconds = Histogram("iui_job_seconds", "Time from running to the outcome of an operation.",
+                                     ["capability"], buckets=_JOB_BUCKETS, registry=registry)
+        self.unknown_outcomes = Counter("iui_unknown_outcomes_total",
+                                        "Operations whose job was lost (status unknown, never re-executed).",
+                                        ["capability"], registry=registry)
+        self.confirmation_wait = Histogram("iui_confirmation_wait_seconds",
+                                           "Time an operation waited for its approval or denial.",
+                                           ["capability"], buckets=_JOB_BUCKETS, registry=registry)
+        self.jobs_enqueued = Counter("iui_jobs_enqueued_total", "RQ jobs enqueued (by the commit or the reaper).",
+                                     ["capability"], registry=registry)
         ProcessCollector(registry=registry)
         PlatformCollector(registry=registry)
         GCCollector(registry=registry)

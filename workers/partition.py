@@ -18,7 +18,8 @@ from .dead_letter import DeadLetterPolicy
 from .entry import address_of, decode_fields, dumps, error_reply, parse_body, parse_entry
 from .errors import Fenced, HostError, StaleCache
 from .keys import GROUP, Keys, consumer_of, partition_of
-from .metrics import Metrics
+from .metrics import Metrics, entry_label
+from .operations import ActionServices, PartitionOperations
 from .redisio import TRANSIENT_ERRORS, Backoff, is_busy_group
 from .scripts import NEW, PENDING, Scripts
 from .store import Store
@@ -34,7 +35,7 @@ class PartitionConsumer:
     """Processes the input stream of one partition under one lease epoch."""
 
     def __init__(self, *, redis: Any, settings: Settings, keys: Keys, scripts: Scripts,
-                 metrics: Metrics, partition: int, epoch: int) -> None:
+                 metrics: Metrics, partition: int, epoch: int, actions: ActionServices | None = None) -> None:
         self.partition = partition
         self.epoch = epoch
         self._redis = redis
@@ -47,6 +48,9 @@ class PartitionConsumer:
         self._consumer = consumer_of(partition)
         self._store = Store(redis=redis, keys=keys, partition=partition, session_ttl_s=settings.session_ttl_s)
         self._handler = ToolHandler(settings=settings, keys=keys, partition=partition, store=self._store)
+        self._operations = PartitionOperations(
+            redis=redis, settings=settings, keys=keys, scripts=scripts, metrics=metrics, partition=partition,
+            epoch=epoch, store=self._store, services=actions or ActionServices.of(settings, redis))
         self._stop = threading.Event()
         self.fenced = False
         self._last_trim = time.monotonic()
@@ -81,6 +85,7 @@ class PartitionConsumer:
                     self._cursor = None
                     replay = False
                 self._read_new()
+                self._operations.maybe_reap(self._quiet)
                 self._maybe_trim()
                 backoff.reset()
             except Fenced:
@@ -139,7 +144,7 @@ class PartitionConsumer:
                        reply_key, address[1] if address else "")
             return
         started = time.perf_counter()
-        tool = fields.get("name", "") if fields.get("name") in TOOLS else "other"
+        tool = entry_label(fields)
         outcome = self._process(entry_id, fields)
         self._metrics.latency.labels(tool).observe(time.perf_counter() - started)
         self._metrics.entries.labels(fields.get("kind", "") if fields.get("kind") in ("tool", "action", "result")
@@ -176,8 +181,8 @@ class PartitionConsumer:
         if partition_of(entry.session, self._settings.partitions) != self.partition:
             raise HostError(f"session belongs to partition {partition_of(entry.session, self._settings.partitions)},"
                             f" not {self.partition}", code="wrong_partition")
-        if entry.kind != "tool":
-            raise HostError("this kind of entry is not served by this runtime yet", code="unsupported_kind")
+        if entry.kind != "tool":  # action requests and job reports (workers.operations)
+            return self._operations.apply(entry_id, entry, reply_key)
         if entry.name not in TOOLS:
             raise HostError("unknown tool; use one of " + ", ".join(TOOLS), code="unknown_tool")
         args = parse_body(entry.body, self._settings.max_document_bytes + BODY_MARGIN)
@@ -217,6 +222,12 @@ class PartitionConsumer:
                            self._keys.dead_bytes(self.partition), self.epoch, entry_id, reason, fields,
                            DeadLetterPolicy.of(self._settings), reply_key, reply)
         self._metrics.dead_lettered.labels(reason).inc()
+
+    def _quiet(self) -> bool:
+        """True when the stream holds no entry newer than the last one read (the reaper's precondition)."""
+        if self._cursor is None:
+            return False
+        return not self._redis.xread({self._input: self._cursor}, count=1)
 
     def _maybe_trim(self) -> None:
         """Trim the input stream below the oldest pending entry (MINID), never by MAXLEN."""

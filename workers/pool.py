@@ -21,6 +21,7 @@ from config.settings import Settings
 
 from .keys import GROUP, PROTOCOL, Keys
 from .metrics import Metrics
+from .operations import ActionServices
 from .partition import PartitionConsumer
 from .redisio import TRANSIENT_ERRORS, Backoff
 from .scripts import Acquired, Scripts
@@ -56,7 +57,7 @@ class WorkerPool:
     """One pool process (or, in the demo, one thread group) sharing the partitions."""
 
     def __init__(self, *, settings: Settings, redis: Any, metrics: Metrics, worker_id: str | None = None,
-                 on_serving: Callable[[], None] | None = None) -> None:
+                 on_serving: Callable[[], None] | None = None, actions: ActionServices | None = None) -> None:
         self.worker_id = worker_id or f"w-{uuid.uuid4().hex[:12]}"
         self._settings = settings
         self._redis = redis
@@ -67,6 +68,7 @@ class WorkerPool:
                                 frame_log_max_bytes=settings.frame_log_max_bytes,
                                 session_ttl_ms=settings.session_ttl_s * 1000,
                                 max_plain_per_session=settings.max_plain_per_session)
+        self._actions = actions or ActionServices.of(settings, redis)  # the catalog: validated at start
         self._held: dict[int, _Held] = {}
         self._stop = threading.Event()
         self._tick_s = min(settings.heartbeat_ms, settings.lease_renew_ms) / 1000
@@ -199,7 +201,8 @@ class WorkerPool:
 
     def _start(self, partition: int, epoch: int) -> None:
         consumer = PartitionConsumer(redis=self._redis, settings=self._settings, keys=self._keys,
-                                     scripts=self._scripts, metrics=self._metrics, partition=partition, epoch=epoch)
+                                     scripts=self._scripts, metrics=self._metrics, partition=partition, epoch=epoch,
+                                     actions=self._actions)
         thread = threading.Thread(target=consumer.run, name=f"iui-p{partition}", daemon=True)
         self._held[partition] = _Held(consumer, thread)
         self._metrics.leases_acquired.inc()

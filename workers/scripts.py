@@ -14,8 +14,9 @@ from typing import Any, Mapping, Sequence
 
 from .dead_letter import DeadLetterPolicy, bounded_copy
 from .errors import Fenced, StaleCache
+from .receipts import ReceiptChange
 
-_NAMES = ("lease_acquire", "lease_renew", "lease_release", "read", "commit", "reply", "plain", "dead")
+_NAMES = ("lease_acquire", "lease_renew", "lease_release", "read", "commit", "reply", "plain", "dead", "receipt")
 NEW = ">"  # read mode: entries never delivered to the group
 PENDING = "0"  # read mode: the consumer's delivered but unacknowledged entries
 
@@ -210,3 +211,21 @@ class Scripts:
             args += [field, value]
         if int(self._scripts["dead"](keys=keys, args=args)) == -1:
             raise Fenced(lease_key)
+
+    def receipt(self, lease_key: str, input_key: str, epoch: int, change: ReceiptChange) -> None:
+        """Commit one receipt change (status machine in Lua); raises `Fenced` or `StaleCache`."""
+        c = change
+        keys = [lease_key, input_key, c.operations_key, c.log_key, c.active_key, c.inbox_key, c.reply_key,
+                *c.expiry_keys]
+        args: list[Any] = [epoch, self._group, c.entry_id, c.operation_id, c.expected, c.status, c.receipt,
+                           c.created_at, c.updated_at, c.reply, self._reply_ttl_ms, c.channel, c.log_max,
+                           c.session_ttl_ms, c.expected_secret, c.secret, c.job, c.capability, c.member,
+                           c.request_field, c.request_value, c.ledger_field, c.max_per_ref, c.max_per_session,
+                           c.prompt, c.ref_json, c.action_id, c.inbox_max]
+        result = self._scripts["receipt"](keys=keys, args=args)
+        code = int(result[0])
+        if code == -1:
+            raise Fenced(lease_key)
+        if code != 1:
+            detail = _text(result[1]) if len(result) > 1 else ""
+            raise StaleCache(f"receipt change refused by receipt.lua ({code} {detail})".strip())

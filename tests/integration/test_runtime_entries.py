@@ -50,7 +50,7 @@ def pending(rt: Runtime, session: str = SESSION) -> int:
         ({"body": json.dumps({"document": "{}"})}, "invalid_arguments"),
         ({"body": json.dumps({"document": {}, "html": "<b>"})}, "invalid_arguments"),
         ({"name": "intelligent_ui_explode"}, "unknown_tool"),
-        ({"kind": "action"}, "unsupported_kind"),
+        ({"kind": "action"}, "unknown_request"),
         ({"kind": "sql"}, "malformed_entry"),
         ({"extra": "field"}, "malformed_entry"),
     ],

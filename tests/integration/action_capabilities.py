@@ -1,0 +1,36 @@
+"""Capabilities of the action tests (named by the test catalog, run by real `rq worker` processes)."""
+
+from __future__ import annotations
+
+import os
+import time
+from typing import Annotated, Any
+
+import redis
+from pydantic import Field
+
+
+def noop(value: int = 0) -> dict[str, Any]:
+    """Returns its argument, and a private field that must never reach a receipt."""
+    return {"value": value, "private": "never public"}
+
+
+def count_and_sleep(key: Annotated[str, Field(min_length=1, max_length=64)], seconds: float) -> dict[str, Any]:
+    """Increments a counter in the test's Redis (the side effect), then sleeps."""
+    client = redis.Redis.from_url(os.environ["IUI_REDIS_URL"])
+    try:
+        count = int(client.incr(f"test:side-effect:{key}"))
+    finally:
+        client.close()
+    time.sleep(seconds)
+    return {"count": count}
+
+
+def bad_result(value: int = 0) -> dict[str, Any]:
+    """Returns a public field that is not a scalar: the operation must end `failed`."""
+    return {"value": {"nested": value}}
+
+
+def explode(value: int = 0) -> dict[str, Any]:
+    """Raises: the operation must end `failed` with the exception's type only."""
+    raise RuntimeError("secret detail that must not be echoed")

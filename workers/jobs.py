@@ -1,0 +1,200 @@
+"""Capabilities as RQ jobs: enqueueing (`JobQueue`) and the job itself (`run_operation`).
+
+The partition owner commits `queued` first and enqueues afterwards, with the operation id as
+the RQ job id and `unique=True`, so an enqueue repeated after a fail-over is a no-op.  RQ
+never retries a job: a lost run ends `unknown` (see `workers.reaper`), never re-executed.
+
+The job, in the RQ worker process (its settings come from the same `IUI_*` variables):
+
+1. keeps a heartbeat key alive while it runs (the reaper's evidence that it is alive);
+2. reports `running` as a `kind=result` entry and waits for that entry's reply: only a
+   committed `queued -> running` lets it go on (a cancelled, repeated or unconfirmed run
+   exits without touching anything);
+3. runs the capability with validated arguments and reports `succeeded` (public fields
+   only) or `failed`, then lets the heartbeat lapse.
+
+Every report carries the operation's secret; the owner refuses reports without it.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import secrets
+import threading
+from pathlib import Path
+from typing import Any, Mapping
+
+import orjson
+
+from config.capabilities import ArgumentsError, Capability, CapabilityContext, Catalog, load_catalog
+from config.settings import Settings, load_settings
+
+from .capabilities.files import CapabilityError
+from .entry import dumps, loads
+from .keys import Keys
+
+log = logging.getLogger(__name__)
+JOB_FUNCTION = "workers.jobs.run_operation"
+RESULT_TTL_S = 86_400
+ENQUEUED, EXISTS = "enqueued", "exists"
+
+
+class JobQueue:
+    """Enqueues, inspects and cancels operation jobs on RQ's Redis."""
+
+    def __init__(self, *, redis: Any, settings: Settings, catalog: Catalog) -> None:
+        self._redis = redis
+        self._settings = settings
+        self._catalog = catalog
+
+    def enqueue(self, payload: Mapping[str, Any]) -> str:
+        """Enqueue the job of an operation once (`ENQUEUED`), or find it there already (`EXISTS`)."""
+        from rq import Queue
+        from rq.exceptions import DuplicateJobError
+
+        capability = self._catalog.get(str(payload["capabilityId"]))
+        queue = capability.spec.queue if capability else "iui"
+        timeout = int((capability.spec.timeout_s if capability else 60) + self._settings.job_start_timeout_s + 10)
+        try:
+            Queue(queue, connection=self._redis).enqueue_call(
+                JOB_FUNCTION, args=(dict(payload),), job_id=str(payload["operationId"]), timeout=timeout,
+                result_ttl=RESULT_TTL_S, failure_ttl=RESULT_TTL_S, description=f"iui operation {payload['capabilityId']}",
+                unique=True)
+        except DuplicateJobError:
+            return EXISTS
+        return ENQUEUED
+
+    def status(self, op: str) -> str | None:
+        """RQ's status of the operation's job (`queued`, `started`, `finished`, `failed`...), or None."""
+        from rq.exceptions import NoSuchJobError
+        from rq.job import Job
+
+        try:
+            return str(Job.fetch(op, connection=self._redis).get_status(refresh=False).value)
+        except NoSuchJobError:
+            return None
+
+    def cancel(self, op: str) -> None:
+        """Take a queued job off its queue so it never starts (a run that starts anyway is refused)."""
+        from rq.exceptions import InvalidJobOperation, NoSuchJobError
+        from rq.job import Job
+
+        try:
+            job = Job.fetch(op, connection=self._redis)
+            if job.get_status(refresh=False).value in ("queued", "deferred", "scheduled"):
+                job.cancel()
+        except (NoSuchJobError, InvalidJobOperation):
+            pass
+
+
+@functools.lru_cache(maxsize=4)
+def _catalog(path: str, mtime: float) -> Catalog:
+    return load_catalog(path)
+
+
+def catalog_of(settings: Settings) -> Catalog:
+    """The catalog of this process (re-read when the file changes)."""
+    path = Path(settings.capabilities)
+    return _catalog(str(path), path.stat().st_mtime if path.exists() else 0.0)
+
+
+class _Heartbeat:
+    """Keeps `{prefix}:{pN}:hb:<session>:<op>` alive (PX) until stopped; it then lapses by itself."""
+
+    def __init__(self, redis: Any, key: str, ttl_ms: int) -> None:
+        self._redis, self._key, self._ttl_ms = redis, key, ttl_ms
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._beat, name="iui-heartbeat", daemon=True)
+
+    def __enter__(self) -> "_Heartbeat":
+        self._redis.set(self._key, "1", px=self._ttl_ms)
+        self._thread.start()
+        return self
+
+    def _beat(self) -> None:
+        while not self._stop.wait(self._ttl_ms / 3000):
+            try:
+                self._redis.set(self._key, "1", px=self._ttl_ms)
+            except Exception:  # noqa: BLE001 - a missed beat only risks an `unknown`, never a rerun
+                log.warning("heartbeat of %s failed", self._key)
+
+    def __exit__(self, *exc: Any) -> None:
+        self._stop.set()
+        self._thread.join(timeout=5)
+
+
+class OperationRun:
+    """One execution of an operation's job."""
+
+    def __init__(self, *, redis: Any, settings: Settings, payload: Mapping[str, Any], catalog: Catalog) -> None:
+        self._redis = redis
+        self._settings = settings
+        self._payload = payload
+        self._catalog = catalog
+        self._keys = Keys(str(payload["prefix"]))
+        self._partition = int(payload["partition"])
+        self._session = str(payload["session"])
+        self._op = str(payload["operationId"])
+        self._token = secrets.token_hex(8)  # names this run's reply keys
+
+    def _report(self, name: str, **body: Any) -> str:
+        request = f"{self._op}.{name}.{self._token}"
+        fields = {"session": self._session, "request": request, "kind": "result", "name": name, "call": self._op,
+                  "body": dumps({"operationId": self._op, "secret": self._payload["secret"], **body})}
+        self._redis.xadd(self._keys.input(self._partition), fields)
+        return request
+
+    def _reply(self, request: str, timeout: float) -> dict[str, Any] | None:
+        popped = self._redis.blpop([self._keys.reply(self._partition, self._session, request)], timeout=timeout)
+        return None if popped is None else loads(popped[1])
+
+    def run(self) -> str:
+        """Report running, run the capability once if that was committed, report the outcome."""
+        capability = self._catalog.get(str(self._payload["capabilityId"]))
+        if capability is None:
+            self._report("failed", message="the capability is not configured on the RQ worker")
+            return "failed"
+        heartbeat = self._keys.heartbeat(self._partition, self._session, self._op)
+        with _Heartbeat(self._redis, heartbeat, self._settings.job_heartbeat_ms):
+            started = self._reply(self._report("running"), self._settings.job_start_timeout_s)
+            if not started or not started.get("ok"):
+                reason = "no reply" if not started else started["error"]["code"]
+                log.warning("operation %s not started (%s); nothing was run", self._op, reason)
+                return "not_started"
+            status, body = self._execute(capability)
+            self._report(status, **body)
+        return status
+
+    def _execute(self, capability: Capability) -> tuple[str, dict[str, Any]]:
+        try:
+            arguments = capability.validate_arguments(self._payload["arguments"])
+            if capability.wants_context:
+                arguments["context"] = CapabilityContext(files_root=Path(self._settings.files_root),
+                                                         max_file_bytes=self._settings.max_file_bytes)
+            result = capability.function(**arguments)
+        except ArgumentsError as error:
+            return "failed", {"message": f"argument_mismatch: {error}"}
+        except CapabilityError as error:
+            return "failed", {"message": f"{error.code}: {error}"}
+        except Exception as error:  # noqa: BLE001 - any failure of the capability is its outcome
+            log.exception("operation %s: capability %s raised", self._op, capability.id)
+            return "failed", {"message": f"the capability raised {type(error).__name__}"}
+        public = capability.public_result(result)  # private fields never leave the job
+        try:
+            orjson.dumps(public)
+        except TypeError:
+            return "failed", {"message": "the capability returned a result that is not JSON"}
+        return "succeeded", {"result": public}
+
+
+def run_operation(payload: dict[str, Any]) -> str:
+    """The RQ job of one operation (see the module docstring); returns the reported status."""
+    from .redisio import connect
+
+    settings = load_settings()
+    redis = connect(settings.redis_url)
+    try:
+        return OperationRun(redis=redis, settings=settings, payload=payload, catalog=catalog_of(settings)).run()
+    finally:
+        redis.close()
