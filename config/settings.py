@@ -55,6 +55,17 @@ class Settings(BaseSettings):
     metrics_port: int = Field(default=0, ge=0, le=65_535)
     heartbeat_ms: int = Field(default=1_000, ge=50, le=60_000)
     batch_size: int = Field(default=32, ge=1, le=1_000)
+    # The action runtime: the admin capability catalog, the files root of the built-in file
+    # capabilities, bounds of a session's operations, and the job liveness timings.
+    capabilities: Path = Field(default=Path(__file__).with_name("capabilities.toml"))
+    files_root: Path = Field(default=Path("files"))
+    max_file_bytes: int = Field(default=8 * 1024 * 1024, ge=1_024, le=1024 * 1024 * 1024)
+    max_operations_per_session: int = Field(default=1_024, ge=1, le=1_000_000)
+    receipt_log_max: int = Field(default=4_096, ge=16, le=1_000_000)
+    agent_inbox_max: int = Field(default=1_024, ge=1, le=1_000_000)
+    job_heartbeat_ms: int = Field(default=3_000, ge=100, le=600_000)
+    job_start_timeout_s: int = Field(default=30, ge=1, le=3_600)
+    reaper_interval_ms: int = Field(default=1_000, ge=50, le=600_000)
 
     @model_validator(mode="after")
     def _renew_before_expiry(self) -> "Settings":
