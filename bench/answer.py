@@ -11,7 +11,7 @@ from typing import Any
 
 from core.answer.block import parse_answer_block
 from core.answer.catalog import MAX_ELEMENTS
-from core.safe_json import json_byte_size
+from core.json.safe import json_byte_size
 
 from .timing import median_seconds
 

@@ -11,10 +11,10 @@ import json
 from pathlib import Path
 from typing import Any, Iterator
 
-from core.frozen import thaw
-from core.stream import advance_ui_stream, start_ui_stream
+from core.json._frozen import thaw
+from core.stream.lifecycle import advance_ui_stream, start_ui_stream
 from core.limits import UI_LIMITS
-from core.safe_json import assert_safe_json
+from core.json.safe import assert_safe_json
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 MUTATIONS_EXAMPLE = "stream-mutations.json"
@@ -48,7 +48,7 @@ def _nodes(node: dict, parent: dict | None = None) -> Iterator[tuple[dict, dict 
 
 
 def apply_mutations(document: dict, mutations: list[dict]) -> dict:
-    """The snapshot a stream reaches after applying `mutations` with core.stream."""
+    """The snapshot a stream reaches after applying `mutations` with core.stream.lifecycle."""
     state = start_ui_stream(document, "example-open-call", 1)
     for mutation in mutations:
         state = advance_ui_stream(state, mutation)

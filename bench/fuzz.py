@@ -36,7 +36,7 @@ import orjson
 
 import core
 from core.errors import MAX_PATH_LENGTH
-from core.safe_json import DECLARING_KEYS
+from core.json.safe import DECLARING_KEYS
 
 SECRET = "QXJZ"
 HANG_SECONDS = 1.0

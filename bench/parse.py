@@ -13,9 +13,9 @@ from typing import Any, Callable
 import fastjsonschema
 import jsonschema
 
-from core.safe_json import assert_safe_json
-from core.document import parse_document
-from core.schema import document_json_schema
+from core.json.safe import assert_safe_json
+from core.document.model import parse_document
+from core.document.schema import document_json_schema
 
 from .timing import median_seconds
 from .documents import count_components, count_expression_nodes, example_documents, maximal_document

@@ -15,11 +15,11 @@ import math
 import sys
 from typing import Any
 
-from core.canonical import canonical_json_string
-from core.document import parse_document
-from core.frozen import thaw
-from core.safe_json import assert_safe_json
-from core.stream import UIStreamState, advance_ui_stream, start_ui_stream
+from core.json.canonical import canonical_json_string
+from core.document.model import parse_document
+from core.json._frozen import thaw
+from core.json.safe import assert_safe_json
+from core.stream.lifecycle import UIStreamState, advance_ui_stream, start_ui_stream
 
 from .timing import median_seconds
 from .documents import count_components, maximal_document

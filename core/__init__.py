@@ -1,71 +1,86 @@
 """The Intelligent UI protocol library: pure validation, evaluation and stream logic.
 
-No I/O, no Redis, no clocks.  Public names are re-exported here (resolved lazily so that
-importing one part of the library does not load every module).
+No I/O, no Redis, no clocks.  The public names are imported here; each subpackage says in
+its docstring what it offers (see "Architecture" in the README).
 """
 
 from __future__ import annotations
 
-from importlib import import_module
-from typing import Any
+from core.answer.block import parse_answer_block
+from core.answer.final import answer_parts, parse_final_answer
+from core.answer.report import parse_report_ui_blocks
+from core.answer._schema import answer_json_schema
+from core.document.model import parse_document
+from core.document._schema import document_json_schema
+from core.errors import Issue, UIActionError, UIError, UIExpressionError, UISchemaError, UIStateError, UIStreamError
+from core.expression.language import evaluate_expression
+from core.json.canonical import canonical_json_string, hash_canonical_json
+from core.json.safe import assert_safe_json
+from core.limits import UI_LIMITS, UI_PROTOCOL_LIMITS
+from core.remote.records import (
+    parse_ui_action_query,
+    parse_ui_action_receipt,
+    parse_ui_action_receipt_list,
+    parse_ui_action_reserve_request,
+    parse_ui_action_result,
+    parse_ui_capability_catalog,
+    parse_ui_capability_descriptor,
+    parse_ui_document_ref,
+)
+from core.state.evaluation import evaluate_derived, resolve_document_value, resolve_value
+from core.state.host_action import apply_action_result, resolve_ui_action
+from core.state.local_action import dispatch_local_action
+from core.state.values import assert_valid_state, initial_state, restore_state, update_state
+from core.stream.lifecycle import (
+    UIStreamState,
+    accept_checkpoint,
+    advance_ui_stream,
+    resume_ui_stream,
+    start_ui_stream,
+)
 
-_EXPORTS = {
-    "parse_document": "document",
-    "document_json_schema": "schema",
-    "assert_safe_json": "safe_json",
-    "initial_state": "state",
-    "update_state": "state",
-    "restore_state": "state",
-    "assert_valid_state": "state",
-    "evaluate_derived": "evaluation",
-    "resolve_value": "evaluation",
-    "resolve_document_value": "evaluation",
-    "evaluate_expression": "expression",
-    "dispatch_local_action": "local_action",
-    "resolve_ui_action": "host_action",
-    "apply_action_result": "host_action",
-    "canonical_json_string": "canonical",
-    "hash_canonical_json": "canonical",
-    "start_ui_stream": "stream",
-    "advance_ui_stream": "stream",
-    "accept_checkpoint": "stream",
-    "resume_ui_stream": "stream",
-    "UIStreamState": "stream",
-    "parse_ui_document_ref": "remote",
-    "parse_ui_action_reserve_request": "remote",
-    "parse_ui_action_query": "remote",
-    "parse_ui_action_receipt": "remote",
-    "parse_ui_action_receipt_list": "remote",
-    "parse_ui_capability_descriptor": "remote",
-    "parse_ui_capability_catalog": "remote",
-    "parse_ui_action_result": "remote",
-    "UIError": "errors",
-    "UISchemaError": "errors",
-    "UIStateError": "errors",
-    "UIExpressionError": "errors",
-    "UIActionError": "errors",
-    "UIStreamError": "errors",
-    "Issue": "errors",
-    "UI_LIMITS": "limits",
-    "UI_PROTOCOL_LIMITS": "limits",
-    "parse_answer_block": "answer.block",
-    "parse_final_answer": "answer.final",
-    "answer_parts": "answer.final",
-    "parse_report_ui_blocks": "answer.report",
-    "answer_json_schema": "answer.schema",
-}
-
-__all__ = sorted(_EXPORTS)
-
-
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'core' has no attribute {name!r}")
-    value = getattr(import_module(f"{__name__}.{module}"), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return __all__
+__all__ = [
+    "UI_LIMITS",
+    "UI_PROTOCOL_LIMITS",
+    "Issue",
+    "UIActionError",
+    "UIError",
+    "UIExpressionError",
+    "UISchemaError",
+    "UIStateError",
+    "UIStreamError",
+    "UIStreamState",
+    "accept_checkpoint",
+    "advance_ui_stream",
+    "answer_json_schema",
+    "answer_parts",
+    "apply_action_result",
+    "assert_safe_json",
+    "assert_valid_state",
+    "canonical_json_string",
+    "dispatch_local_action",
+    "document_json_schema",
+    "evaluate_derived",
+    "evaluate_expression",
+    "hash_canonical_json",
+    "initial_state",
+    "parse_answer_block",
+    "parse_document",
+    "parse_final_answer",
+    "parse_report_ui_blocks",
+    "parse_ui_action_query",
+    "parse_ui_action_receipt",
+    "parse_ui_action_receipt_list",
+    "parse_ui_action_reserve_request",
+    "parse_ui_action_result",
+    "parse_ui_capability_catalog",
+    "parse_ui_capability_descriptor",
+    "parse_ui_document_ref",
+    "resolve_document_value",
+    "resolve_ui_action",
+    "resolve_value",
+    "restore_state",
+    "resume_ui_stream",
+    "start_ui_stream",
+    "update_state",
+]

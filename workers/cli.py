@@ -47,7 +47,7 @@ def _redis(settings: Settings, timeout: float, *, blocking: float = 0.0) -> Any:
 
 
 def _validate_one(name: str) -> int:
-    from core.document import parse_document
+    from core.document.model import parse_document
     from core.errors import UISchemaError
 
     try:
@@ -75,7 +75,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 def cmd_schema(args: argparse.Namespace) -> int:
     """Print the JSON Schema of UI documents."""
-    from core.schema import document_json_schema
+    from core.document.schema import document_json_schema
 
     print(json.dumps(document_json_schema(), indent=2, ensure_ascii=False))
     return 0

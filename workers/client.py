@@ -14,7 +14,7 @@ Example::
             print(state.checkpoint["seq"], state.status)
 
 A follower feeds every frame, from pub/sub or from the frame log, through
-`core.stream.accept_checkpoint`, so one that misses pub/sub messages still converges: it
+`core.stream.lifecycle.accept_checkpoint`, so one that misses pub/sub messages still converges: it
 reads the log after subscribing, and again whenever pub/sub is quiet.
 """
 
@@ -25,7 +25,7 @@ import uuid
 from typing import Any, Iterator
 
 from core.errors import UIStreamError
-from core.stream import accept_checkpoint
+from core.stream.lifecycle import accept_checkpoint
 
 from .entry import dumps, loads
 from .keys import PROTOCOL, Keys, partition_of

@@ -20,7 +20,7 @@ from prometheus_client import (
     generate_latest,
 )
 
-from core._checkpoint import FRAME_TYPES
+from core.stream._checkpoint import FRAME_TYPES
 
 from .dead_letter import DEAD_LETTER_REASONS
 from .errors import REJECTION_CODES

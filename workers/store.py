@@ -12,7 +12,7 @@ from collections import OrderedDict
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from core.stream import resume_ui_stream
+from core.stream.lifecycle import resume_ui_stream
 
 from .entry import dumps, loads
 from .keys import Keys, generation_field, plain_field, source_field, ui_field

@@ -13,12 +13,12 @@ import re
 from dataclasses import dataclass
 from typing import Any, Mapping
 
-from core.canonical import hash_canonical_json
-from core.document import parse_document
+from core.json.canonical import hash_canonical_json
+from core.document.model import parse_document
 from core.errors import UIError, UISchemaError, UIStreamError
 from core.limits import UI_LIMITS, UI_PROTOCOL_LIMITS
-from core.safe_json import assert_safe_json
-from core.stream import advance_ui_stream, start_ui_stream
+from core.json.safe import assert_safe_json
+from core.stream.lifecycle import advance_ui_stream, start_ui_stream
 
 from config.settings import Settings
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
-from ..checker import is_identifier
+from core.document._checker import is_identifier
 
 
 class Marker(NamedTuple):

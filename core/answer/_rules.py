@@ -1,7 +1,7 @@
 """Validator rules compiled from the catalog, plus the cross-field rules of four components.
 
 Each rule takes one decoded value and yields `Issue`s with paths local to that value; the
-walkers prepend segments (`descend`), as in `core._remote_rules`.  Rules never raise for
+walkers prepend segments (`descend`), as in `core._rules`.  Rules never raise for
 any input and never echo a key or a value in a message.  They only follow known keys, so
 their depth is fixed by the catalog whatever the input's nesting.
 """
@@ -15,7 +15,7 @@ from itertools import islice
 from types import MappingProxyType
 from typing import Any
 
-from .._remote_rules import (
+from core._rules import (
     Issues,
     Rule,
     boolean,
@@ -24,11 +24,7 @@ from .._remote_rules import (
     integer,
     one_of,
 )
-from ..errors import MAX_ISSUES, UNKNOWN_PROPERTY, Issue, UISchemaError, escape_pointer
-from ..jstext import utf16_length
-from ..limits import UI_LIMITS
-from ..safe_json import assert_safe_json
-from .catalog import (
+from core.answer.catalog import (
     CATALOG,
     MAX_CHILDREN,
     Array,
@@ -43,6 +39,16 @@ from .catalog import (
     Spec,
     Str,
 )
+from core.errors import (
+    MAX_ISSUES,
+    UNKNOWN_PROPERTY,
+    Issue,
+    UISchemaError,
+    escape_pointer,
+)
+from core.json._text import utf16_length
+from core.json.safe import assert_safe_json
+from core.limits import UI_LIMITS
 
 MAGNITUDE = UI_LIMITS["maxNumberMagnitude"]
 
@@ -55,7 +61,7 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def descend(issues: Iterable[Issue], segment: str | int) -> Issues:
-    """`core._remote_rules.descend`, building the prefix only when an issue arrives.
+    """`core._rules.descend`, building the prefix only when an issue arrives.
 
     Valid values are the common case and most of them have no issue to locate.
     """

@@ -11,9 +11,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from .._remote_rules import Issues, descend
-from ..errors import Issue
-from .catalog import MAX_DEPTH
+from core._rules import Issues, descend
+from core.answer.catalog import MAX_DEPTH
+from core.errors import Issue
 
 
 def _child_issue(parent: str, index: int, message: str, code: str) -> Issues:

@@ -14,13 +14,10 @@ from typing import Any
 
 import orjson
 
-from .._remote_rules import Issues, closed_object, descend, flat_map, identifier, one_of
-from ..errors import MAX_ISSUES, Issue, UISchemaError
-from ..frozen import FrozenDict, freeze
-from ..jstext import utf16_length
-from ._rules import checked, compile_spec, element
-from ._tree import tree
-from .catalog import (
+from core._rules import Issues, closed_object, descend, flat_map, identifier, one_of
+from core.answer._rules import checked, compile_spec, element
+from core.answer._tree import tree
+from core.answer.catalog import (
     FALLBACK_LENGTH,
     MAX_BLOCK_UTF16,
     MAX_ELEMENTS,
@@ -28,6 +25,9 @@ from .catalog import (
     VERSION,
     Str,
 )
+from core.errors import MAX_ISSUES, Issue, UISchemaError
+from core.json._frozen import FrozenDict, freeze
+from core.json._text import utf16_length
 
 # A UTF-16 unit takes at most 3 UTF-8 bytes: a cheap early bound before the exact count.
 _MAX_BLOCK_BYTES = 3 * MAX_BLOCK_UTF16

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from types import MappingProxyType
 
-from ..limits import UI_LIMITS
+from core.limits import UI_LIMITS
 
 VERSION = "answer-ui@1"
 PHASES = ("process", "final")

@@ -14,11 +14,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from .._remote_rules import closed_object, text, unique_identifiers
-from ..errors import Issue, UISchemaError
-from ..frozen import FrozenDict, FrozenList, freeze
-from ._markers import Marker, marker_order, scan
-from ._rules import checked
+from core._rules import closed_object, text, unique_identifiers
+from core.answer._markers import Marker, marker_order, scan
+from core.answer._rules import checked
+from core.errors import Issue, UISchemaError
+from core.json._frozen import FrozenDict, FrozenList, freeze
 
 MAX_ANSWER_LENGTH = 100_000  # UTF-16 units, as much as one block may hold
 MAX_UI_BLOCK_IDS = 16

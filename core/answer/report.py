@@ -11,12 +11,12 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from .._remote_rules import Issues, Rule, closed_object, descend, text
-from ..errors import Issue, UISchemaError
-from ..frozen import FrozenList, freeze
-from ._rules import checked
-from .block import block_issues
-from .catalog import MAX_REPORT_BLOCKS, MAX_REPORT_BYTES
+from core._rules import Issues, Rule, closed_object, descend, text
+from core.answer._rules import checked
+from core.answer.block import block_issues
+from core.answer.catalog import MAX_REPORT_BLOCKS, MAX_REPORT_BYTES
+from core.errors import Issue, UISchemaError
+from core.json._frozen import FrozenList, freeze
 
 MAX_EVIDENCE_REFS = 32
 EVIDENCE_ID_LENGTH = 256

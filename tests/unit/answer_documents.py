@@ -6,7 +6,7 @@ import copy
 import json
 from typing import Any
 
-from core.jstext import utf16_length
+from core.json._text import utf16_length
 
 SECRET = "SECRET-3f9c"  # placed in rejected keys and values; must never reach an issue
 

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from core import UISchemaError, parse_answer_block
-from core.frozen import FrozenDict
+from core.json._frozen import FrozenDict
 
 from .answer_documents import (
     SECRET,

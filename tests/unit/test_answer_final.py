@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from core import UISchemaError, answer_parts, parse_answer_block, parse_final_answer
-from core.frozen import FrozenList
+from core.json._frozen import FrozenList
 
 from .answer_documents import SECRET, block, text
 

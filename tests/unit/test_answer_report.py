@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from core import UISchemaError, parse_report_ui_blocks
-from core.frozen import FrozenList
+from core.json._frozen import FrozenList
 
 from .answer_documents import SECRET, block, sized_block, text
 

@@ -19,9 +19,9 @@ from core.limits import UI_LIMITS
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from core.canonical import _is_orjson_canonical, _write, canonical_json_string, hash_canonical_json
+from core.json.canonical import _is_orjson_canonical, _write, canonical_json_string, hash_canonical_json
 from core.errors import UISchemaError
-from core.frozen import freeze
+from core.json._frozen import freeze
 
 
 def reference(value: object) -> str:

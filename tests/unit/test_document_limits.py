@@ -8,8 +8,8 @@ import orjson
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from core.canonical import canonical_json_string
-from core.document import parse_document
+from core.json.canonical import canonical_json_string
+from core.document.model import parse_document
 from core.errors import UISchemaError
 
 from .documents import base_document

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from core.document import parse_document
+from core.document.model import parse_document
 from core.errors import UNKNOWN_PROPERTY, UISchemaError
 
 from .documents import base_document, edit

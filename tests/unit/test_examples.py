@@ -9,7 +9,7 @@ from typing import Any, Iterator
 import pytest
 
 from bench.documents import apply_mutations
-from core.document import parse_document
+from core.document.model import parse_document
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"
@@ -87,7 +87,7 @@ def test_the_v1_1_examples_declare_the_documented_capabilities():
 
 
 def test_the_stream_example_runs_to_completion_through_the_stream_receiver():
-    from core.stream import advance_ui_stream, start_ui_stream
+    from core.stream.lifecycle import advance_ui_stream, start_ui_stream
 
     stream = start_ui_stream(_load("stream-initial.json"), "call_stream_example", 1)
     for mutation in _load(MUTATIONS_EXAMPLE):

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from core.errors import UIExpressionError
-from core.expression import evaluate_expression
+from core.expression.language import evaluate_expression
 
 
 def ev(expr, state=None, derived=None):

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from core.document import parse_document
+from core.document.model import parse_document
 from core.errors import UIActionError
-from core.host_action import apply_action_result, resolve_ui_action
-from core.state import initial_state, update_state
+from core.state.host_action import apply_action_result, resolve_ui_action
+from core.state.values import initial_state, update_state
 
 from .documents import base_document
 

@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from core.errors import UIExpressionError
-from core.jsnumber import js_number_string, js_pow, js_round, js_to_fixed
+from core.json._number import js_number_string, js_pow, js_round, js_to_fixed
 
 finite_floats = st.floats(allow_nan=False, allow_infinity=False)
 near_ties = st.builds(lambda n, d: n / 10**d, st.integers(-(10**9), 10**9), st.integers(0, 8)).map(

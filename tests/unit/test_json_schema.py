@@ -13,7 +13,7 @@ import pytest
 
 from bench.documents import apply_mutations
 from core.limits import UI_LIMITS
-from core.schema import document_json_schema
+from core.document.schema import document_json_schema
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"
@@ -78,7 +78,7 @@ def test_checked_in_schema_file_matches_the_generator():
     checked_in = json.loads(SCHEMA_FILE.read_text(encoding="utf-8"))
     assert checked_in == document_json_schema(), (
         "schema/ui.schema.json is stale: regenerate it with "
-        "`python -m core.schema > schema/ui.schema.json`"
+        "`python -m core.document.schema > schema/ui.schema.json`"
     )
 
 
@@ -432,7 +432,7 @@ ACCEPTED = {
 
 @pytest.mark.parametrize("case", sorted(ACCEPTED))
 def test_schema_accepts_what_parse_document_accepts(case, validator, fast_validate):
-    from core.document import parse_document
+    from core.document.model import parse_document
 
     document = ACCEPTED[case]()
     parse_document(document)

@@ -12,10 +12,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from core import remote
+from core.remote import records as remote
 from core.errors import UNKNOWN_PROPERTY, UISchemaError
-from core.frozen import FrozenDict, FrozenList
-from core.remote import (
+from core.json._frozen import FrozenDict, FrozenList
+from core.remote.records import (
     parse_ui_action_query,
     parse_ui_action_receipt,
     parse_ui_action_receipt_list,

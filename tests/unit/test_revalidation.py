@@ -6,7 +6,8 @@ from typing import Any
 
 from hypothesis import given, settings, strategies as st
 
-from core.document import DocumentCache, parse_document
+from core.document._revalidation import DocumentCache
+from core.document.model import parse_document
 from core.errors import UISchemaError
 
 from .documents import base_document

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from core.document import parse_document
+from core.document.model import parse_document
 from core.errors import UIActionError, UIExpressionError, UIStateError
-from core.evaluation import evaluate_derived, resolve_document_value, resolve_value
-from core.local_action import dispatch_local_action
-from core.state import assert_valid_state, initial_state, restore_state, update_state
+from core.state.evaluation import evaluate_derived, resolve_document_value, resolve_value
+from core.state.local_action import dispatch_local_action
+from core.state.values import assert_valid_state, initial_state, restore_state, update_state
 
 from .documents import base_document
 

@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 
-from core.document import parse_document
+from core.document.model import parse_document
 from core.errors import UNKNOWN_PROPERTY, UISchemaError, UIStreamError
-from core.frozen import thaw
-from core.stream import UIStreamState, accept_checkpoint, advance_ui_stream, start_ui_stream
+from core.json._frozen import thaw
+from core.stream.lifecycle import UIStreamState, accept_checkpoint, advance_ui_stream, start_ui_stream
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 ENVELOPE_KEYS = {
@@ -729,7 +729,7 @@ def test_an_older_seen_seq_with_other_content_is_also_a_conflict(frames):
 
 
 def test_a_resumed_producer_keeps_the_stored_budget_counters():
-    from core.stream import resume_ui_stream
+    from core.stream.lifecycle import resume_ui_stream
 
     document = json.loads((EXAMPLES / "stream-initial.json").read_text())
     first = start_ui_stream(document, "call-1", 1)

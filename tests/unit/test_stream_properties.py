@@ -10,11 +10,11 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from core.canonical import canonical_json_string
-from core.document import parse_document
+from core.json.canonical import canonical_json_string
+from core.document.model import parse_document
 from core.errors import UISchemaError, UIStreamError
-from core.frozen import thaw
-from core.stream import UIStreamState, accept_checkpoint, advance_ui_stream, start_ui_stream
+from core.json._frozen import thaw
+from core.stream.lifecycle import UIStreamState, accept_checkpoint, advance_ui_stream, start_ui_stream
 
 LAYOUTS = ("Row", "Column", "Card", "Form")
 SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -18,10 +18,9 @@ from __future__ import annotations
 
 import copy
 import json
-import sys
 from typing import Any, Callable
 
-from .limits import LABEL_LENGTH, TITLE_LENGTH, UI_LIMITS, UI_PROTOCOL_LIMITS
+from core.limits import LABEL_LENGTH, TITLE_LENGTH, UI_LIMITS, UI_PROTOCOL_LIMITS
 
 SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
 SCHEMA_ID = "urn:dsh:intelligent-ui:document:1.1"
@@ -539,6 +538,3 @@ def document_json_schema_text() -> str:
     """The checked-in text of `schema/ui.schema.json`."""
     return json.dumps(document_json_schema(), indent=2, ensure_ascii=False) + "\n"
 
-
-if __name__ == "__main__":
-    sys.stdout.write(document_json_schema_text())

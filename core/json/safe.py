@@ -21,10 +21,10 @@ from typing import Any, Iterable
 
 import orjson
 
-from .errors import Issue, UISchemaError, escape_pointer
-from .frozen import FrozenDict, FrozenList
-from .jsnumber import js_number_string
-from .limits import UI_LIMITS
+from core.errors import Issue, UISchemaError, escape_pointer
+from core.json._frozen import FrozenDict, FrozenList
+from core.json._number import js_number_string
+from core.limits import UI_LIMITS
 
 MAX_JSON_DEPTH = UI_LIMITS["maxJsonDepth"]
 MAX_JSON_VALUES = UI_LIMITS["maxJsonValues"]
@@ -42,7 +42,7 @@ def _is_container(kind: type) -> bool:
 @cache
 def protocol_keys() -> frozenset[str]:
     """Every property name the protocol itself defines (read from the document schema)."""
-    from .schema import document_json_schema  # only on a rejection: the schema is large
+    from core.document._schema import document_json_schema  # only on a rejection: the schema is large
 
     names: set[str] = set()
     stack: list[Any] = [document_json_schema()]
@@ -64,7 +64,7 @@ DECLARING_KEYS = frozenset({"state", "derived", "actions", "arguments"})
 
 def held_pointer(segments: Iterable[str | int]) -> str:
     """The JSON Pointer of `segments`, cut at the object holding the first foreign key."""
-    from .checker import is_identifier  # only on a rejection
+    from core.document._checker import is_identifier  # only on a rejection
 
     known = protocol_keys()
     parts: list[str] = []

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from typing import Any, Callable, Mapping
 
-from .document import DocumentModel, document_model
-from .errors import UIExpressionError, UIStateError
-from .expression import evaluate, evaluate_expression
-from .frozen import FrozenDict
-from .state import assert_state_for
+from core.document.model import DocumentModel, document_model
+from core.errors import UIExpressionError, UIStateError
+from core.expression.language import evaluate, evaluate_expression
+from core.json._frozen import FrozenDict
+from core.state.values import assert_state_for
 
 
 def _unwrap(value: Any) -> Any:

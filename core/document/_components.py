@@ -12,12 +12,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
-from .actions import check_ui_action
-from .checker import Checker
-from .expression import NUM, SCALAR, scalar_type
-from .fields import NumberField
-from .jsnumber import js_number_string
-from .limits import LABEL_LENGTH, UI_LIMITS
+from core.document._actions import check_ui_action
+from core.document._checker import Checker
+from core.document._fields import NumberField
+from core.expression.language import NUM, SCALAR, scalar_type
+from core.json._number import js_number_string
+from core.limits import LABEL_LENGTH, UI_LIMITS
 
 PropRule = Callable[[Checker, Any, str], Any]
 
@@ -275,7 +275,7 @@ def _select_extra(check: Checker, props: Mapping, results: dict, path: str) -> N
         check.add(path + "/options", "the state field's initial value must be one of the options")
 
 
-from .jstext import utf16_length  # noqa: E402  (kept next to its only user)
+from core.json._text import utf16_length  # noqa: E402  (kept next to its only user)
 
 _BIND_STRING, _BIND_NUMBER, _BIND_BOOLEAN = _bind("string"), _bind("number"), _bind("boolean")
 _NUMERIC = {"min": (False, plain_number), "max": (False, plain_number), "step": (False, positive_number)}

@@ -13,7 +13,7 @@ from __future__ import annotations
 from itertools import islice
 from typing import Any, Callable
 
-from ._remote_rules import (
+from core._rules import (
     Issues,
     Rule,
     all_of,
@@ -33,9 +33,9 @@ from ._remote_rules import (
     text,
     unique_identifiers,
 )
-from .errors import MAX_ISSUES, Issue, UISchemaError
-from .frozen import FrozenDict, FrozenList, freeze
-from .limits import (
+from core.errors import MAX_ISSUES, Issue, UISchemaError
+from core.json._frozen import FrozenDict, FrozenList, freeze
+from core.limits import (
     CAPABILITY_DESCRIPTION_LENGTH,
     CAPABILITY_TITLE_LENGTH,
     DOCUMENT_REF_BYTES,

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from .checker import Checker
-from .expression import BOOL, NUM, STR
-from .limits import UI_PROTOCOL_LIMITS
+from core.document._checker import Checker
+from core.expression.language import BOOL, NUM, STR
+from core.limits import UI_PROTOCOL_LIMITS
 
 _RESET_KEYS = frozenset({"type"})
 _SET_KEYS = frozenset({"type", "key", "value"})

@@ -11,16 +11,16 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from .document import DocumentModel, document_model
-from .errors import UIActionError, UISchemaError, UIStateError
-from .evaluation import lazy_derived
-from .expression import evaluate
-from .frozen import FrozenDict
-from .jstext import utf16_length
-from .limits import UI_PROTOCOL_LIMITS
-from .remote import parse_ui_action_result
-from .safe_json import json_byte_size
-from .state import assert_state_for, update_state_many
+from core.document.model import DocumentModel, document_model
+from core.errors import UIActionError, UISchemaError, UIStateError
+from core.expression.language import evaluate
+from core.json._frozen import FrozenDict
+from core.json._text import utf16_length
+from core.json.safe import json_byte_size
+from core.limits import UI_PROTOCOL_LIMITS
+from core.remote.records import parse_ui_action_result
+from core.state.evaluation import lazy_derived
+from core.state.values import assert_state_for, update_state_many
 
 MAX_ARGUMENTS = UI_PROTOCOL_LIMITS["maxActionArguments"]
 MAX_ARGUMENT_BYTES = UI_PROTOCOL_LIMITS["maxActionArgumentBytes"]

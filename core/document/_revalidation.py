@@ -17,13 +17,18 @@ from dataclasses import dataclass, field, replace
 from operator import is_not
 from typing import Any, Mapping
 
-from .checker import Checker, IssueLimit
-from .document import (MAX_COMPONENTS, MAX_EXPRESSION_NODES, DocumentModel, ParsedDocument,
-                       _finish, _Tree, parse_document)
-from .errors import UISchemaError
-from .frozen import FrozenDict, FrozenList, freeze
-from .limits import UI_LIMITS
-from .safe_json import MAX_JSON_DEPTH, json_measure
+from core.document._checker import Checker, IssueLimit
+from core.document._tree import (
+    MAX_COMPONENTS,
+    MAX_EXPRESSION_NODES,
+    ComponentTree,
+    finish_document,
+)
+from core.document.model import DocumentModel, ParsedDocument, parse_document
+from core.errors import UISchemaError
+from core.json._frozen import FrozenDict, FrozenList, freeze
+from core.json.safe import MAX_JSON_DEPTH, json_measure
+from core.limits import UI_LIMITS
 
 MAX_DOCUMENT_BYTES = UI_LIMITS["maxDocumentBytes"]
 _ROOT_KEY_BYTES = len(',"root":')
@@ -52,7 +57,7 @@ class _Facts:
     rebuild: tuple | None = None  # (old children, prefix, suffix, new middle facts)
 
 
-class _FactTree(_Tree):
+class _FactTree(ComponentTree):
     """The document tree walk, reusing memoized subtrees and recording new facts."""
 
     def __init__(self, check: Checker, memo: dict[int, _Facts]) -> None:
@@ -152,7 +157,7 @@ class DocumentCache:
         tree = _FactTree(check, self._memo)
         try:
             tree.node(root, "/root", 1, False)
-            _finish(check, tree)
+            finish_document(check, tree)
         except IssueLimit:
             return None
         if check.issues or tree.selects.keys() != model.select_domains.keys() or any(
@@ -238,7 +243,7 @@ class DocumentCache:
                 and known.depth == depth and known.in_form == in_form):
             return self._fresh(check, node, path, depth, in_form)
         issues, expressions = len(check.issues), check.budget.nodes
-        _Tree(check).shallow(node, path, depth, in_form)
+        ComponentTree(check).shallow(node, path, depth, in_form)
         if len(check.issues) > issues:
             return None
         own_expressions = check.budget.nodes - expressions

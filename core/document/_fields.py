@@ -11,9 +11,9 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from .jsnumber import js_number_string
-from .jstext import utf16_length
-from .limits import UI_LIMITS
+from core.json._number import js_number_string
+from core.json._text import utf16_length
+from core.limits import UI_LIMITS
 
 MAX_STRING = UI_LIMITS["maxStringLength"]
 MAX_MAGNITUDE = UI_LIMITS["maxNumberMagnitude"]

@@ -1,4 +1,4 @@
-"""Leaf rules and the object walker behind the Remote-protocol parsers of `core.remote`.
+"""Leaf rules and the object walker behind the Remote-protocol parsers of `core.remote.records`.
 
 A rule takes one decoded value and yields `Issue`s whose paths are local to that value;
 the walkers (`closed_object`, `flat_map`, `unique_identifiers`) prepend the property or
@@ -12,12 +12,12 @@ import re
 from types import MappingProxyType
 from typing import Any, Callable, Iterable, Iterator, Mapping
 
-from .checker import is_identifier
-from .errors import UNKNOWN_PROPERTY, Issue, UISchemaError, escape_pointer
-from .jsnumber import is_js_safe_number, is_number
-from .jstext import utf16_length
-from .limits import UI_LIMITS
-from .safe_json import assert_safe_json
+from core.document._checker import is_identifier
+from core.errors import UNKNOWN_PROPERTY, Issue, UISchemaError, escape_pointer
+from core.json._number import is_js_safe_number, is_number
+from core.json._text import utf16_length
+from core.json.safe import assert_safe_json
+from core.limits import UI_LIMITS
 
 Issues = Iterator[Issue]
 Rule = Callable[[Any], Issues]

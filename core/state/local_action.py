@@ -10,12 +10,12 @@ from __future__ import annotations
 
 from typing import Any, Iterator, Mapping
 
-from .document import DocumentModel, ParsedDocument, parse_document
-from .errors import UIActionError
-from .evaluation import lazy_derived
-from .expression import evaluate
-from .frozen import FrozenDict
-from .state import assert_state_for, update_state
+from core.document.model import DocumentModel, ParsedDocument, parse_document
+from core.errors import UIActionError
+from core.expression.language import evaluate
+from core.json._frozen import FrozenDict
+from core.state.evaluation import lazy_derived
+from core.state.values import assert_state_for, update_state
 
 
 def dispatch_local_action(document: Any, state: Any, action: Any) -> FrozenDict:

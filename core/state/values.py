@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from .document import DocumentModel, document_model
-from .errors import UISchemaError, UIStateError
-from .frozen import FrozenDict
-from .limits import UI_LIMITS
-from .safe_json import json_byte_size
+from core.document.model import DocumentModel, document_model
+from core.errors import UISchemaError, UIStateError
+from core.json._frozen import FrozenDict
+from core.json.safe import json_byte_size
+from core.limits import UI_LIMITS
 
 MAX_STATE_BYTES = UI_LIMITS["maxStateBytes"]
 

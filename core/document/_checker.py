@@ -11,12 +11,25 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
-from .errors import MAX_ISSUES, UNKNOWN_PROPERTY, Issue, UIExpressionError, escape_pointer
-from .expression import (NUM, SCALAR, ExpressionBudget, check_expression, evaluate,
-                         scalar_type, type_name)
-from .fields import Field
-from .jstext import utf16_length
-from .limits import UI_LIMITS
+from core.document._fields import Field
+from core.errors import (
+    MAX_ISSUES,
+    UNKNOWN_PROPERTY,
+    Issue,
+    UIExpressionError,
+    escape_pointer,
+)
+from core.expression.language import (
+    NUM,
+    SCALAR,
+    ExpressionBudget,
+    check_expression,
+    evaluate,
+    scalar_type,
+    type_name,
+)
+from core.json._text import utf16_length
+from core.limits import UI_LIMITS
 
 IDENTIFIER_LENGTH = UI_LIMITS["maxIdentifierLength"]
 RESERVED = frozenset({"__proto__", "prototype", "constructor"})

@@ -9,11 +9,18 @@ from __future__ import annotations
 
 from typing import Any, Iterator, Mapping
 
-from .checker import Checker, DerivedFailure
-from .errors import UIExpressionError
-from .expression import evaluate
-from .fields import BooleanField, Field, NumberField, StringField, grid_is_countable, is_number
-from .limits import DERIVED_EVALUATION_DEPTH, UI_LIMITS
+from core.document._checker import Checker, DerivedFailure
+from core.document._fields import (
+    BooleanField,
+    Field,
+    NumberField,
+    StringField,
+    grid_is_countable,
+    is_number,
+)
+from core.errors import UIExpressionError
+from core.expression.language import evaluate
+from core.limits import DERIVED_EVALUATION_DEPTH, UI_LIMITS
 
 _NUMBER_KEYS = frozenset({"type", "initial", "min", "max", "step"})
 _STRING_KEYS = frozenset({"type", "initial", "maxLength"})

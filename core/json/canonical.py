@@ -33,12 +33,12 @@ from typing import Any
 
 import orjson
 
-from .errors import Issue, UISchemaError
-from .frozen import FrozenDict, FrozenList
-from .jsnumber import js_number_string
-from .jstext import utf16_sort_key
-from .limits import UI_LIMITS
-from .safe_json import held_pointer, linked_segments
+from core.errors import Issue, UISchemaError
+from core.json._frozen import FrozenDict, FrozenList
+from core.json._number import js_number_string
+from core.json._text import utf16_sort_key
+from core.json.safe import held_pointer, linked_segments
+from core.limits import UI_LIMITS
 
 MAX_JSON_DEPTH = UI_LIMITS["maxJsonDepth"]
 MAX_JSON_VALUES = UI_LIMITS["maxJsonValues"]

@@ -14,13 +14,14 @@ from dataclasses import dataclass
 from itertools import islice
 from typing import Any, Mapping
 
-from ._checkpoint import MUTATION_TYPES, TERMINAL_TYPES, subtree
-from ._remote_rules import Issues, closed_object, is_integral, json_object, one_of, text
-from .components import LAYOUTS
-from .errors import MAX_ISSUES, Issue, UISchemaError, UIStreamError
-from .frozen import thaw
-from .limits import MESSAGE_LENGTH, UI_LIMITS, UI_PROTOCOL_LIMITS
-from .safe_json import assert_safe_json
+from core._rules import Issues, closed_object, is_integral, json_object, one_of, text
+from core.document._components import LAYOUTS
+from core.errors import MAX_ISSUES, Issue, UISchemaError, UIStreamError
+from core.json._frozen import thaw
+from core.json.safe import assert_safe_json
+from core.limits import MESSAGE_LENGTH, UI_LIMITS, UI_PROTOCOL_LIMITS
+from core.stream._checkpoint import MUTATION_TYPES, TERMINAL_TYPES
+from core.stream._continuity import subtree
 
 MUTATION_BYTES = UI_PROTOCOL_LIMITS["maxStreamMutationBytes"]
 MAX_JSON_DEPTH = UI_LIMITS["maxJsonDepth"]

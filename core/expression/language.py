@@ -12,10 +12,10 @@ import math
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
-from .errors import UNKNOWN_PROPERTY, Issue, UIExpressionError
-from .jsnumber import js_number_string, js_pow, js_round
-from .jstext import utf16_length
-from .limits import UI_LIMITS
+from core.errors import UNKNOWN_PROPERTY, Issue, UIExpressionError
+from core.json._number import js_number_string, js_pow, js_round
+from core.json._text import utf16_length
+from core.limits import UI_LIMITS
 
 # Static types are bit sets so that `if` can produce a union.
 NUM, STR, BOOL, NULL = 1, 2, 4, 8

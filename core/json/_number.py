@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import math
 
-from .errors import UIExpressionError
-from .limits import UI_LIMITS
+from core.errors import UIExpressionError
+from core.limits import UI_LIMITS
 
 MAX_MAGNITUDE = 1e15
 MAX_ROUND_DIGITS = UI_LIMITS["maxRoundDigits"]

@@ -17,25 +17,31 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Mapping
 
-from ._checkpoint import (
+from core._rules import ascii_token, integer
+from core.document._revalidation import DocumentCache
+from core.document.model import parse_document
+from core.errors import Issue, UISchemaError, UIStreamError
+from core.json._frozen import FrozenDict
+from core.json.canonical import hash_canonical_json
+from core.limits import SOURCE_CALL_ID_LENGTH, UI_PROTOCOL_LIMITS
+from core.stream._checkpoint import (
     FRAME_BYTES,
     MAX_GENERATION,
     MAX_SEQ,
     TERMINAL_TYPES,
-    DigestLog,
     build_checkpoint,
     frame_bytes,
-    frozen_rule_issues,
     parse_checkpoint,
-    share_unchanged,
 )
-from ._mutation import build_index, domain_change, next_index, plan, read_event, seen_types
-from ._remote_rules import ascii_token, integer
-from .canonical import hash_canonical_json
-from .document import DocumentCache, parse_document
-from .errors import Issue, UISchemaError, UIStreamError
-from .frozen import FrozenDict
-from .limits import SOURCE_CALL_ID_LENGTH, UI_PROTOCOL_LIMITS
+from core.stream._continuity import DigestLog, frozen_rule_issues, share_unchanged
+from core.stream._mutation import (
+    build_index,
+    domain_change,
+    next_index,
+    plan,
+    read_event,
+    seen_types,
+)
 
 MAX_FRAMES = UI_PROTOCOL_LIMITS["maxStreamFrames"]
 MAX_STREAM_BYTES = UI_PROTOCOL_LIMITS["maxStreamBytes"]

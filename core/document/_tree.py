@@ -1,0 +1,106 @@
+"""The walk of a document's component tree and the checks that need the whole tree.
+
+`ComponentTree` checks every node (identity, type, props, nesting, budgets) and collects
+ids, types and Select domains; `finish_document` runs what needs all of them.  Both the
+full parse (`model`) and the incremental re-validation (`_revalidation`) use them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any, Mapping
+
+from core.document._checker import Checker, IssueLimit
+from core.document._components import COMPONENTS, check_props
+from core.limits import UI_LIMITS
+
+_NODE_KEYS = frozenset({"id", "type", "props"})
+_LAYOUT_KEYS = _NODE_KEYS | {"children"}
+MAX_COMPONENTS = UI_LIMITS["maxComponents"]
+MAX_DEPTH = UI_LIMITS["maxDepth"]
+MAX_EXPRESSION_NODES = UI_LIMITS["maxExpressionNodes"]
+
+
+class ComponentTree:
+    """Walks the component tree, collecting ids, types and Select domains."""
+
+    def __init__(self, check: Checker) -> None:
+        self.check = check
+        self.components = 0
+        self.node_types: dict[str, str] = {}
+        self.selects: dict[str, tuple[frozenset[str], str]] = {}
+
+    def node(self, node: Any, path: str, depth: int, in_form: bool) -> None:
+        if self.shallow(node, path, depth, in_form):
+            self._children(node, path, depth, in_form or node["type"] == "Form")
+
+    def shallow(self, node: Any, path: str, depth: int, in_form: bool) -> bool:
+        """Check one node without its children; True when it is a layout to descend into."""
+        check = self.check
+        self.components += 1
+        if self.components > MAX_COMPONENTS:
+            check.add(path, f"the document has more than {MAX_COMPONENTS} components")
+            raise IssueLimit
+        if depth > MAX_DEPTH:
+            check.add(path, f"components nest deeper than {MAX_DEPTH} levels")
+            return False
+        if not check.mapping(node, path, "component"):
+            return False
+        kind = node.get("type")
+        component = COMPONENTS.get(kind) if type(kind) is str else None
+        check.closed(node, _LAYOUT_KEYS if component is not None and component.layout else _NODE_KEYS, path)
+        self._identity(node, path, kind)
+        if component is None:
+            check.add(path + "/type", "unknown component type")
+            return False
+        if component.interactive and check.mode == "structured_ui":
+            check.add(path + "/type", "structured_ui documents cannot contain input, button or form components")
+        if kind == "Form" and in_form:
+            check.add(path, "a Form cannot contain another Form")
+        if check.required(node, ("props",), path):
+            results = check_props(check, component, node["props"], path + "/props")
+            if kind == "Select" and results.get("options") is not None:
+                self._select(node["props"].get("bind"), results["options"], path)
+        return component.layout
+
+    def _identity(self, node: Mapping, path: str, kind: Any) -> None:
+        if not self.check.required(node, ("id", "type"), path):
+            return
+        node_id = node["id"]
+        if self.check.identifier(node_id, path + "/id"):
+            if node_id in self.node_types:
+                self.check.add(path + "/id", "node ids must be unique within the document")
+            else:
+                self.node_types[node_id] = kind if type(kind) is str else ""
+
+    def _children(self, node: Mapping, path: str, depth: int, in_form: bool) -> None:
+        if not self.check.required(node, ("children",), path):
+            return
+        children = node["children"]
+        if not isinstance(children, list):
+            self.check.add(path + "/children", "children must be an array")
+            return
+        for i, child in enumerate(children):
+            self.node(child, f"{path}/children/{i}", depth + 1, in_form)
+
+    def _select(self, key: Any, values: list[str], path: str) -> None:
+        if type(key) is not str or getattr(self.check.fields.get(key), "kind", None) != "string":
+            return
+        domain = frozenset(values)
+        seen = self.selects.get(key)
+        if seen is None:
+            self.selects[key] = (domain, path)
+        elif seen[0] != domain:
+            self.check.add(path + "/props/options", "every Select bound to one field must offer the same option values")
+
+
+def finish_document(check: Checker, tree: ComponentTree) -> None:
+    """Checks that need the whole tree: Select domains, deferred set values, budgets."""
+    fields = dict(check.fields)
+    for key, (domain, _) in tree.selects.items():
+        fields[key] = replace(fields[key], options=domain)
+    check.fields = fields
+    for deferred in check.deferred:
+        deferred()
+    if check.budget.nodes > MAX_EXPRESSION_NODES:
+        check.add("", f"the document has more than {MAX_EXPRESSION_NODES} expression nodes")

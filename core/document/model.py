@@ -1,0 +1,126 @@
+"""`parse_document`: the full validation of a UI document (seed 000 §2-6, 9, 11).
+
+The order is fixed: safe JSON and the byte budget first (no recursion before that),
+then the header (version, id, mode, title, state, derived, actions), then the component
+tree, then the checks that need the whole tree (Select domains seen by `set` actions).
+The result is a `ParsedDocument`: a deep-immutable mapping that also carries its
+`DocumentModel`, so runtime helpers never re-parse a validated document.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Mapping
+
+from core.document._actions import check_action_definitions
+from core.document._checker import Checker, IssueLimit
+from core.document._declarations import check_derived, check_state
+from core.document._fields import Field
+from core.document._tree import ComponentTree, finish_document
+from core.errors import UISchemaError
+from core.json._frozen import FrozenDict, freeze
+from core.json.safe import assert_safe_json
+from core.limits import TITLE_LENGTH, UI_LIMITS
+
+VERSIONS = ("1.0", "1.1")
+MODES = ("structured_ui", "interactive_ui")
+_KEYS = {"1.0": frozenset({"version", "id", "mode", "title", "state", "derived", "root"})}
+_KEYS["1.1"] = _KEYS["1.0"] | {"actions"}
+_REQUIRED = ("version", "id", "mode", "title", "state", "derived", "root")
+
+
+@dataclass(frozen=True, slots=True)
+class DocumentModel:
+    """What validation learned about a document, reused by every runtime helper."""
+
+    version: str
+    mode: str
+    id: str
+    fields: Mapping[str, Field]
+    derived: Mapping[str, Any]
+    derived_types: Mapping[str, int]
+    actions: Mapping[str, Any]
+    initial: FrozenDict
+    defaults: Mapping[str, Any]
+    byte_size: int
+    components: int
+    expression_nodes: int
+    node_types: Mapping[str, str]
+    select_domains: Mapping[str, frozenset[str]]
+
+
+class ParsedDocument(FrozenDict):
+    """A validated, deep-immutable document; `.model` holds its parsed declarations."""
+
+    __slots__ = ("model",)
+
+
+def _header(check: Checker, value: Mapping) -> str | None:
+    """Check version, id, mode and title; return the version to validate against."""
+    version = value.get("version")
+    if version not in VERSIONS or type(version) is not str:
+        check.add("/version", "must be '1.0' or '1.1'")
+        version = "1.1" if "actions" in value else "1.0"
+    check.version = version
+    check.closed(value, _KEYS[version], "")
+    check.required(value, _REQUIRED + (("actions",) if version == "1.1" else ()), "")
+    if "id" in value:
+        check.identifier(value["id"], "/id")
+    mode = value.get("mode")
+    if "mode" in value and (type(mode) is not str or mode not in MODES):
+        check.add("/mode", "must be 'structured_ui' or 'interactive_ui'")
+    check.mode = mode if mode in MODES else "interactive_ui"
+    if "title" in value:
+        check.text(value["title"], "/title", 1, TITLE_LENGTH)
+    return version
+
+
+def _validate(value: Any) -> tuple[Checker, ComponentTree]:
+    check = Checker()
+    tree = ComponentTree(check)
+    try:
+        if not isinstance(value, dict):
+            check.add("", "a document must be a JSON object")
+            raise IssueLimit
+        _header(check, value)
+        check.fields = check_state(check, value.get("state", {}))
+        check.initial = FrozenDict({key: field.initial for key, field in check.fields.items()})
+        check_derived(check, value.get("derived", {}))
+        if check.version == "1.1":
+            check.actions = check_action_definitions(check, value.get("actions", {}), "/actions")
+        if "root" in value:
+            tree.node(value["root"], "/root", 1, False)
+        finish_document(check, tree)
+    except IssueLimit:
+        pass
+    return check, tree
+
+
+def parse_document(value: Any) -> ParsedDocument:
+    """Validate an untrusted, already decoded document; return it deep-immutable."""
+    size = assert_safe_json(value, max_bytes=UI_LIMITS["maxDocumentBytes"])
+    check, tree = _validate(value)
+    if check.issues:
+        raise UISchemaError(check.issues)
+    document = ParsedDocument(freeze(value))
+    document.model = _model(check, tree, document, size)
+    return document
+
+
+def _model(check: Checker, tree: ComponentTree, document: Mapping, size: int) -> DocumentModel:
+    return DocumentModel(
+        version=check.version, mode=check.mode, id=document["id"],
+        fields=check.fields, derived=document["derived"], derived_types=check.derived_types,
+        actions=document.get("actions", FrozenDict()), initial=check.initial,
+        defaults=check.defaults, byte_size=size, components=tree.components,
+        expression_nodes=check.budget.nodes, node_types=tree.node_types,
+        select_domains={key: domain for key, (domain, _) in tree.selects.items()},
+    )
+
+
+def document_model(document: Any) -> DocumentModel:
+    """The model of a parsed document; untrusted input is parsed first."""
+    if type(document) is ParsedDocument:
+        return document.model
+    return parse_document(document).model
+

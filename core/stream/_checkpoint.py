@@ -1,0 +1,168 @@
+"""The checkpoint envelope of the component stream (seed 000 section 12).
+
+A checkpoint (frame) is a closed object: the fixed envelope fields plus a full document
+`snapshot`.  `parse_checkpoint` validates one exactly, in the seed's order: safe JSON and
+the 266,240-byte frame budget, the closed envelope and its revision arithmetic, then the
+snapshot again through `parse_document` (its issues located under `/snapshot`).
+`build_checkpoint` and `frame_bytes` are the producer's side of the same shape.
+"""
+
+from __future__ import annotations
+
+from itertools import islice
+from typing import Any
+
+import orjson
+
+from core._rules import (
+    Issues,
+    ascii_token,
+    closed_object,
+    identifier,
+    integer,
+    is_integral,
+    json_object,
+    one_of,
+    text,
+)
+from core.document.model import parse_document
+from core.errors import MAX_ISSUES, Issue, UISchemaError, UIStreamError
+from core.json._frozen import FrozenDict
+from core.json.safe import assert_safe_json
+from core.limits import (
+    MESSAGE_LENGTH,
+    SOURCE_CALL_ID_LENGTH,
+    UI_LIMITS,
+    UI_PROTOCOL_LIMITS,
+)
+
+PROTOCOL = "dsh.intelligent-ui.stream"
+VERSION = "1.0"
+MUTATION_TYPES = ("add", "update", "remove")
+TERMINAL_TYPES = ("complete", "cancel", "error")
+FRAME_TYPES = ("snapshot", *MUTATION_TYPES, *TERMINAL_TYPES)
+MAX_GENERATION = 1_000_000_000
+MAX_SEQ = UI_PROTOCOL_LIMITS["maxStreamFrames"]
+MAX_REVISION = 256
+FRAME_BYTES = UI_PROTOCOL_LIMITS["maxStreamFrameBytes"]
+
+# The seed gives the fixed shell 4 levels of depth and 64 values on top of the general
+# JSON limits; the snapshot is then held to the document's own limits by parse_document.
+_FRAME_LIMITS = {
+    "max_bytes": FRAME_BYTES,
+    "max_depth": UI_LIMITS["maxJsonDepth"] + 4,
+    "max_values": UI_LIMITS["maxJsonValues"] + 64,
+}
+_INTEGER_FIELDS = ("generation", "seq", "baseRevision", "revision")
+ENVELOPE_ORDER = (
+    "protocol", "version", "sourceCallId", "uiId", "generation", "seq",
+    "baseRevision", "revision", "type", "snapshot", "message",
+)  # fmt: skip
+
+
+def _nullable_revision(value: Any) -> Issues:
+    if value is not None:
+        yield from integer(0, MAX_REVISION)(value)
+
+
+_ENVELOPE = closed_object(
+    {
+        "protocol": one_of(PROTOCOL),
+        "version": one_of(VERSION),
+        "sourceCallId": ascii_token(SOURCE_CALL_ID_LENGTH),
+        "uiId": identifier,
+        "generation": integer(1, MAX_GENERATION),
+        "seq": integer(1, MAX_SEQ),
+        "baseRevision": _nullable_revision,
+        "revision": integer(0, MAX_REVISION),
+        "type": one_of(*FRAME_TYPES),
+        "snapshot": json_object,
+    },
+    {"message": text(0, MESSAGE_LENGTH)},
+)
+
+
+def _arithmetic(frame: dict) -> Issues:
+    """`seq > revision`; `baseRevision` null only for a snapshot; revision steps by type."""
+    seq, base, revision, kind = (frame.get(key) for key in ("seq", "baseRevision", "revision", "type"))
+    if not (is_integral(seq) and is_integral(revision) and kind in FRAME_TYPES):
+        return  # the field rules already reported the cause
+    if seq <= revision:
+        yield Issue("/seq", "seq must be greater than revision", "sequence")
+    if kind == "snapshot":
+        if base is not None:
+            yield Issue("/baseRevision", "a snapshot frame has baseRevision null", "sequence")
+    elif base is None:
+        yield Issue("/baseRevision", f"a {kind} frame needs a baseRevision", "sequence")
+    elif is_integral(base):
+        step = 1 if kind in MUTATION_TYPES else 0
+        if revision != base + step:
+            rule = "baseRevision + 1" if step else "baseRevision"
+            yield Issue("/revision", f"a {kind} frame must have revision = {rule}", "sequence")
+
+
+def envelope_issues(value: Any) -> list[Issue]:
+    """The problems of a frame's envelope (its snapshot is checked separately)."""
+    issues = list(islice(_ENVELOPE(value), MAX_ISSUES))
+    if not issues:
+        issues = list(_arithmetic(value))
+    return issues
+
+
+def parse_checkpoint(value: Any) -> tuple[FrozenDict, int]:
+    """A validated, frozen checkpoint and its JSON byte size; else `UIStreamError`."""
+    try:
+        size = assert_safe_json(value, **_FRAME_LIMITS)
+    except UISchemaError as error:
+        raise UIStreamError(error.issues) from None
+    issues = envelope_issues(value)
+    if issues:
+        raise UIStreamError(issues)
+    try:
+        snapshot = parse_document(value["snapshot"])
+    except UISchemaError as error:
+        raise UIStreamError([issue.prefixed("/snapshot") for issue in error.issues]) from None
+    if value["uiId"] != snapshot["id"]:
+        raise UIStreamError([Issue("/uiId", "uiId must equal the snapshot's document id", "binding")])
+    # Integral fields come back as `int` (a JSON `3.0` is the JS number 3).
+    fields = {key: value[key] for key in ENVELOPE_ORDER if key in value}
+    for key in _INTEGER_FIELDS:
+        if fields[key] is not None:
+            fields[key] = int(fields[key])
+    fields["snapshot"] = snapshot
+    return FrozenDict(fields), size
+
+
+def build_checkpoint(
+    *,
+    source_call_id: str,
+    generation: int,
+    seq: int,
+    base_revision: int | None,
+    revision: int,
+    kind: str,
+    snapshot: FrozenDict,
+    message: str | None = None,
+) -> FrozenDict:
+    """A producer's frame, fields in the order of the seed's interface."""
+    fields = {
+        "protocol": PROTOCOL,
+        "version": VERSION,
+        "sourceCallId": source_call_id,
+        "uiId": snapshot["id"],
+        "generation": generation,
+        "seq": seq,
+        "baseRevision": base_revision,
+        "revision": revision,
+        "type": kind,
+        "snapshot": snapshot,
+    }
+    if message is not None:
+        fields["message"] = message
+    return FrozenDict(fields)
+
+
+def frame_bytes(frame: FrozenDict, snapshot_bytes: int) -> int:
+    """JSON bytes of a producer's frame, from its snapshot's known size (no re-walk)."""
+    shell = orjson.dumps({**frame, "snapshot": 0})  # envelope values are ints and strings
+    return len(shell) - 1 + snapshot_bytes
