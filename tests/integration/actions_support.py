@@ -139,6 +139,24 @@ def configure(runtime: Runtime, tmp_path: Path, **overrides: Any) -> Runtime:
     return runtime.configure(**options)
 
 
+def _descendants(root: int) -> list[int]:
+    """Every live descendant of a process (from /proc)."""
+    parents: dict[int, int] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue
+            parents[int(entry.name)] = int(stat.rsplit(")", 1)[1].split()[1])
+    found, frontier = [], [root]
+    while frontier:
+        children = [pid for pid, parent in parents.items() if parent in frontier]
+        found += children
+        frontier = children
+    return found
+
+
 class RQWorkers:
     """Real `rq worker` processes on the suite's Redis (each in its own process group)."""
 
@@ -167,11 +185,12 @@ class RQWorkers:
         return self
 
     def kill(self, process: subprocess.Popen) -> None:
-        """SIGKILL the worker and its work horse (its whole process group)."""
-        try:
-            os.killpg(process.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
+        """SIGKILL the worker and its work horse (RQ puts the horse in a process group of its own)."""
+        for pid in [process.pid, *_descendants(process.pid)]:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
         process.wait(timeout=10)
 
     def stop(self) -> None:

@@ -1,0 +1,161 @@
+"""Capabilities run as jobs of real `rq worker` processes: outcomes, confirmation, cancel, lost jobs."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from core import apply_action_result, initial_state, parse_document
+
+from tests.integration.actions_support import VALUES, actions_document, configure, plain_ref, wait_status
+from tests.integration.actions_support import rq_workers  # noqa: F401 - a fixture
+from tests.integration.conftest import Runtime, example
+
+pytestmark = pytest.mark.integration
+SESSION = "jobs-s1"
+FINAL = {"succeeded", "failed", "cancelled", "unknown"}
+
+
+@pytest.fixture()
+def rt(runtime: Runtime, tmp_path: Path) -> Runtime:
+    configure(runtime, tmp_path).start()
+    assert runtime.call(SESSION, "intelligent_ui", {"document": actions_document()}, call="plain-1")["ok"]
+    return runtime
+
+
+def reserve(rt: Runtime, action: str, values: dict[str, Any] | None = None, **kwargs: Any) -> dict[str, Any]:
+    reply = rt.client.reserve(SESSION, plain_ref("plain-1"), action, {**VALUES, **(values or {})}, timeout=10,
+                              **kwargs)
+    assert reply["ok"], reply
+    return reply["result"]["receipt"]
+
+
+def counter(rt: Runtime, key: str = "k") -> int:
+    return int(rt.redis.get(f"test:side-effect:{key}") or 0)
+
+
+def statuses(rt: Runtime, op: str) -> list[str]:
+    return [r["status"] for _, r in rt.client.receipt_log(SESSION) if r["operationId"] == op]
+
+
+def test_the_file_reader_example_runs_end_to_end_and_its_result_maps_into_state(rt: Runtime, rq_workers) -> None:
+    (Path(rt.settings.files_root) / "docs").mkdir()
+    (Path(rt.settings.files_root) / "docs" / "CHANGELOG.md").write_text("one\ntwo\nthree\n", "utf-8")
+    document = example("actions-file-reader.json")
+    rt.call(SESSION, "intelligent_ui", {"document": document}, call="reader-1")
+    state = initial_state(parse_document(document))
+    rq_workers.start()
+    with rt.client.follow_receipts(SESSION) as feed:
+        reply = rt.client.reserve(SESSION, plain_ref("reader-1", "file-reader"), "count_lines", dict(state))
+        op = reply["result"]["receipt"]["operationId"]
+        done = feed.wait_for(op, FINAL, timeout=30)
+    assert done["status"] == "succeeded" and done["result"] == {"totalLines": 3}
+    assert statuses(rt, op) == ["queued", "running", "succeeded"]
+    assert apply_action_result(parse_document(document), state, "count_lines", done["result"])["lines"] == 3
+
+
+def test_the_file_writer_example_waits_for_approval_then_writes(rt: Runtime, rq_workers) -> None:
+    document = example("actions-file-writer.json")
+    rt.call(SESSION, "intelligent_ui", {"document": document}, call="writer-1")
+    state = dict(initial_state(parse_document(document)))
+    rq_workers.start()
+    receipt = rt.client.reserve(SESSION, plain_ref("writer-1", "file-writer"), "save_note", state)["result"]["receipt"]
+    assert receipt["status"] == "awaiting_confirmation"
+    time.sleep(0.5)
+    assert not (Path(rt.settings.files_root) / "notes").exists()
+    assert rt.client.confirm(SESSION, receipt["operationId"], True)["result"]["receipt"]["status"] == "queued"
+    done = wait_status(rt, SESSION, receipt["operationId"], FINAL)
+    assert done["status"] == "succeeded" and done["result"] == {"operation": "create"}
+    assert (Path(rt.settings.files_root) / "notes" / "meeting.md").read_text("utf-8") == state["content"]
+
+
+def test_a_path_escape_ends_failed_and_touches_nothing(rt: Runtime, rq_workers) -> None:
+    document = example("actions-file-reader.json")
+    rt.call(SESSION, "intelligent_ui", {"document": document}, call="reader-2")
+    state = {**initial_state(parse_document(document)), "path": "../../etc/passwd"}
+    rq_workers.start()
+    receipt = rt.client.reserve(SESSION, plain_ref("reader-2", "file-reader"), "count_lines", state)["result"]["receipt"]
+    done = wait_status(rt, SESSION, receipt["operationId"], FINAL)
+    assert done["status"] == "failed" and done["message"].startswith("parent_reference")
+    assert "result" not in done
+
+
+@pytest.mark.parametrize(("action", "message"), [("bad", "not a valid public action result"),
+                                                 ("explode", "the capability raised RuntimeError")])
+def test_an_invalid_result_or_a_raising_capability_ends_failed(rt: Runtime, rq_workers, action: str,
+                                                               message: str) -> None:
+    rq_workers.start()
+    op = reserve(rt, action)["operationId"]
+    done = wait_status(rt, SESSION, op, FINAL)
+    assert done["status"] == "failed" and message in done["message"] and "secret detail" not in done["message"]
+
+
+def test_a_result_carries_only_the_public_fields(rt: Runtime, rq_workers) -> None:
+    rq_workers.start()
+    done = wait_status(rt, SESSION, reserve(rt, "noop", {"value": 7})["operationId"], FINAL)
+    assert done["status"] == "succeeded" and done["result"] == {"value": 7}
+
+
+def test_a_running_operation_cannot_be_cancelled_and_still_reports_its_outcome(rt: Runtime, rq_workers) -> None:
+    rq_workers.start()
+    op = reserve(rt, "count", {"seconds": 1.5})["operationId"]
+    wait_status(rt, SESSION, op, {"running"})
+    reply = rt.client.cancel(SESSION, op)
+    assert reply["ok"] is False and reply["error"]["code"] == "not_cancellable"
+    done = wait_status(rt, SESSION, op, FINAL)
+    assert done["status"] == "succeeded" and counter(rt) == 1
+
+
+def test_a_cancelled_queued_operation_never_runs(rt: Runtime, rq_workers) -> None:
+    op = reserve(rt, "count", {"key": "cancelled"})["operationId"]
+    assert rt.client.cancel(SESSION, op)["result"]["receipt"]["status"] == "cancelled"
+    rq_workers.start()
+    time.sleep(2.0)
+    assert counter(rt, "cancelled") == 0 and statuses(rt, op) == ["queued", "cancelled"]
+
+
+def test_a_started_job_of_a_cancelled_operation_is_refused_before_it_runs(rt: Runtime, rq_workers) -> None:
+    op = reserve(rt, "count", {"key": "late"})["operationId"]
+    key = rt.client.keys.operations(rt.client.partition(SESSION), SESSION)
+    job = rt.redis.hget(key, f"job:{op}")
+    assert rt.client.cancel(SESSION, op)["ok"]
+    from rq import Queue
+
+    from workers.entry import loads
+    from workers.jobs import JOB_FUNCTION
+
+    secret = rt.redis.hget(key, f"sec:{op}").decode()
+    rt.redis.delete(f"rq:job:{op}")  # as if the cancel had lost the race with a worker
+    Queue("iui", connection=rt.redis).enqueue_call(JOB_FUNCTION, args=({**loads(job), "secret": secret},),
+                                                   job_id=op)
+    rq_workers.start()
+    time.sleep(2.0)
+    assert counter(rt, "late") == 0 and statuses(rt, op) == ["queued", "cancelled"]
+
+
+def test_a_queued_operation_whose_job_is_missing_is_enqueued_by_the_reaper(rt: Runtime, rq_workers) -> None:
+    op = reserve(rt, "noop")["operationId"]
+    rt.redis.delete(f"rq:job:{op}")
+    rt.redis.delete("rq:queue:iui")  # as if the owner died between the commit and the enqueue
+    rq_workers.start()
+    assert wait_status(rt, SESSION, op, FINAL)["status"] == "succeeded"
+
+
+def test_sigkill_of_the_rq_worker_mid_job_ends_unknown_and_never_reruns(rt: Runtime, rq_workers) -> None:
+    rq_workers.start()
+    op = reserve(rt, "count", {"key": "killed", "seconds": 20})["operationId"]
+    wait_status(rt, SESSION, op, {"running"})
+    deadline = time.monotonic() + 10
+    while counter(rt, "killed") == 0 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    rq_workers.kill(rq_workers.processes[0])
+    done = wait_status(rt, SESSION, op, FINAL, timeout=30)
+    assert done["status"] == "unknown" and "not re-executed" in done["message"]
+    rq_workers.start()  # a fresh worker, RQ's own cleanup: nothing runs the job again
+    time.sleep(3.0)
+    assert counter(rt, "killed") == 1
+    assert statuses(rt, op) == ["queued", "running", "unknown"]
+    assert rt.metrics.registry.get_sample_value("iui_unknown_outcomes_total", {"capability": "counter"}) == 1
