@@ -10,7 +10,7 @@ import argparse
 from typing import Any
 
 from core.answer.block import parse_answer_block
-from core.answer.catalog import MAX_ELEMENTS
+from core.answer._catalog import MAX_ELEMENTS
 from core.json.safe import json_byte_size
 
 from .timing import median_seconds

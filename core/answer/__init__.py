@@ -2,5 +2,5 @@
 
 `parse_answer_block`, `parse_final_answer`, `answer_parts`, `parse_report_ui_blocks` and
 `answer_json_schema` are re-exported by `core`; the ten components and their closed props
-live in `core.answer.catalog`, the one source of both the validator and the JSON Schema.
+live in `core.answer._catalog`, the one source of both the validator and the JSON Schema.
 """

@@ -24,7 +24,7 @@ from core._rules import (
     integer,
     one_of,
 )
-from core.answer.catalog import (
+from core.answer._catalog import (
     CATALOG,
     MAX_CHILDREN,
     Array,

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from core.answer.catalog import (
+from core.answer._catalog import (
     COMPONENTS,
     FALLBACK_LENGTH,
     IDENTIFIER_PATTERN,

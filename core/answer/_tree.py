@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from core._rules import Issues, descend
-from core.answer.catalog import MAX_DEPTH
+from core.answer._catalog import MAX_DEPTH
 from core.errors import Issue
 
 

@@ -17,7 +17,7 @@ import orjson
 from core._rules import Issues, closed_object, descend, flat_map, identifier, one_of
 from core.answer._rules import checked, compile_spec, element
 from core.answer._tree import tree
-from core.answer.catalog import (
+from core.answer._catalog import (
     FALLBACK_LENGTH,
     MAX_BLOCK_UTF16,
     MAX_ELEMENTS,

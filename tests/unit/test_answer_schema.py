@@ -17,7 +17,7 @@ from core import (
     parse_final_answer,
     parse_report_ui_blocks,
 )
-from core.answer.catalog import CATALOG, MAX_ELEMENTS
+from core.answer._catalog import CATALOG, MAX_ELEMENTS
 
 from .answer_documents import every_component
 

@@ -1,0 +1,121 @@
+"""The shape of `core`, read from its source: one-way dependencies, no cycles, no I/O."""
+
+from __future__ import annotations
+
+import ast
+from functools import cache
+from pathlib import Path
+
+CORE = Path(__file__).resolve().parents[2] / "core"
+
+# Packages `core` must never import: the runtime, its settings, I/O, clocks and randomness.
+FORBIDDEN = ("workers", "config", "redis", "rq", "prometheus_client", "pydantic", "pydantic_settings",
+             "os", "time", "datetime", "random", "socket", "subprocess", "threading", "asyncio", "logging")
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(CORE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+@cache
+def _modules() -> dict[str, ast.Module]:
+    return {_module_name(path): ast.parse(path.read_text(), str(path)) for path in sorted(CORE.rglob("*.py"))}
+
+
+def _imported(module: str, tree: ast.Module) -> set[str]:
+    """Every module `module` imports, at the top or inside a function (relative ones resolved)."""
+    package = module if (CORE.parent / module.replace(".", "/") / "__init__.py").exists() else module.rpartition(".")[0]
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join([*anchor, base] if base else anchor)
+            names.add(base)
+            names.update(f"{base}.{alias.name}" for alias in node.names if f"{base}.{alias.name}" in _modules())
+    return names
+
+
+def _core_graph() -> dict[str, set[str]]:
+    modules = _modules()
+    return {name: {other for other in _imported(name, tree) if other in modules and other != name}
+            for name, tree in modules.items()}
+
+
+def _cycle(graph: dict[str, set[str]]) -> list[str]:
+    """One import cycle of `graph` (as a path that ends where it starts), or []."""
+    state: dict[str, int] = {}  # 1: on the current path, 2: done
+    path: list[str] = []
+
+    def visit(node: str) -> list[str]:
+        state[node] = 1
+        path.append(node)
+        for successor in sorted(graph[node]):
+            if state.get(successor) == 1:
+                return [*path[path.index(successor):], successor]
+            if successor not in state and (found := visit(successor)):
+                return found
+        state[node] = 2
+        path.pop()
+        return []
+
+    for node in sorted(graph):
+        if node not in state and (found := visit(node)):
+            return found
+    return []
+
+
+def test_the_import_graph_of_core_has_no_cycle() -> None:
+    assert _cycle(_core_graph()) == []
+
+
+def test_the_cycle_finder_reports_a_cycle() -> None:
+    assert _cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
+    assert _cycle({"a": {"b"}, "b": set()}) == []
+
+
+def test_no_core_module_imports_the_core_facade() -> None:
+    # `core/__init__.py` re-exports the public names; a module importing `core` itself would
+    # load every other module first and hide a cycle behind the facade.
+    for name, tree in _modules().items():
+        if name != "core":
+            assert "core" not in _imported(name, tree), name
+
+
+def test_core_imports_nothing_from_the_runtime_settings_io_or_clocks() -> None:
+    for name, tree in _modules().items():
+        for imported in _imported(name, tree):
+            assert imported.split(".")[0] not in FORBIDDEN, f"{name} imports {imported}"
+
+
+def test_core_reads_no_environment_and_no_clock() -> None:
+    for name, tree in _modules().items():
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Attribute):
+                assert node.attr not in {"environ", "getenv", "monotonic", "perf_counter", "now", "utcnow"}, name
+
+
+def test_each_subpackage_says_in_one_docstring_what_it_offers() -> None:
+    for name, tree in _modules().items():
+        if (CORE.parent / name.replace(".", "/") / "__init__.py").exists() and name != "core":
+            assert ast.get_docstring(tree), name
+            assert [type(node) for node in tree.body] == [ast.Expr], f"{name}/__init__.py holds only its docstring"
+
+
+def test_helper_modules_are_private_by_name() -> None:
+    # A module without a public name of `core` (and not a documented command) is a helper.
+    import core
+
+    homes = {getattr(core, name).__module__ for name in core.__all__ if hasattr(getattr(core, name), "__module__")}
+    commands = {"core.document.schema", "core.answer.schema"}
+    for name in _modules():
+        leaf = name.rpartition(".")[2]
+        if leaf.startswith("_") or name in homes or name in commands or name in {"core.errors", "core.limits"}:
+            continue
+        if (CORE.parent / name.replace(".", "/") / "__init__.py").exists():
+            continue
+        raise AssertionError(f"{name} holds no public name: make it `_`-private")
