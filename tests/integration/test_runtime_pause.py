@@ -136,3 +136,18 @@ def test_a_resumed_paused_worker_leaves_nothing_pending_and_every_call_in_order(
             process.send_signal(signal.SIGCONT)
             process.kill()
             process.wait()
+
+
+def test_epochs_after_a_restart_that_lost_the_counter_exceed_every_earlier_epoch(runtime: Runtime) -> None:
+    keys = runtime.client.keys
+    scripts = Scripts(redis=runtime.redis, group=GROUP, reply_ttl_ms=1000, frame_log_max=100)
+    before = scripts.acquire(keys.lease(0), keys.epoch(0), "before", 10_000)
+    for _ in range(3):
+        scripts.release(keys.lease(0), scripts.acquire(keys.lease(0), keys.epoch(0), "x", 10_000).epoch)
+    runtime.redis.flushall()  # what a restart without persistence leaves
+    time.sleep(0.01)
+    after = scripts.acquire(keys.lease(0), keys.epoch(0), "after", 10_000)
+    assert after.epoch > before.epoch + 3
+    runtime.redis.xgroup_create(keys.input(0), GROUP, id="0", mkstream=True)
+    with pytest.raises(Fenced):
+        scripts.read(keys.lease(0), keys.input(0), before.epoch + 3, consumer_of(0), 10, NEW)
