@@ -12,6 +12,7 @@ import json
 import threading
 import time
 import uuid
+from importlib import resources
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
@@ -24,7 +25,9 @@ from .metrics import Metrics
 from .pool import WorkerPool
 from .tools import COMPLETE, OPEN, PATCH
 
-EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+# Copies of the examples the demo needs, shipped as package data so `iui demo` works from a wheel
+# (tests/unit/test_packaging.py keeps them identical to examples/).
+EXAMPLES = Path(str(resources.files("workers") / "demo_examples"))
 _LABELS = ("title", "label", "text", "content")
 
 

