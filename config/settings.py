@@ -10,12 +10,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from pydantic import Field, ValidationError, model_validator
+from pydantic import Field, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from core.limits import MIN_DOCUMENT_BYTES, UI_LIMITS, UI_PROTOCOL_LIMITS
 
 ENV_PREFIX = "IUI_"
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 
 
 class SettingsError(Exception):
@@ -53,6 +54,9 @@ class Settings(BaseSettings):
     max_plain_per_session: int = Field(default=256, ge=1, le=1_000_000)
     session_ttl_s: int = Field(default=7 * 86_400, ge=0, le=366 * 86_400)  # sliding; 0: never expires
     metrics_port: int = Field(default=0, ge=0, le=65_535)
+    # The address the metrics listen on: an IP literal or a host name (0.0.0.0: every interface).
+    metrics_addr: str = Field(default="0.0.0.0", min_length=1, max_length=253, pattern=r"^[A-Za-z0-9.:\-]+$")
+    log_level: str = "WARNING"  # a logging level name, any case
     heartbeat_ms: int = Field(default=1_000, ge=50, le=60_000)
     batch_size: int = Field(default=32, ge=1, le=1_000)
     # The action runtime: the admin capability catalog, the files root of the built-in file
@@ -66,6 +70,13 @@ class Settings(BaseSettings):
     job_heartbeat_ms: int = Field(default=3_000, ge=100, le=600_000)
     job_start_timeout_s: int = Field(default=30, ge=1, le=3_600)
     reaper_interval_ms: int = Field(default=1_000, ge=50, le=600_000)
+
+    @field_validator("log_level", mode="before")
+    @classmethod
+    def _known_level(cls, value: Any) -> Any:
+        if isinstance(value, str) and value.strip().upper() in LOG_LEVELS:
+            return value.strip().upper()
+        raise ValueError("must be one of " + ", ".join(LOG_LEVELS) + " (any case)")
 
     @model_validator(mode="after")
     def _renew_before_expiry(self) -> "Settings":

@@ -18,7 +18,7 @@ from typing import Any, Sequence
 from config.settings import Settings, SettingsError, load_settings
 
 _SETTING_OPTIONS = ("redis_url", "key_prefix", "partitions", "lease_ttl_ms", "lease_renew_ms",
-                    "metrics_port", "max_document_bytes")
+                    "metrics_port", "metrics_addr", "log_level", "max_document_bytes")
 REPLY_BOUND_S = 5.0  # connect and non-blocking replies of client commands, at most their own timeout
 
 
@@ -93,12 +93,12 @@ def cmd_worker(args: argparse.Namespace) -> int:
     from .metrics import Metrics
     from .pool import WorkerPool
 
-    logging.basicConfig(level=os.environ.get("IUI_LOG_LEVEL", "WARNING"),
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     settings = _settings(args)
+    logging.basicConfig(level=settings.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     metrics = Metrics(registry=CollectorRegistry())
+    metrics.partitions.set(settings.partitions)
     if settings.metrics_port:
-        start_http_server(settings.metrics_port, addr=args.metrics_addr, registry=metrics.registry)
+        start_http_server(settings.metrics_port, addr=settings.metrics_addr, registry=metrics.registry)
     from .redisio import connect
 
     # A socket timeout turns a black-holed Redis into a retried error (XREADGROUP blocks 250 ms).
@@ -166,13 +166,17 @@ def cmd_tail(args: argparse.Namespace) -> int:
 
 
 def cmd_status(args: argparse.Namespace) -> int:
-    """Print partitions, owners, epochs, pending counts and lag."""
-    from .status import deployment_status
+    """Print partitions, owners, epochs, pending counts and lag (as one JSON object with --json)."""
+    from .status import deployment_report, deployment_status
 
     settings = _settings(args)
     if not args.timeout > 0:
         raise CommandError("--timeout must be a positive number of seconds", 2)
-    for line in deployment_status(_redis(settings, args.timeout), settings):
+    redis = _redis(settings, args.timeout)
+    if args.json:
+        print(json.dumps(deployment_report(redis, settings)))
+        return 0
+    for line in deployment_status(redis, settings):
         print(line)
     return 0
 
@@ -193,6 +197,20 @@ def cmd_demo(args: argparse.Namespace) -> int:
 # -- parser -------------------------------------------------------------------------------
 
 
+class _Version(argparse.Action):
+    """`--version`: the installed distribution's version (read only when asked for)."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str = argparse.SUPPRESS, **_: Any) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS,
+                         help="print the version of iui and exit")
+
+    def __call__(self, parser: argparse.ArgumentParser, *_: Any) -> None:
+        from .metrics import build_version
+
+        print(f"iui {build_version()}")
+        parser.exit()
+
+
 def _common(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("connection (defaults from IUI_* variables)")
     group.add_argument("--redis-url", help="Redis URL (IUI_REDIS_URL)")
@@ -203,6 +221,7 @@ def _common(parser: argparse.ArgumentParser) -> None:
 def build_parser() -> argparse.ArgumentParser:
     """The `iui` argument parser."""
     parser = argparse.ArgumentParser(prog="iui", description="Intelligent UI host: documents and the Redis runtime")
+    parser.add_argument("--version", action=_Version)
     sub = parser.add_subparsers(dest="command", required=True)
     p = sub.add_parser("validate", help="validate UI document files")
     p.add_argument("files", nargs="+", metavar="FILE", help="JSON files ('-' for stdin)")
@@ -211,15 +230,16 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("worker", help="run a worker pool process")
     _common(p)
     p.add_argument("--metrics-port", type=int, help="serve Prometheus metrics on this port (IUI_METRICS_PORT)")
-    p.add_argument("--metrics-addr", default=os.environ.get("IUI_METRICS_ADDR", "0.0.0.0"))
+    p.add_argument("--metrics-addr", help="address the metrics listen on (IUI_METRICS_ADDR, default 0.0.0.0)")
+    p.add_argument("--log-level", help="DEBUG, INFO, WARNING, ERROR or CRITICAL, any case (IUI_LOG_LEVEL, default WARNING)")
     p.add_argument("--lease-ttl-ms", type=int, help="lease TTL (IUI_LEASE_TTL_MS)")
     p.add_argument("--lease-renew-ms", type=int, help="lease renew interval (IUI_LEASE_RENEW_MS)")
     p.add_argument("--max-document-bytes", type=int, help="document budget (IUI_MAX_DOCUMENT_BYTES)")
-    p.add_argument("--worker-id", default=os.environ.get("IUI_WORKER_ID"), help="worker id (default random)")
+    p.add_argument("--worker-id", default=os.environ.get("IUI_WORKER_ID"), help="worker id shown in leases and status (IUI_WORKER_ID, default random)")
     p.set_defaults(run=cmd_worker)
     p = sub.add_parser("submit", help="submit one tool call and print its reply")
     _common(p)
-    p.add_argument("--session", required=True)
+    p.add_argument("--session", required=True, help="session id (1-128 printable ASCII, no space, ':', '{' or '}')")
     p.add_argument("--tool", required=True, help="e.g. intelligent_ui_open")
     p.add_argument("--call", help="native tool call id (default random)")
     p.add_argument("--request", help="request id (default random)")
@@ -230,17 +250,18 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(run=cmd_submit)
     p = sub.add_parser("tail", help="print a session's frames as they arrive")
     _common(p)
-    p.add_argument("session")
+    p.add_argument("session", help="session id whose frames to print")
     p.add_argument("--timeout", type=float, default=0, help="stop after this many idle seconds (0: never)")
     p.add_argument("--json", action="store_true", help="print whole frames")
     p.set_defaults(run=cmd_tail)
     p = sub.add_parser("status", help="partitions, owners, epochs, pending counts, lag")
     _common(p)
-    p.add_argument("--timeout", type=float, default=REPLY_BOUND_S, help="seconds to wait for Redis")
+    p.add_argument("--timeout", type=float, default=REPLY_BOUND_S, help="seconds to wait for Redis (default 5)")
+    p.add_argument("--json", action="store_true", help="print one JSON object (meta, workers, owned, partitions)")
     p.set_defaults(run=cmd_status)
     p = sub.add_parser("demo", help="run the stream example end to end")
     _common(p)
-    p.add_argument("--examples", help="folder holding stream-initial.json and stream-mutations.json")
+    p.add_argument("--examples", help="folder holding stream-initial.json and stream-mutations.json (default: the copies shipped with iui)")
     p.set_defaults(run=cmd_demo)
     return parser
 

@@ -121,3 +121,43 @@ def test_a_redis_that_never_answers_fails_in_one_line_within_the_command_timeout
     elapsed, err = one_line_failure(command + ["--redis-url", silent_server], capsys)
     assert "did not answer in time" in err
     assert elapsed < 3.0  # redis-py's own default would wait 5 s
+
+
+def test_version_prints_the_installed_version(capsys: pytest.CaptureFixture[str]) -> None:
+    from workers.metrics import build_version
+
+    with pytest.raises(SystemExit) as exit_:
+        main(["--version"])
+    assert exit_.value.code == 0 and capsys.readouterr().out == f"iui {build_version()}\n"
+
+
+def test_every_option_of_every_command_has_help() -> None:
+    import argparse
+
+    from workers.cli import build_parser
+
+    parser = build_parser()
+    subparsers = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    for name, command in subparsers.choices.items():
+        for action in command._actions:
+            assert action.help, f"iui {name} {'/'.join(action.option_strings) or action.dest} has no help"
+    assert all(action.help for action in parser._actions if action.option_strings)
+
+
+@pytest.mark.parametrize(("variable", "value"), [("IUI_LOG_LEVEL", "verbose"), ("IUI_METRICS_ADDR", "not an address")])
+def test_log_level_and_metrics_address_are_validated_settings(
+        variable: str, value: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setenv(variable, value)
+    assert main(["worker", "--redis-url", "redis://127.0.0.1:1/0"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith(f"iui: error: invalid setting {variable}: ") and err.count("\n") == 1
+
+
+def test_log_level_names_are_case_insensitive(monkeypatch: pytest.MonkeyPatch) -> None:
+    from config.settings import load_settings
+
+    monkeypatch.setenv("IUI_LOG_LEVEL", "debug")
+    assert load_settings().log_level == "DEBUG"
+    assert load_settings(log_level=" Info ").log_level == "INFO"
+    monkeypatch.setenv("IUI_METRICS_ADDR", "127.0.0.1")
+    assert load_settings().metrics_addr == "127.0.0.1"
