@@ -52,6 +52,8 @@ class Settings(BaseSettings):
     frame_log_max_bytes: int = Field(default=16 * 1024 * 1024, ge=UI_PROTOCOL_LIMITS["maxStreamFrameBytes"],
                                      le=1024 * 1024 * 1024)
     max_plain_per_session: int = Field(default=256, ge=1, le=1_000_000)
+    # answer-ui@1: distinct (message, block) pairs a session may publish; then `answer_capacity`.
+    max_answer_blocks_per_session: int = Field(default=256, ge=1, le=100_000)
     session_ttl_s: int = Field(default=7 * 86_400, ge=0, le=366 * 86_400)  # sliding; 0: never expires
     metrics_port: int = Field(default=0, ge=0, le=65_535)
     # The address the metrics listen on: an IP literal or a host name (0.0.0.0: every interface).

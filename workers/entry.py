@@ -15,7 +15,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, ValidationError
 
 from .errors import HostError, MalformedEntry
 
-KINDS = ("tool", "action", "result")
+KINDS = ("tool", "action", "result", "view")
 # Always applied with `fullmatch`: `re.match(...$)` also accepts a final "\n", and pydantic's
 # Rust-regex `pattern` gives `$` another meaning again, so one predicate serves both checks.
 _SESSION = re.compile(r"[!-~]{1,128}")  # printable ASCII without space, then no ':{}' (checked below)
@@ -55,10 +55,13 @@ class InputEntry(BaseModel):
 
     session: Annotated[str, _checked(is_session_id)]
     request: Annotated[str, _checked(is_request_id)]
-    kind: Literal["tool", "action", "result"]
+    kind: Literal["tool", "action", "result", "view"]
     name: Annotated[str, _checked(lambda value: _NAME.fullmatch(value) is not None)]
     call: Annotated[str, _checked(is_call_id)]
     body: str
+    # Set by the trusted producer (never taken from the body); used only by `kind=view` requests.
+    principal: Annotated[str, _checked(is_session_id)] | None = None
+    project: Annotated[str, _checked(is_session_id)] | None = None
 
 
 def _text(value: Any) -> str:

@@ -25,6 +25,9 @@ REJECTION_CODES: tuple[str, ...] = (
     "document_not_complete", "invalid_values", "unknown_action", "invalid_action", "unknown_capability",
     "argument_mismatch", "ledger_full", "operation_capacity", "invalid_receipt", "unknown_operation",
     "not_cancellable", "not_awaiting_confirmation", "forged_result", "invalid_transition",
+    # answer-ui@1 tools and answer-view-state@1 requests (seed 004)
+    "invalid_block", "invalid_final_answer", "turn_closed", "phase_changed", "answer_capacity",
+    "session_deleted", "unknown_block", "invalid_view_state", "conflict", "too_large",
     "dead_letter",
 )
 

@@ -127,6 +127,34 @@ class Keys:
         return (self.operations(partition, session), self.receipt_log(partition, session),
                 self.agent_inbox(partition, session))
 
+    # -- answer-ui@1 and answer-view-state@1 (seed 004) ------------------------------------
+
+    def answers(self, partition: int, session: str) -> str:
+        """Hash of the session's answer turns: blocks, final answers and their bookkeeping
+        (see `workers.answer_records`)."""
+        return f"{self.tag(partition)}:s:{session}:answers"
+
+    def answer_log(self, partition: int, session: str) -> str:
+        """Stream of the session's published answer events (field `event`), for catch-up."""
+        return f"{self.tag(partition)}:s:{session}:answer_log"
+
+    def answer_channel(self, partition: int, session: str) -> str:
+        """Pub/sub channel of the session's published answer events."""
+        return f"{self.tag(partition)}:answers:{session}"
+
+    def views(self, partition: int, session: str) -> str:
+        """Hash of the session's answer-view-state@1 records and request receipts."""
+        return f"{self.tag(partition)}:s:{session}:views"
+
+    def tombstone(self, partition: int, session: str) -> str:
+        """String set when the session's answers and view states were deleted: stops late writes."""
+        return f"{self.tag(partition)}:s:{session}:deleted"
+
+    def answer_keys(self, partition: int, session: str) -> tuple[str, str, str]:
+        """The session's answer keys (answers, answer log, views); they slide with the session."""
+        return (self.answers(partition, session), self.answer_log(partition, session),
+                self.views(partition, session))
+
 
 def ui_field(ui_id: str) -> str:
     """Session hash field holding the latest generation of a uiId."""

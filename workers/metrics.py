@@ -27,6 +27,8 @@ from .errors import REJECTION_CODES
 from .actions import ACTION_NAMES
 from .outcomes import RESULT_NAMES
 from .tools import TOOLS
+from .answers import ANSWER_TOOLS
+from .views import VIEW_NAMES
 
 _LATENCY_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5)
 _FRAME_BUCKETS = (1, 2, 4, 8, 16, 32, 64, 128, 256)
@@ -35,8 +37,8 @@ _JOB_BUCKETS = (0.005, 0.01, 0.05, 0.1, 0.5, 1.0, 5.0, 10.0, 30.0, 60.0, 300.0, 
 DISTRIBUTION = "intelligent-ui-host"
 # The known label values, so every labelled counter exports 0 from start-up: a first dead letter
 # or a first rejection of a reason is then an increase(), not a series appearing from nothing.
-ENTRY_KINDS = ("tool", "action", "result", "other")
-ENTRY_TOOLS = (*TOOLS, *ACTION_NAMES, *RESULT_NAMES, "other")
+ENTRY_KINDS = ("tool", "action", "result", "view", "other")
+ENTRY_TOOLS = tuple(dict.fromkeys((*TOOLS, *ANSWER_TOOLS, *ACTION_NAMES, *RESULT_NAMES, *VIEW_NAMES, "other")))
 OUTCOMES = ("accepted", "resent", "rejected", "dead_letter")
 
 
@@ -44,6 +46,7 @@ def entry_label(fields: dict[str, str]) -> str:
     """The `tool` label of an entry: its tool, request or report name when known, else `other`."""
     name, kind = fields.get("name", ""), fields.get("kind", "")
     known = TOOLS if kind == "tool" else ACTION_NAMES if kind == "action" else RESULT_NAMES if kind == "result" else ()
+    known = (*known, *ANSWER_TOOLS) if kind == "tool" else VIEW_NAMES if kind == "view" else known
     return name if name in known else "other"
 
 

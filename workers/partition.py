@@ -14,6 +14,7 @@ from typing import Any
 
 from config.settings import Settings
 
+from .answer_runtime import PartitionAnswers, handles
 from .dead_letter import DeadLetterPolicy
 from .entry import address_of, decode_fields, dumps, error_reply, parse_body, parse_entry
 from .errors import Fenced, HostError, StaleCache
@@ -51,6 +52,8 @@ class PartitionConsumer:
         self._operations = PartitionOperations(
             redis=redis, settings=settings, keys=keys, scripts=scripts, metrics=metrics, partition=partition,
             epoch=epoch, store=self._store, services=actions or ActionServices.of(settings, redis))
+        self._answers = PartitionAnswers(redis=redis, settings=settings, keys=keys, scripts=scripts,
+                                         metrics=metrics, partition=partition, epoch=epoch)
         self._stop = threading.Event()
         self.fenced = False
         self._last_trim = time.monotonic()
@@ -147,7 +150,7 @@ class PartitionConsumer:
         tool = entry_label(fields)
         outcome = self._process(entry_id, fields)
         self._metrics.latency.labels(tool).observe(time.perf_counter() - started)
-        self._metrics.entries.labels(fields.get("kind", "") if fields.get("kind") in ("tool", "action", "result")
+        self._metrics.entries.labels(fields.get("kind", "") if fields.get("kind") in ("tool", "action", "result", "view")
                                      else "other", tool, outcome).inc()
 
     def _process(self, entry_id: str, fields: dict[str, str]) -> str:
@@ -181,6 +184,8 @@ class PartitionConsumer:
         if partition_of(entry.session, self._settings.partitions) != self.partition:
             raise HostError(f"session belongs to partition {partition_of(entry.session, self._settings.partitions)},"
                             f" not {self.partition}", code="wrong_partition")
+        if handles(entry):  # answer-ui@1 tools and view-state requests (workers.answer_runtime)
+            return self._answers.apply(entry_id, entry, reply_key)
         if entry.kind != "tool":  # action requests and job reports (workers.operations)
             return self._operations.apply(entry_id, entry, reply_key)
         if entry.name not in TOOLS:
@@ -213,7 +218,7 @@ class PartitionConsumer:
         """The keys whose expiry a call of `session` slides (none for another partition's session)."""
         if partition_of(session, self._settings.partitions) != self.partition:
             return ()
-        return self._keys.session_keys(self.partition, session)
+        return self._keys.session_keys(self.partition, session) + self._keys.answer_keys(self.partition, session)
 
     def _dead(self, entry_id: str, fields: dict[str, str], reason: str, message: str,
               reply_key: str = "", request: str = "") -> None:
