@@ -17,6 +17,8 @@ from typing import Any, Sequence
 
 from config.settings import Settings, SettingsError, load_settings
 
+from .action_commands import add_action_commands
+
 _SETTING_OPTIONS = ("redis_url", "key_prefix", "partitions", "lease_ttl_ms", "lease_renew_ms",
                     "metrics_port", "metrics_addr", "log_level", "max_document_bytes")
 REPLY_BOUND_S = 5.0  # connect and non-blocking replies of client commands, at most their own timeout
@@ -150,18 +152,44 @@ def cmd_submit(args: argparse.Namespace) -> int:
     return 0 if reply.get("ok") else 1
 
 
+def _print_frame(state: Any, whole: bool) -> None:
+    frame = state.checkpoint
+    if whole:
+        print(json.dumps(frame, ensure_ascii=False), flush=True)
+    else:
+        print(f"uiId={frame['uiId']} sourceCallId={frame['sourceCallId']} generation={frame['generation']} "
+              f"seq={frame['seq']} revision={frame['revision']} type={frame['type']} "
+              f"status={state.status}", flush=True)
+
+
+def _print_receipt(receipt: dict[str, Any], whole: bool) -> None:
+    if whole:
+        print(json.dumps({"receipt": receipt}, ensure_ascii=False), flush=True)
+    else:
+        ref = receipt["documentRef"]
+        print(f"receipt operationId={receipt['operationId']} actionId={receipt['actionId']} "
+              f"status={receipt['status']} uiId={ref['uiId']} generation={ref['generation']}"
+              + (f" message={receipt['message']!r}" if receipt.get("message") else "")
+              + (f" result={json.dumps(receipt['result'], ensure_ascii=False)}" if "result" in receipt else ""),
+              flush=True)
+
+
 def cmd_tail(args: argparse.Namespace) -> int:
-    """Print a session's frames as they arrive (after the logged ones)."""
+    """Print a session's frames and receipt changes as they arrive (after the logged ones)."""
     client = _client(_settings(args), min(args.timeout, REPLY_BOUND_S) if args.timeout > 0 else REPLY_BOUND_S)
-    with client.follow(args.session) as feed:
-        for state in feed.states(timeout=args.timeout if args.timeout > 0 else float("inf")):
-            frame = state.checkpoint
-            if args.json:
-                print(json.dumps(frame, ensure_ascii=False), flush=True)
-            else:
-                print(f"uiId={frame['uiId']} sourceCallId={frame['sourceCallId']} generation={frame['generation']} "
-                      f"seq={frame['seq']} revision={frame['revision']} type={frame['type']} "
-                      f"status={state.status}", flush=True)
+    idle_limit = args.timeout if args.timeout > 0 else float("inf")
+    with client.follow(args.session) as feed, client.follow_receipts(args.session) as receipts:
+        quiet_since = time.monotonic()
+        while time.monotonic() - quiet_since < idle_limit:
+            seen = 0
+            for state in feed.states(timeout=0.1, idle=0.05):
+                _print_frame(state, args.json)
+                seen += 1
+            for receipt in receipts.receipts(timeout=0.1, idle=0.05):
+                _print_receipt(receipt, args.json)
+                seen += 1
+            if seen:
+                quiet_since = time.monotonic()
     return 0
 
 
@@ -263,6 +291,7 @@ def build_parser() -> argparse.ArgumentParser:
     _common(p)
     p.add_argument("--examples", help="folder holding stream-initial.json and stream-mutations.json (default: the copies shipped with iui)")
     p.set_defaults(run=cmd_demo)
+    add_action_commands(sub, _common)
     return parser
 
 
