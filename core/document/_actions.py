@@ -35,11 +35,11 @@ def check_ui_action(check: Checker, action: Any, path: str) -> None:
         if check.required(action, ("actionId",), path):
             target = action["actionId"]
             if type(target) is not str or check.actions is None or target not in check.actions:
-                check.add(path + "/actionId", "must name an action declared in actions")
+                check.add(path + "/actionId", "must name an action declared in actions", "unknown_reference")
     elif kind == "invoke":
-        check.add(path + "/type", "invoke actions need document version 1.1")
+        check.add(path + "/type", "invoke actions need document version 1.1", "version")
     else:
-        check.add(path + "/type", "must be one of 'reset' | 'set'" + (" | 'invoke'" if check.version == "1.1" else ""))
+        check.add(path + "/type", "must be one of 'reset' | 'set'" + (" | 'invoke'" if check.version == "1.1" else ""), "enum")
 
 
 def _check_set(check: Checker, action: Mapping, path: str) -> None:
@@ -48,7 +48,7 @@ def _check_set(check: Checker, action: Mapping, path: str) -> None:
         return
     key = action["key"]
     if type(key) is not str or key not in check.fields:
-        check.add(path + "/key", "must name a declared state field")
+        check.add(path + "/key", "must name a declared state field", "unknown_reference")
         return
     bits, default = check.value(action["value"], path + "/value", _FIELD_BITS[check.fields[key].kind])
     if bits:
@@ -75,7 +75,7 @@ def check_action_definitions(check: Checker, value: Any, path: str) -> dict[str,
         elif kind == "agent":
             _check_agent(check, definition, where)
         else:
-            check.add(where + "/kind", "must be one of 'tool' | 'agent'")
+            check.add(where + "/kind", "must be one of 'tool' | 'agent'", "enum")
         definitions[key] = definition
     return definitions
 
@@ -88,7 +88,7 @@ def _check_tool(check: Checker, definition: Mapping, path: str) -> None:
     limit = UI_PROTOCOL_LIMITS["maxActionArguments"]
     for _, argument, where in check.keyed(definition["arguments"], path + "/arguments", limit, "arguments"):
         if isinstance(argument, (dict, list)) and not (isinstance(argument, dict) and "expr" in argument):
-            check.add(where, "arguments are flat scalars or {\"expr\": ...}; no objects or arrays")
+            check.add(where, "arguments are flat scalars or {\"expr\": ...}; no objects or arrays", "type")
             continue
         check.value(argument, where, NUM | STR | BOOL, evaluate=False)
     if "resultMap" in definition:
@@ -110,4 +110,4 @@ def _check_agent(check: Checker, definition: Mapping, path: str) -> None:
         return
     bits, default = check.value(definition["prompt"], path + "/prompt", STR)
     if bits and default == "":
-        check.add(path + "/prompt", "the agent prompt must not be empty at the initial state")
+        check.add(path + "/prompt", "the agent prompt must not be empty at the initial state", "empty_prompt")

@@ -73,7 +73,7 @@ class Checker:
     deferred: list[Callable[[], None]] = field(default_factory=list)
 
     # ------------------------------------------------------------------ issues
-    def add(self, path: str, message: str, code: str = "invalid") -> None:
+    def add(self, path: str, message: str, code: str) -> None:
         """Record one issue; stop the walk when the list is full."""
         self.issues.append(Issue(path, message, code))
         if len(self.issues) >= MAX_ISSUES:
@@ -97,25 +97,25 @@ class Checker:
         """True when `value` is an object, else report it."""
         if isinstance(value, dict):
             return True
-        self.add(path, f"{what} must be an object")
+        self.add(path, f"{what} must be an object", "type")
         return False
 
     def identifier(self, value: Any, path: str) -> bool:
         if is_identifier(value):
             return True
         self.add(path, "must be an identifier: a letter, then up to 63 letters, digits, _ or -"
-                       " (not __proto__, prototype or constructor)")
+                       " (not __proto__, prototype or constructor)", "format")
         return False
 
     def text(self, value: Any, path: str, low: int, high: int) -> bool:
         """A plain string whose UTF-16 length is within [low, high]."""
         if not isinstance(value, str):
-            self.add(path, "must be a string")
+            self.add(path, "must be a string", "type")
             return False
         length = len(value) if value.isascii() else utf16_length(value)
         if not low <= length <= high:
             self.add(path, f"length must be {low}-{high} UTF-16 code units" if low else
-                     f"length must be at most {high} UTF-16 code units")
+                     f"length must be at most {high} UTF-16 code units", "length")
             return False
         return True
 
@@ -124,14 +124,14 @@ class Checker:
         if not self.mapping(value, path, what):
             return []
         if len(value) > limit:
-            self.add(path, f"{what} has more than {limit} entries")
+            self.add(path, f"{what} has more than {limit} entries", "too_many")
         entries = []
         for key, item in value.items():
             if is_identifier(key):
                 entries.append((key, item, f"{path}/{escape_pointer(key)}"))
             else:
                 self.add(path, f"every {what} key must be an identifier"
-                               " (not __proto__, prototype or constructor)")
+                               " (not __proto__, prototype or constructor)", "format")
         return entries
 
     # ------------------------------------------------------------------ values
@@ -150,7 +150,7 @@ class Checker:
         before = len(self.issues)
         if isinstance(value, dict):
             if len(value) != 1 or "expr" not in value:
-                self.add(path, 'dynamic values must be written as {"expr": <expression>}')
+                self.add(path, 'dynamic values must be written as {"expr": <expression>}', "type")
                 return 0, None
             bits = self.expression(value["expr"], path + "/expr")
             self._check_full()
@@ -158,11 +158,11 @@ class Checker:
             bits = scalar_type(value)
             if not bits:
                 self.add(path, "must be a string (≤ 4,096 UTF-16 units), a finite number within 1e15,"
-                               " a boolean, null or {\"expr\": ...}")
+                               " a boolean, null or {\"expr\": ...}", "type")
         if len(self.issues) > before or not bits:
             return 0, None
         if bits & ~allowed:
-            self.add(path, f"must always be {type_name(allowed)}, but can be {type_name(bits)}")
+            self.add(path, f"must always be {type_name(allowed)}, but can be {type_name(bits)}", "expression_type")
             return 0, None
         return bits, self.default(value, path) if evaluate else None
 
@@ -191,7 +191,7 @@ class Checker:
     def number(self, value: Any, path: str) -> bool:
         if scalar_type(value) == NUM:
             return True
-        self.add(path, "must be a finite number (not a boolean) within 1e15")
+        self.add(path, "must be a finite number (not a boolean) within 1e15", "type")
         return False
 
 

@@ -46,7 +46,7 @@ def _enum(*choices: Any) -> PropRule:
 
     def rule(check: Checker, value: Any, path: str) -> Any:
         if type(value) is bool or not any(value == c and type(value) in (type(c), float) for c in allowed):
-            check.add(path, f"must be one of {text}")
+            check.add(path, f"must be one of {text}", "enum")
         return value
     return rule
 
@@ -79,16 +79,16 @@ def plain_number(check: Checker, value: Any, path: str) -> Any:
 
 def positive_number(check: Checker, value: Any, path: str) -> Any:
     if check.number(value, path) and value <= 0:
-        check.add(path, "must be greater than 0")
+        check.add(path, "must be greater than 0", "range")
     return value
 
 
 def _bind(kind: str) -> PropRule:
     def rule(check: Checker, value: Any, path: str) -> Any:
         if type(value) is not str or value not in check.fields:
-            check.add(path, "must name a declared state field")
+            check.add(path, "must name a declared state field", "unknown_reference")
         elif check.fields[value].kind != kind:
-            check.add(path, f"must name a {kind} state field")
+            check.add(path, f"must name a {kind} state field", "field_type")
         return value
     return rule
 
@@ -104,7 +104,7 @@ def _records(check: Checker, value: Any, path: str, low: int, high: int, what: s
              keys: frozenset[str]) -> list[tuple[str, Mapping]] | None:
     """The complete objects of a bounded array prop whose objects take exactly `keys`."""
     if not isinstance(value, list) or not low <= len(value) <= high:
-        check.add(path, f"must be an array of {low}-{high} {what}s")
+        check.add(path, f"must be an array of {low}-{high} {what}s", "length")
         return None
     records = []
     for i, item in enumerate(value):
@@ -118,7 +118,7 @@ def _records(check: Checker, value: Any, path: str, low: int, high: int, what: s
 
 def _unique(check: Checker, seen: set, value: Any, path: str, message: str) -> None:
     if value in seen:
-        check.add(path, message)
+        check.add(path, message, "duplicate")
     seen.add(value)
 
 
@@ -140,7 +140,7 @@ _COLUMN_KEYS = frozenset({"key", "label"})
 def table_rows(check: Checker, value: Any, path: str) -> Any:
     limit = UI_LIMITS["maxTableRows"]
     if not isinstance(value, list) or len(value) > limit:
-        check.add(path, f"must be an array of at most {limit} rows")
+        check.add(path, f"must be an array of at most {limit} rows", "too_many")
         return None
     for i, row in enumerate(value):
         check.mapping(row, f"{path}/{i}", "row")
@@ -158,12 +158,12 @@ def _table_extra(check: Checker, props: Mapping, results: dict, path: str) -> No
             continue
         where = f"{path}/rows/{i}"
         if len(row) != len(keys) or not keys.issuperset(row):
-            check.add(where, "each row must have exactly the declared column keys")
+            check.add(where, "each row must have exactly the declared column keys", "row_keys")
         for key, cell in row.items():
             if key not in keys or scalar_type(cell):
                 continue
             if isinstance(cell, (dict, list)):
-                check.add(f"{where}/{key}", "table cells must be static scalars")
+                check.add(f"{where}/{key}", "table cells must be static scalars", "type")
             else:
                 check.value(cell, f"{where}/{key}", SCALAR)
 
@@ -191,7 +191,7 @@ def select_options(check: Checker, value: Any, path: str) -> Any:
         LABEL(check, option["label"], where + "/label")
         if check.text(option["value"], where + "/value", 0, UI_LIMITS["maxStringLength"]):
             if option["value"] in values:
-                check.add(where + "/value", "option values must be unique")
+                check.add(where + "/value", "option values must be unique", "duplicate")
             values.append(option["value"])
     return values
 
@@ -210,9 +210,9 @@ def result_format(check: Checker, value: Any, path: str) -> Any:
     if check.required(value, ("style",), path):
         _STYLE(check, value["style"], path + "/style")
         if value["style"] == "currency" and "currency" not in value:
-            check.add(path + "/currency", "currency style needs a currency")
+            check.add(path + "/currency", "currency style needs a currency", "currency")
         if value["style"] != "currency" and "currency" in value:
-            check.add(path + "/currency", "only the currency style takes a currency")
+            check.add(path + "/currency", "only the currency style takes a currency", "currency")
     if "currency" in value:
         _CURRENCY(check, value["currency"], path + "/currency")
     if "digits" in value:
@@ -227,13 +227,13 @@ def _progress_extra(check: Checker, props: Mapping, results: dict, path: str) ->
     top = props.get("max", 100)
     if bits and type(top) in (int, float) and default is not None and top > 0:
         if not 0 <= default <= top:
-            check.add(path + "/value", f"must be within [0, {js_number_string(top)}] at the initial state")
+            check.add(path + "/value", f"must be within [0, {js_number_string(top)}] at the initial state", "range")
 
 
 def _result_extra(check: Checker, props: Mapping, results: dict, path: str) -> None:
     bits, _ = results.get("value", (0, None))
     if "format" in props and bits and bits != NUM:
-        check.add(path + "/value", "a formatted Result value must always be a number")
+        check.add(path + "/value", "a formatted Result value must always be a number", "expression_type")
 
 
 def _bound(check: Checker, props: Mapping) -> Any:
@@ -250,9 +250,9 @@ def _numeric_control_extra(check: Checker, props: Mapping, results: dict, path: 
         if name in props and type(props[name]) in (int, float):
             own = getattr(declared, name)
             if own is None:
-                check.add(f"{path}/{name}", f"the bound state field declares no {name}; declare it there")
+                check.add(f"{path}/{name}", f"the bound state field declares no {name}; declare it there", "field_mismatch")
             elif props[name] != own:
-                check.add(f"{path}/{name}", f"must repeat the state field's {name} {js_number_string(own)} exactly")
+                check.add(f"{path}/{name}", f"must repeat the state field's {name} {js_number_string(own)} exactly", "field_mismatch")
 
 
 def _slider_extra(check: Checker, props: Mapping, results: dict, path: str) -> None:
@@ -260,7 +260,7 @@ def _slider_extra(check: Checker, props: Mapping, results: dict, path: str) -> N
     declared = _bound(check, props)
     if isinstance(declared, NumberField):
         if declared.min is None or declared.max is None or not declared.min < declared.max:
-            check.add(path + "/bind", "a Slider's state field needs min and max with min < max")
+            check.add(path + "/bind", "a Slider's state field needs min and max with min < max", "field_mismatch")
 
 
 def _select_extra(check: Checker, props: Mapping, results: dict, path: str) -> None:
@@ -270,9 +270,9 @@ def _select_extra(check: Checker, props: Mapping, results: dict, path: str) -> N
         return
     for i, value in enumerate(values):
         if len(value) > declared.max_length // 2 and utf16_length(value) > declared.max_length:
-            check.add(f"{path}/options/{i}/value", "option value exceeds the state field's maxLength")
+            check.add(f"{path}/options/{i}/value", "option value exceeds the state field's maxLength", "field_mismatch")
     if declared.initial not in values:
-        check.add(path + "/options", "the state field's initial value must be one of the options")
+        check.add(path + "/options", "the state field's initial value must be one of the options", "field_mismatch")
 
 
 from core.json._text import utf16_length  # noqa: E402  (kept next to its only user)

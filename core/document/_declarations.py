@@ -51,9 +51,9 @@ def _declaration(check: Checker, declaration: Mapping, path: str) -> Field | Non
         if check.required(declaration, ("initial",), path):
             if declaration["initial"] is True or declaration["initial"] is False:
                 return BooleanField(declaration["initial"])
-            check.add(path + "/initial", "must be a boolean")
+            check.add(path + "/initial", "must be a boolean", "type")
         return None
-    check.add(path + "/type", "must be one of 'number' | 'string' | 'boolean'")
+    check.add(path + "/type", "must be one of 'number' | 'string' | 'boolean'", "enum")
     return None
 
 
@@ -67,10 +67,10 @@ def _number_field(check: Checker, declaration: Mapping, path: str) -> NumberFiel
         return None
     low, high, step = declaration.get("min"), declaration.get("max"), declaration.get("step")
     if low is not None and high is not None and low > high:
-        check.add(path + "/max", "max must not be below min")
+        check.add(path + "/max", "max must not be below min", "range")
         return None
     if step is not None and step <= 0:
-        check.add(path + "/step", "step must be greater than 0")
+        check.add(path + "/step", "step must be greater than 0", "range")
         return None
     if step is not None and not grid_is_countable(step):
         check.add(path + "/step", "step is too small: values within 1e15 cannot be counted in steps",
@@ -79,7 +79,7 @@ def _number_field(check: Checker, declaration: Mapping, path: str) -> NumberFiel
     field = NumberField(declaration["initial"], low, high, step)
     problem = field.problem(declaration["initial"])
     if problem:
-        check.add(path + "/initial", problem)
+        check.add(path + "/initial", problem, "initial_value")
         return None
     return field
 
@@ -90,7 +90,7 @@ def _string_field(check: Checker, declaration: Mapping, path: str) -> StringFiel
         return None
     limit = declaration.get("maxLength", MAX_STRING)
     if type(limit) is bool or not is_number(limit) or limit != int(limit) or not 1 <= limit <= MAX_STRING:
-        check.add(path + "/maxLength", f"maxLength must be an integer from 1 to {MAX_STRING}")
+        check.add(path + "/maxLength", f"maxLength must be an integer from 1 to {MAX_STRING}", "range")
         return None
     if not check.text(declaration["initial"], path + "/initial", 0, int(limit)):
         return None
@@ -107,7 +107,7 @@ def check_derived(check: Checker, value: Any, path: str = "/derived") -> dict[st
     for key in cyclic:
         check.derived_types[key] = 0
         check.failed_derived.add(key)
-        check.add(entries[key][1], "derived values must not form a cycle (this one is on or depends on one)")
+        check.add(entries[key][1], "derived values must not form a cycle (this one is on or depends on one)", "derived_cycle")
     totals: dict[str, int] = {}
     for key in order:
         expr, where = entries[key]

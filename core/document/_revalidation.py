@@ -83,14 +83,14 @@ class _FactTree(ComponentTree):
         self.components += known.components
         self.check.budget.nodes += known.expressions
         if self.components > MAX_COMPONENTS or not self.node_types.keys().isdisjoint(known.types):
-            self.check.add(path, "shared subtree conflicts with the candidate")  # triggers the fallback
+            self.check.add(path, "shared subtree conflicts with the candidate", "fallback")  # triggers the fallback
         self.node_types.update(known.types)
         for key, domain in known.selects.items():
             seen = self.selects.get(key)
             if seen is None:
                 self.selects[key] = (domain, path)
             elif seen[0] != domain:
-                self.check.add(path, "Select domains differ")  # triggers the fallback
+                self.check.add(path, "Select domains differ", "fallback")  # triggers the fallback
         self.sinks[-1].append(known)
 
 

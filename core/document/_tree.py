@@ -39,10 +39,10 @@ class ComponentTree:
         check = self.check
         self.components += 1
         if self.components > MAX_COMPONENTS:
-            check.add(path, f"the document has more than {MAX_COMPONENTS} components")
+            check.add(path, f"the document has more than {MAX_COMPONENTS} components", "too_many")
             raise IssueLimit
         if depth > MAX_DEPTH:
-            check.add(path, f"components nest deeper than {MAX_DEPTH} levels")
+            check.add(path, f"components nest deeper than {MAX_DEPTH} levels", "too_deep")
             return False
         if not check.mapping(node, path, "component"):
             return False
@@ -51,12 +51,12 @@ class ComponentTree:
         check.closed(node, _LAYOUT_KEYS if component is not None and component.layout else _NODE_KEYS, path)
         self._identity(node, path, kind)
         if component is None:
-            check.add(path + "/type", "unknown component type")
+            check.add(path + "/type", "unknown component type", "unknown_component")
             return False
         if component.interactive and check.mode == "structured_ui":
-            check.add(path + "/type", "structured_ui documents cannot contain input, button or form components")
+            check.add(path + "/type", "structured_ui documents cannot contain input, button or form components", "structured_ui_input")
         if kind == "Form" and in_form:
-            check.add(path, "a Form cannot contain another Form")
+            check.add(path, "a Form cannot contain another Form", "nested_form")
         if check.required(node, ("props",), path):
             results = check_props(check, component, node["props"], path + "/props")
             if kind == "Select" and results.get("options") is not None:
@@ -69,7 +69,7 @@ class ComponentTree:
         node_id = node["id"]
         if self.check.identifier(node_id, path + "/id"):
             if node_id in self.node_types:
-                self.check.add(path + "/id", "node ids must be unique within the document")
+                self.check.add(path + "/id", "node ids must be unique within the document", "duplicate_id")
             else:
                 self.node_types[node_id] = kind if type(kind) is str else ""
 
@@ -78,7 +78,7 @@ class ComponentTree:
             return
         children = node["children"]
         if not isinstance(children, list):
-            self.check.add(path + "/children", "children must be an array")
+            self.check.add(path + "/children", "children must be an array", "type")
             return
         for i, child in enumerate(children):
             self.node(child, f"{path}/children/{i}", depth + 1, in_form)
@@ -91,7 +91,7 @@ class ComponentTree:
         if seen is None:
             self.selects[key] = (domain, path)
         elif seen[0] != domain:
-            self.check.add(path + "/props/options", "every Select bound to one field must offer the same option values")
+            self.check.add(path + "/props/options", "every Select bound to one field must offer the same option values", "select_domain")
 
 
 def finish_document(check: Checker, tree: ComponentTree) -> None:
@@ -103,4 +103,4 @@ def finish_document(check: Checker, tree: ComponentTree) -> None:
     for deferred in check.deferred:
         deferred()
     if check.budget.nodes > MAX_EXPRESSION_NODES:
-        check.add("", f"the document has more than {MAX_EXPRESSION_NODES} expression nodes")
+        check.add("", f"the document has more than {MAX_EXPRESSION_NODES} expression nodes", "expression_budget")

@@ -59,7 +59,7 @@ def _header(check: Checker, value: Mapping) -> str | None:
     """Check version, id, mode and title; return the version to validate against."""
     version = value.get("version")
     if version not in VERSIONS or type(version) is not str:
-        check.add("/version", "must be '1.0' or '1.1'")
+        check.add("/version", "must be '1.0' or '1.1'", "enum")
         version = "1.1" if "actions" in value else "1.0"
     check.version = version
     check.closed(value, _KEYS[version], "")
@@ -68,7 +68,7 @@ def _header(check: Checker, value: Mapping) -> str | None:
         check.identifier(value["id"], "/id")
     mode = value.get("mode")
     if "mode" in value and (type(mode) is not str or mode not in MODES):
-        check.add("/mode", "must be 'structured_ui' or 'interactive_ui'")
+        check.add("/mode", "must be 'structured_ui' or 'interactive_ui'", "enum")
     check.mode = mode if mode in MODES else "interactive_ui"
     if "title" in value:
         check.text(value["title"], "/title", 1, TITLE_LENGTH)
@@ -80,7 +80,7 @@ def _validate(value: Any) -> tuple[Checker, ComponentTree]:
     tree = ComponentTree(check)
     try:
         if not isinstance(value, dict):
-            check.add("", "a document must be a JSON object")
+            check.add("", "a document must be a JSON object", "type")
             raise IssueLimit
         _header(check, value)
         check.fields = check_state(check, value.get("state", {}))

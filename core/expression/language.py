@@ -100,10 +100,10 @@ def check_expression(expr: Any, path: str, resolve: Resolver, budget: Expression
     if type(expr) is not dict and not isinstance(expr, dict):
         bits = scalar_type(expr)
         if not bits:
-            issues.append(Issue(path, _scalar_problem(expr)))
+            issues.append(Issue(path, *_scalar_problem(expr)))
         return bits
     if depth > MAX_DEPTH:
-        issues.append(Issue(path, f"expression nesting exceeds {MAX_DEPTH} levels"))
+        issues.append(Issue(path, f"expression nesting exceeds {MAX_DEPTH} levels", "too_deep"))
         return 0
     if "op" in expr:
         return _check_operation(expr, path, resolve, budget, issues, depth)
@@ -111,25 +111,26 @@ def check_expression(expr: Any, path: str, resolve: Resolver, budget: Expression
         kind, key = next(iter(expr.items()))
         if kind in ("state", "derived"):
             return _check_reference(kind, key, path, resolve, issues)
-    issues.append(Issue(path, "expression must be a scalar, {state}, {derived} or {op, args}"))
+    issues.append(Issue(path, "expression must be a scalar, {state}, {derived} or {op, args}", "type"))
     return 0
 
 
-def _scalar_problem(value: Any) -> str:
+def _scalar_problem(value: Any) -> tuple[str, str]:
+    """The message and code of a literal that is not a valid scalar."""
     if isinstance(value, str):
-        return f"string exceeds {MAX_STRING} UTF-16 code units"
+        return f"string exceeds {MAX_STRING} UTF-16 code units", "length"
     if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return "number must be finite and at most 1e15 in magnitude"
-    return "expression must be a scalar, {state}, {derived} or {op, args}"
+        return "number must be finite and at most 1e15 in magnitude", "range"
+    return "expression must be a scalar, {state}, {derived} or {op, args}", "type"
 
 
 def _check_reference(kind: str, key: Any, path: str, resolve: Resolver, issues: list[Issue]) -> int:
     if type(key) is not str:
-        issues.append(Issue(path + "/" + kind, f"{kind} reference must be a string key"))
+        issues.append(Issue(path + "/" + kind, f"{kind} reference must be a string key", "type"))
         return 0
     bits = resolve(kind, key)
     if bits is None:
-        issues.append(Issue(path + "/" + kind, f"{kind} reference is not declared"))
+        issues.append(Issue(path + "/" + kind, f"{kind} reference is not declared", "unknown_reference"))
         return 0
     return bits
 
@@ -137,18 +138,19 @@ def _check_reference(kind: str, key: Any, path: str, resolve: Resolver, issues: 
 def _check_operation(expr: Mapping, path: str, resolve: Resolver, budget: ExpressionBudget,
                      issues: list[Issue], depth: int) -> int:
     if len(expr) != 2 or "args" not in expr:
-        issues.append(Issue(path, UNKNOWN_PROPERTY if len(expr) > 2 else "operation needs op and args"))
+        issues.append(Issue(path, UNKNOWN_PROPERTY, "unknown_property") if len(expr) > 2
+                      else Issue(path, "operation needs op and args", "required"))
         return 0
     name, args = expr["op"], expr["args"]
     op = OPERATORS.get(name) if type(name) is str else None
     if op is None:
-        issues.append(Issue(path + "/op", "unknown operator"))
+        issues.append(Issue(path + "/op", "unknown operator", "unknown_operator"))
         return 0
     if not isinstance(args, list):
-        issues.append(Issue(path + "/args", "args must be an array"))
+        issues.append(Issue(path + "/args", "args must be an array", "type"))
         return 0
     if not op.low <= len(args) <= op.high:
-        issues.append(Issue(path + "/args", _arity_text(name, op)))
+        issues.append(Issue(path + "/args", _arity_text(name, op), "arity"))
         return 0
     types = [check_expression(arg, f"{path}/args/{i}", resolve, budget, issues, depth + 1)
              for i, arg in enumerate(args)]
@@ -169,10 +171,10 @@ def _operation_type(name: str, op: Operator, types: list[int], args: list, path:
     ok = True
     for i, bits in enumerate(checked):
         if bits & ~wanted:
-            issues.append(Issue(f"{path}/args/{i}", f"{name} needs {type_name(wanted)}, got {type_name(bits)}"))
+            issues.append(Issue(f"{path}/args/{i}", f"{name} needs {type_name(wanted)}, got {type_name(bits)}", "expression_type"))
             ok = False
     if name == "round" and len(args) == 2 and not _valid_digits_literal(args[1]):
-        issues.append(Issue(f"{path}/args/1", "round digits must be an integer from 0 to 6"))
+        issues.append(Issue(f"{path}/args/1", "round digits must be an integer from 0 to 6", "range"))
         ok = False
     if not ok:
         return 0

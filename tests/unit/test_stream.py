@@ -371,7 +371,7 @@ def test_a_new_select_must_reuse_its_fields_option_set(picker):
     node = {"id": "more", "type": "Select", "props": {"label": "L", "bind": "size",
             "options": [{"label": "S", "value": "s"}, {"label": "M", "value": "m"}, {"label": "L", "value": "l"}]}}
     event = {"type": "add", "parentId": "root", "index": 4, "node": node}
-    assert rejected(advance_ui_stream, picker, event) == [("/root/children/4/props/options", "invalid")]
+    assert rejected(advance_ui_stream, picker, event) == [("/root/children/4/props/options", "select_domain")]
     node["props"]["options"] = node["props"]["options"][1::-1]
     assert advance_ui_stream(picker, event).revision == 1
 
