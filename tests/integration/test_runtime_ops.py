@@ -12,10 +12,9 @@ import urllib.request
 
 import pytest
 
+from tests.integration.conftest import Runtime
 from workers.cli import main
 from workers.local_redis import free_port
-
-from tests.integration.conftest import Runtime
 
 pytestmark = pytest.mark.integration
 
