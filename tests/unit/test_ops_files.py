@@ -46,7 +46,7 @@ def test_the_worker_and_the_rq_worker_share_one_image():
     services = _load("docker-compose.yml")["services"]
     worker, rq_worker = services["worker"], services["rq-worker"]
     assert worker["image"] == rq_worker["image"] and worker["build"] == rq_worker["build"]
-    assert 'rq worker --url "$$IUI_RQ_REDIS_URL"' in " ".join(rq_worker["entrypoint"])
+    assert rq_worker["command"] == ["rq-worker"] and "entrypoint" not in rq_worker  # iui rq-worker (the image's iui)
     assert "IUI_RQ_REDIS_URL" in rq_worker["environment"]
 
 
