@@ -21,6 +21,7 @@ from prometheus_client import CollectorRegistry
 from config.settings import Settings
 
 from .client import Client
+from .demo_actions import run_action_demo
 from .metrics import Metrics
 from .pool import WorkerPool
 from .tools import COMPLETE, OPEN, PATCH
@@ -111,6 +112,9 @@ def run_demo(settings: Settings, *, embedded: bool, out: Callable[[str], None] =
         converged = view is not None and view.checkpoint["seq"] == frame["seq"] and view.status == "complete"
         out(f"follower: {len(seen)} states received, converged={converged}"
             f" ({_cursor(view.checkpoint) if view else 'no view'})")
+        acted = run_action_demo(client=client, redis=factory(), settings=settings, session=session, run=run,
+                                examples=examples, out=out)
+        out(f"actions: every step as expected={acted}")
     finally:
         for pool, thread in pools:
             pool.stop()
@@ -121,4 +125,4 @@ def run_demo(settings: Settings, *, embedded: bool, out: Callable[[str], None] =
         if line.startswith("iui_") and "_created" not in line and "_bucket" not in line \
                 and not line.endswith(" 0.0"):
             out("  " + line)
-    return 0 if converged else 1
+    return 0 if converged and acted else 1

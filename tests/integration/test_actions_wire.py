@@ -68,3 +68,15 @@ def test_iui_action_subcommands_and_tail_show_receipts(runtime: Runtime, tmp_pat
     tail = iui(runtime, "tail", "cli-s", "--timeout", "0.5")
     assert f"receipt operationId={op} actionId=save_note status=awaiting_confirmation" in tail.stdout
     assert f"receipt operationId={op} actionId=save_note status=cancelled" in tail.stdout
+
+
+def test_iui_demo_goes_on_to_the_actions_after_the_stream_completes() -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("IUI_")}
+    result = subprocess.run([sys.executable, "-m", "workers.cli", "demo"], capture_output=True, text=True,
+                            timeout=120, env=env, cwd=ROOT)
+    assert result.returncode == 0, result.stderr
+    out = result.stdout
+    assert "status=running" in out and 'result={"totalLines": 4}' in out and "state.lines = 4" in out
+    assert "status=awaiting_confirmation" in out and 'result={"operation": "create"}' in out
+    assert "status=accepted" in out and '"prompt": "Please explain' in out
+    assert "actions: every step as expected=True" in out
