@@ -6,12 +6,12 @@ its docstring what it offers (see "Architecture" in the README).
 
 from __future__ import annotations
 
+from core.answer._schema import answer_json_schema
 from core.answer.block import parse_answer_block
 from core.answer.final import answer_parts, parse_final_answer
 from core.answer.report import parse_report_ui_blocks
-from core.answer._schema import answer_json_schema
-from core.document.model import parse_document
 from core.document._schema import document_json_schema
+from core.document.model import parse_document
 from core.errors import Issue, UIActionError, UIError, UIExpressionError, UISchemaError, UIStateError, UIStreamError
 from core.expression.language import evaluate_expression
 from core.json.canonical import canonical_json_string, hash_canonical_json

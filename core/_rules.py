@@ -9,8 +9,9 @@ comparison is guarded by an exact type check first (a `bool` is never a number).
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from types import MappingProxyType
-from typing import Any, Callable, Iterable, Iterator, Mapping
+from typing import Any
 
 from core.document._checker import is_identifier
 from core.errors import UNKNOWN_PROPERTY, Issue, UISchemaError, escape_pointer

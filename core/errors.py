@@ -7,8 +7,8 @@ the lists and texts are bounded so a hostile document cannot make an error huge.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Iterable
 
 MAX_ISSUES = 20
 MAX_PATH_LENGTH = 512
@@ -56,7 +56,7 @@ class Issue:
         object.__setattr__(self, "path", _clip_pointer(self.path))
         object.__setattr__(self, "message", _clip_message(self.message))
 
-    def prefixed(self, prefix: str) -> "Issue":
+    def prefixed(self, prefix: str) -> Issue:
         """The same issue located under `prefix` (a JSON Pointer)."""
         return Issue(prefix + self.path, self.message, self.code)
 

@@ -27,7 +27,8 @@ _FENCE = re.compile(r" {0,3}(`{3,}|~{3,})(.*)\r?")
 
 def _closes(line: str, fence: str) -> bool:
     match = _FENCE.fullmatch(line)
-    return bool(match and match.group(1)[0] == fence[0] and len(match.group(1)) >= len(fence) and not match.group(2).strip())
+    return bool(match and match.group(1)[0] == fence[0] and len(match.group(1)) >= len(fence)
+                and not match.group(2).strip())
 
 
 def _opens(line: str) -> str | None:

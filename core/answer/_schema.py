@@ -123,7 +123,8 @@ def _shared_defs() -> dict[str, Any]:
             "type": "object",
             "properties": {
                 "answer": {"type": "string", "maxLength": MAX_ANSWER_LENGTH},
-                "ui_block_ids": {"type": "array", "items": _ref("identifier"), "uniqueItems": True, "maxItems": MAX_UI_BLOCK_IDS},
+                "ui_block_ids": {"type": "array", "items": _ref("identifier"), "uniqueItems": True,
+                                 "maxItems": MAX_UI_BLOCK_IDS},
             },
             "required": ["answer", "ui_block_ids"],
             "additionalProperties": False,
@@ -138,7 +139,8 @@ def _report_entry() -> dict[str, Any]:
         "type": "object",
         "properties": {
             "block": {"allOf": [{"$ref": "#"}, {"properties": {"phase": {"const": "final"}}}]},
-            "evidence_refs": {"type": "array", "items": refs, "uniqueItems": True, "minItems": 1, "maxItems": MAX_EVIDENCE_REFS},
+            "evidence_refs": {"type": "array", "items": refs, "uniqueItems": True, "minItems": 1,
+                              "maxItems": MAX_EVIDENCE_REFS},
         },
         "required": ["block", "evidence_refs"],
         "additionalProperties": False,

@@ -15,8 +15,6 @@ from typing import Any
 import orjson
 
 from core._rules import Issues, closed_object, descend, flat_map, identifier, one_of
-from core.answer._rules import checked, compile_spec, element
-from core.answer._tree import tree
 from core.answer._catalog import (
     FALLBACK_LENGTH,
     MAX_BLOCK_UTF16,
@@ -25,6 +23,8 @@ from core.answer._catalog import (
     VERSION,
     Str,
 )
+from core.answer._rules import checked, compile_spec, element
+from core.answer._tree import tree
 from core.errors import MAX_ISSUES, Issue, UISchemaError
 from core.json._frozen import FrozenDict, freeze
 from core.json._text import utf16_length
@@ -69,7 +69,8 @@ def block_issues(value: Any) -> list[Issue]:
         return problems
     units = _utf16_size(value, size)
     if units > MAX_BLOCK_UTF16:
-        return [Issue("", f"the serialized block is {units} UTF-16 code units; the limit is {MAX_BLOCK_UTF16}", "too_large")]
+        return [Issue("", f"the serialized block is {units} UTF-16 code units; the limit is {MAX_BLOCK_UTF16}",
+                      "too_large")]
     return []
 
 

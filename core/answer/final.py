@@ -61,9 +61,11 @@ def _publication_issues(ids: list[str], published: dict[str, Mapping[str, Any]])
     for index, block_id in enumerate(ids):
         block = published.get(block_id)
         if block is None:
-            problems.append(Issue(f"/ui_block_ids/{index}", "no block with this id was published in this turn", "unpublished_block"))
+            problems.append(Issue(f"/ui_block_ids/{index}", "no block with this id was published in this turn",
+                                  "unpublished_block"))
         elif block.get("phase") != "final":
-            problems.append(Issue(f"/ui_block_ids/{index}", 'the block was not published with phase "final"', "not_final"))
+            problems.append(Issue(f"/ui_block_ids/{index}", 'the block was not published with phase "final"',
+                                  "not_final"))
     return problems
 
 
@@ -72,7 +74,8 @@ def parse_final_answer(value: Any, published_blocks: Blocks | Mapping[str, Mappi
     final = _shape(value)
     markers = marker_order(final["answer"])
     if markers and markers != list(final["ui_block_ids"]):
-        raise UISchemaError([Issue("/ui_block_ids", "must list the answer's markers in order, each once", "marker_mismatch")])
+        raise UISchemaError([Issue("/ui_block_ids", "must list the answer's markers in order, each once",
+                                   "marker_mismatch")])
     problems = _publication_issues(final["ui_block_ids"], _by_id(published_blocks))
     if problems:
         raise UISchemaError(problems)

@@ -12,9 +12,9 @@ from collections.abc import Iterable
 from typing import Any
 
 from core._rules import Issues, Rule, closed_object, descend, text
+from core.answer._catalog import MAX_REPORT_BLOCKS, MAX_REPORT_BYTES
 from core.answer._rules import checked
 from core.answer.block import block_issues
-from core.answer._catalog import MAX_REPORT_BLOCKS, MAX_REPORT_BYTES
 from core.errors import Issue, UISchemaError
 from core.json._frozen import FrozenList, freeze
 

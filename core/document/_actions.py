@@ -7,7 +7,8 @@ walked, that last check is deferred.
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from core.document._checker import Checker
 from core.expression.language import BOOL, NUM, STR
@@ -39,7 +40,8 @@ def check_ui_action(check: Checker, action: Any, path: str) -> None:
     elif kind == "invoke":
         check.add(path + "/type", "invoke actions need document version 1.1", "version")
     else:
-        check.add(path + "/type", "must be one of 'reset' | 'set'" + (" | 'invoke'" if check.version == "1.1" else ""), "enum")
+        check.add(path + "/type",
+                  "must be one of 'reset' | 'set'" + (" | 'invoke'" if check.version == "1.1" else ""), "enum")
 
 
 def _check_set(check: Checker, action: Mapping, path: str) -> None:

@@ -8,8 +8,9 @@ wait until every Select domain is known.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping
+from typing import Any
 
 from core.document._fields import Field
 from core.errors import (

@@ -9,14 +9,16 @@ value and its JSON Pointer path.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping
+from typing import Any
 
 from core.document._actions import check_ui_action
 from core.document._checker import Checker
 from core.document._fields import NumberField
 from core.expression.language import NUM, SCALAR, scalar_type
 from core.json._number import js_number_string
+from core.json._text import utf16_length
 from core.limits import LABEL_LENGTH, UI_LIMITS
 
 PropRule = Callable[[Checker, Any, str], Any]
@@ -225,9 +227,8 @@ def result_format(check: Checker, value: Any, path: str) -> Any:
 def _progress_extra(check: Checker, props: Mapping, results: dict, path: str) -> None:
     bits, default = results.get("value", (0, None))
     top = props.get("max", 100)
-    if bits and type(top) in (int, float) and default is not None and top > 0:
-        if not 0 <= default <= top:
-            check.add(path + "/value", f"must be within [0, {js_number_string(top)}] at the initial state", "range")
+    if bits and type(top) in (int, float) and default is not None and top > 0 and not 0 <= default <= top:
+        check.add(path + "/value", f"must be within [0, {js_number_string(top)}] at the initial state", "range")
 
 
 def _result_extra(check: Checker, props: Mapping, results: dict, path: str) -> None:
@@ -250,17 +251,19 @@ def _numeric_control_extra(check: Checker, props: Mapping, results: dict, path: 
         if name in props and type(props[name]) in (int, float):
             own = getattr(declared, name)
             if own is None:
-                check.add(f"{path}/{name}", f"the bound state field declares no {name}; declare it there", "field_mismatch")
+                check.add(f"{path}/{name}", f"the bound state field declares no {name}; declare it there",
+                          "field_mismatch")
             elif props[name] != own:
-                check.add(f"{path}/{name}", f"must repeat the state field's {name} {js_number_string(own)} exactly", "field_mismatch")
+                check.add(f"{path}/{name}", f"must repeat the state field's {name} {js_number_string(own)} exactly",
+                          "field_mismatch")
 
 
 def _slider_extra(check: Checker, props: Mapping, results: dict, path: str) -> None:
     _numeric_control_extra(check, props, results, path)
     declared = _bound(check, props)
-    if isinstance(declared, NumberField):
-        if declared.min is None or declared.max is None or not declared.min < declared.max:
-            check.add(path + "/bind", "a Slider's state field needs min and max with min < max", "field_mismatch")
+    if isinstance(declared, NumberField) and (
+            declared.min is None or declared.max is None or not declared.min < declared.max):
+        check.add(path + "/bind", "a Slider's state field needs min and max with min < max", "field_mismatch")
 
 
 def _select_extra(check: Checker, props: Mapping, results: dict, path: str) -> None:
@@ -274,8 +277,6 @@ def _select_extra(check: Checker, props: Mapping, results: dict, path: str) -> N
     if declared.initial not in values:
         check.add(path + "/options", "the state field's initial value must be one of the options", "field_mismatch")
 
-
-from core.json._text import utf16_length  # noqa: E402  (kept next to its only user)
 
 _BIND_STRING, _BIND_NUMBER, _BIND_BOOLEAN = _bind("string"), _bind("number"), _bind("boolean")
 _NUMERIC = {"min": (False, plain_number), "max": (False, plain_number), "step": (False, positive_number)}

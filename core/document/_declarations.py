@@ -7,7 +7,8 @@ expression is type-checked in dependency order and evaluated at the initial stat
 
 from __future__ import annotations
 
-from typing import Any, Iterator, Mapping
+from collections.abc import Iterator, Mapping
+from typing import Any
 
 from core.document._checker import Checker, DerivedFailure
 from core.document._fields import (
@@ -107,7 +108,8 @@ def check_derived(check: Checker, value: Any, path: str = "/derived") -> dict[st
     for key in cyclic:
         check.derived_types[key] = 0
         check.failed_derived.add(key)
-        check.add(entries[key][1], "derived values must not form a cycle (this one is on or depends on one)", "derived_cycle")
+        check.add(entries[key][1], "derived values must not form a cycle (this one is on or depends on one)",
+                  "derived_cycle")
     totals: dict[str, int] = {}
     for key in order:
         expr, where = entries[key]

@@ -13,9 +13,10 @@ the stream freezes for a generation; one cache serves one generation.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from operator import is_not
-from typing import Any, Mapping
+from typing import Any
 
 from core.document._checker import Checker, IssueLimit
 from core.document._tree import (
@@ -53,7 +54,7 @@ class _Facts:
     own_depth: int = 0
     children_size: int = 0
     children_depth: int = 0
-    children: list["_Facts"] = field(default_factory=list)
+    children: list[_Facts] = field(default_factory=list)
     rebuild: tuple | None = None  # (old children, prefix, suffix, new middle facts)
 
 
@@ -180,7 +181,9 @@ class DocumentCache:
             node = FrozenDict({**{k: freeze(v) for k, v in node.items() if k != "children"}, "children": kids})
         elif "children" in node:
             children = [self._remember(child) for child in facts.children]
-            if not (isinstance(node, FrozenDict) and all(a is b for a, b in zip(children, node["children"]))):
+            same = isinstance(node, FrozenDict) and all(
+                a is b for a, b in zip(children, node["children"], strict=False))
+            if not same:
                 node = FrozenDict({**{k: freeze(v) for k, v in node.items() if k != "children"},
                                    "children": FrozenList(children)})
         elif not isinstance(node, FrozenDict):

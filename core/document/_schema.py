@@ -18,7 +18,8 @@ from __future__ import annotations
 
 import copy
 import json
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from core.limits import LABEL_LENGTH, TITLE_LENGTH, UI_LIMITS, UI_PROTOCOL_LIMITS
 
@@ -467,7 +468,8 @@ def _component_defs() -> dict[str, Any]:
     defs = {name: _node(name, build()) for name, build in LEAF_PROPS.items()}
     for version in VERSIONS:
         tag = "v" + version.replace(".", "_")
-        props = {"label": _ref("requiredLabel"), "action": _ref(f"action_{tag}"), "variant": {"enum": ["primary", "secondary"]}}
+        props = {"label": _ref("requiredLabel"), "action": _ref(f"action_{tag}"), "variant": {"enum": ["primary",
+                                                                                                       "secondary"]}}
         defs[f"Button_{tag}"] = _node("Button", _closed(props, ("label", "action")))
     for family, version, in_form in _families():
         defs.update(_family_defs(family, version, in_form))

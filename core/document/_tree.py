@@ -7,8 +7,9 @@ full parse (`model`) and the incremental re-validation (`_revalidation`) use the
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import replace
-from typing import Any, Mapping
+from typing import Any
 
 from core.document._checker import Checker, IssueLimit
 from core.document._components import COMPONENTS, check_props
@@ -54,7 +55,8 @@ class ComponentTree:
             check.add(path + "/type", "unknown component type", "unknown_component")
             return False
         if component.interactive and check.mode == "structured_ui":
-            check.add(path + "/type", "structured_ui documents cannot contain input, button or form components", "structured_ui_input")
+            check.add(path + "/type", "structured_ui documents cannot contain input, button or form components",
+                      "structured_ui_input")
         if kind == "Form" and in_form:
             check.add(path, "a Form cannot contain another Form", "nested_form")
         if check.required(node, ("props",), path):
@@ -91,7 +93,8 @@ class ComponentTree:
         if seen is None:
             self.selects[key] = (domain, path)
         elif seen[0] != domain:
-            self.check.add(path + "/props/options", "every Select bound to one field must offer the same option values", "select_domain")
+            self.check.add(path + "/props/options",
+                           "every Select bound to one field must offer the same option values", "select_domain")
 
 
 def finish_document(check: Checker, tree: ComponentTree) -> None:

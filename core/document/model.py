@@ -9,8 +9,9 @@ The result is a `ParsedDocument`: a deep-immutable mapping that also carries its
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any
 
 from core.document._actions import check_action_definitions
 from core.document._checker import Checker, IssueLimit

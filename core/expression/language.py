@@ -9,8 +9,9 @@ touches, so junk input raises `UIExpressionError`, never a Python error.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping
+from typing import Any
 
 from core.errors import UNKNOWN_PROPERTY, Issue, UIExpressionError
 from core.json._number import js_number_string, js_pow, js_round
@@ -171,7 +172,8 @@ def _operation_type(name: str, op: Operator, types: list[int], args: list, path:
     ok = True
     for i, bits in enumerate(checked):
         if bits & ~wanted:
-            issues.append(Issue(f"{path}/args/{i}", f"{name} needs {type_name(wanted)}, got {type_name(bits)}", "expression_type"))
+            issues.append(Issue(f"{path}/args/{i}", f"{name} needs {type_name(wanted)}, got {type_name(bits)}",
+                                "expression_type"))
             ok = False
     if name == "round" and len(args) == 2 and not _valid_digits_literal(args[1]):
         issues.append(Issue(f"{path}/args/1", "round digits must be an integer from 0 to 6", "range"))

@@ -25,10 +25,10 @@ class FrozenDict(dict):
     def __reduce__(self) -> tuple[Any, ...]:
         return (FrozenDict, (dict(self),))
 
-    def __copy__(self) -> "FrozenDict":
+    def __copy__(self) -> FrozenDict:
         return self
 
-    def __deepcopy__(self, memo: dict) -> "FrozenDict":
+    def __deepcopy__(self, memo: dict) -> FrozenDict:
         return self
 
 
@@ -42,10 +42,10 @@ class FrozenList(list):
     def __reduce__(self) -> tuple[Any, ...]:
         return (FrozenList, (list(self),))
 
-    def __copy__(self) -> "FrozenList":
+    def __copy__(self) -> FrozenList:
         return self
 
-    def __deepcopy__(self, memo: dict) -> "FrozenList":
+    def __deepcopy__(self, memo: dict) -> FrozenList:
         return self
 
 

@@ -16,8 +16,9 @@ schema, so it stops at the object holding the first such key and never echoes it
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from functools import cache
-from typing import Any, Iterable
+from typing import Any
 
 import orjson
 

@@ -10,8 +10,9 @@ against its own budget: an aggregate is never treated as one document.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from itertools import islice
-from typing import Any, Callable
+from typing import Any
 
 from core._rules import (
     Issues,

@@ -6,7 +6,8 @@ derived field elsewhere does not block an unrelated value or a `reset` button.
 
 from __future__ import annotations
 
-from typing import Any, Callable, Mapping
+from collections.abc import Callable, Mapping
+from typing import Any
 
 from core.document.model import DocumentModel, document_model
 from core.errors import UIExpressionError, UIStateError

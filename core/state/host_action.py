@@ -9,7 +9,8 @@ full check and the whole-state budget, or nothing changes.
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from core.document.model import DocumentModel, document_model
 from core.errors import UIActionError, UISchemaError, UIStateError

@@ -8,7 +8,8 @@ the host through `resolve_ui_action`.
 
 from __future__ import annotations
 
-from typing import Any, Iterator, Mapping
+from collections.abc import Iterator, Mapping
+from typing import Any
 
 from core.document.model import DocumentModel, ParsedDocument, parse_document
 from core.errors import UIActionError

@@ -7,7 +7,8 @@ returns a new immutable mapping or raises `UIStateError`, never touching the old
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from core.document.model import DocumentModel, document_model
 from core.errors import UISchemaError, UIStateError
@@ -91,7 +92,7 @@ def restore_state(document: Any, saved: Any) -> FrozenDict:
     restored = dict(model.initial)
     for key, field in model.fields.items():
         try:
-            value = saved[key] if key in saved else None
+            value = saved[key] if key in saved else None  # noqa: SIM401  (`get` of a hostile mapping differs)
         except Exception:  # a hostile mapping cannot be checked safely: keep the defaults
             return model.initial
         if key in saved and field.problem(value) is None:

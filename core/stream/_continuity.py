@@ -6,7 +6,8 @@ the structural sharing that gives untouched nodes of a new snapshot the previous
 
 from __future__ import annotations
 
-from typing import Any, Iterator, Mapping
+from collections.abc import Iterator, Mapping
+from typing import Any
 
 from core.document.model import ParsedDocument
 from core.errors import MAX_ISSUES, Issue
@@ -21,9 +22,9 @@ class DigestLog:
     pays for hashing a whole snapshot per patch; a receiver hashes eagerly.
     """
 
-    __slots__ = ("previous", "seq", "_frame", "_digest", "_table")
+    __slots__ = ("_digest", "_frame", "_table", "previous", "seq")
 
-    def __init__(self, previous: "DigestLog | None", seq: int, frame: FrozenDict, *, eager: bool = False) -> None:
+    def __init__(self, previous: DigestLog | None, seq: int, frame: FrozenDict, *, eager: bool = False) -> None:
         self.previous, self.seq = previous, seq
         self._frame: FrozenDict | None = frame
         self._digest: str | None = None
@@ -86,7 +87,7 @@ def json_equal(left: Any, right: Any) -> bool:
         elif kind == 5:
             if len(a) != len(b):
                 return False
-            stack.extend(zip(a, b))
+            stack.extend(zip(a, b, strict=False))
         elif a != b:
             return False
     return True
@@ -111,10 +112,10 @@ def _share_node(node: FrozenDict, previous: Mapping[str, FrozenDict]) -> FrozenD
         shared = [_share_node(child, previous) for child in children]
         old_children = old.get("children") if old is not None else None
         if old_children is not None and len(old_children) == len(shared) and all(
-            a is b for a, b in zip(old_children, shared)
+            a is b for a, b in zip(old_children, shared, strict=False)
         ):
             children = old_children
-        elif any(a is not b for a, b in zip(children, shared)):
+        elif any(a is not b for a, b in zip(children, shared, strict=False)):
             children = FrozenList(shared)
     props = node["props"]
     if old is not None and old["type"] == node["type"]:
@@ -166,7 +167,7 @@ def frozen_rule_issues(before: FrozenDict, after: FrozenDict, same_revision: boo
     old_types, new_types = before.model.node_types, after.model.node_types
     for node_id, kind in new_types.items():
         if old_types.get(node_id, kind) != kind:
-            path = _first_path(after["root"], "/snapshot/root", lambda node: node["id"] == node_id)
+            path = _first_path(after["root"], "/snapshot/root", lambda node, node_id=node_id: node["id"] == node_id)
             issues.append(Issue(f"{path}/type", "an existing node id keeps its component type", "frozen"))
     old_domains, new_domains = before.model.select_domains, after.model.select_domains
     for field in sorted(old_domains.keys() | new_domains.keys()):
@@ -175,7 +176,7 @@ def frozen_rule_issues(before: FrozenDict, after: FrozenDict, same_revision: boo
                                 "its option set is frozen for the generation", "frozen_domain"))
         elif old_domains.get(field) != new_domains[field]:
             path = _first_path(after["root"], "/snapshot/root",
-                               lambda node: node["type"] == "Select" and node["props"]["bind"] == field)
+                               lambda node, field=field: node["type"] == "Select" and node["props"]["bind"] == field)
             issues.append(Issue(f"{path}/props/options", "a Select must keep its field's option "
                                 "set for the generation (a new Select reuses the existing set)", "frozen_domain"))
     if same_revision and not issues and not json_equal(before, after):

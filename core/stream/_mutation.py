@@ -10,9 +10,10 @@ the candidate keep their document paths (`/root/children/2/props/label`).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from itertools import islice
-from typing import Any, Mapping
+from typing import Any
 
 from core._rules import Issues, closed_object, is_integral, json_object, one_of, text
 from core.document._components import LAYOUTS
@@ -106,7 +107,7 @@ class Trail:
     def rebuild(self, replacement: dict) -> dict:
         """A candidate root where the target is `replacement` (path nodes are copied)."""
         node = replacement
-        for parent, position in zip(reversed(self.nodes[:-1]), reversed(self.positions)):
+        for parent, position in zip(reversed(self.nodes[:-1]), reversed(self.positions), strict=False):
             children = list(parent["children"])
             children[position] = node
             node = {**parent, "children": children}
@@ -164,7 +165,8 @@ def plan(document: Mapping, index: NodeIndex, node_types: Mapping[str, str], eve
         parent_id = event["parentId"]
         _unknown_node(index, parent_id, "parentId")
         if node_types[parent_id] not in LAYOUTS:
-            raise UIStreamError([Issue("/parentId", "the parent must be a Row, Column, Grid, Card or Form", "not_layout")])
+            raise UIStreamError([Issue("/parentId", "the parent must be a Row, Column, Grid, Card or Form",
+                                       "not_layout")])
         path = trail(root, index, parent_id)
         children = path.target["children"]
         position = int(event["index"])

@@ -14,8 +14,9 @@ the same figure for producer and receiver) stays within 16 MiB.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any
 
 from core._rules import ascii_token, integer
 from core.document._revalidation import DocumentCache
@@ -58,13 +59,13 @@ class _Lineage:
     The memo takes no part in equality; states of one generation share the cache object.
     """
 
-    __slots__ = ("cache", "info", "index", "types")
+    __slots__ = ("cache", "index", "info", "types")
 
     def __init__(self, cache: Any, info: Any, index: Mapping, types: Mapping[str, str]) -> None:
         self.cache, self.info, self.index, self.types = cache, info, index, types
 
     @classmethod
-    def of(cls, document: FrozenDict) -> "_Lineage":
+    def of(cls, document: FrozenDict) -> _Lineage:
         cache = DocumentCache(document)
         return cls(cache, cache.info, build_index(document["root"]), cache.info.node_types)
 
