@@ -27,7 +27,7 @@ class AnswerClient:
 
     def __init__(self, *, client: Client, redis: Any | None = None, principal: str = "", project: str = "") -> None:
         self.client = client
-        self._redis = redis if redis is not None else client._redis  # noqa: SLF001 - the same connection
+        self._redis = redis if redis is not None else client._redis  # the client's own connection
         self.principal = principal
         self.project = project
 

@@ -74,7 +74,8 @@ def _plain(value: Any) -> Any:
 
 
 def _elements(block: Mapping[str, Any]) -> Mapping[str, Any]:
-    return block["spec"]["elements"]
+    elements: Mapping[str, Any] = block["spec"]["elements"]
+    return elements
 
 
 def _unique(labels: list[Any]) -> set[str]:
@@ -306,7 +307,8 @@ def _keep(node: Mapping[str, Any], node_id: str, block: Mapping[str, Any], names
     return kept
 
 
-def _migrate_chart(node: Mapping[str, Any], node_id: str, block: Mapping[str, Any], same_series: bool) -> dict[str, Any]:
+def _migrate_chart(node: Mapping[str, Any], node_id: str, block: Mapping[str, Any],
+                   same_series: bool) -> dict[str, Any]:
     names: tuple[str, ...] = ("view", "range", "selected_point", "detail_open")
     if same_series:
         names = ("view", "hidden_series", "range", "selected_point", "detail_open")

@@ -195,7 +195,7 @@ class AnswerHandler:
             return {}
         raw = self._redis.hmget(self._keys.answers(self._partition, session),
                                 [f"b:{block_field(message_id, i)}" for i in wanted])
-        return {block_id: loads(value) for block_id, value in zip(wanted, raw) if value is not None}
+        return {block_id: loads(value) for block_id, value in zip(wanted, raw, strict=True) if value is not None}
 
     def _plan(self, entry: InputEntry, op: str, message_id: str, turn: Turn, *, stored: str, event: str,
               result: str, call_digest: str, block_id: str = "", phase: str = "", digest: str = "") -> AnswerPlan:

@@ -219,6 +219,12 @@ def cmd_demo(args: argparse.Namespace) -> int:
     settings = _settings(args, **extra)
     if not embedded:  # fail in one line before worker threads start against an unreachable Redis
         _redis(settings, REPLY_BOUND_S).ping()
+    if args.which == "answer":  # the answer-ui@1 examples and a view-state round trip
+        from .answer_demo import EXAMPLES as ANSWER_EXAMPLES
+        from .answer_demo import run_answer_demo
+
+        return run_answer_demo(settings, embedded=embedded,
+                               examples=Path(args.examples) if args.examples else ANSWER_EXAMPLES)
     return run_demo(settings, embedded=embedded, examples=Path(args.examples) if args.examples else EXAMPLES)
 
 
@@ -287,8 +293,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--timeout", type=float, default=REPLY_BOUND_S, help="seconds to wait for Redis (default 5)")
     p.add_argument("--json", action="store_true", help="print one JSON object (meta, workers, owned, partitions)")
     p.set_defaults(run=cmd_status)
-    p = sub.add_parser("demo", help="run the stream example end to end")
+    p = sub.add_parser("demo", help="run the stream example (or the answer-ui@1 examples) end to end")
     _common(p)
+    p.add_argument("which", nargs="?", choices=("stream", "answer"), default="stream",
+                   help="stream (default) or answer: the answer-ui@1 examples and a view-state round trip")
     p.add_argument("--examples", help="folder holding stream-initial.json and stream-mutations.json (default: the copies shipped with iui)")
     p.set_defaults(run=cmd_demo)
     add_action_commands(sub, _common)
