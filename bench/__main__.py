@@ -11,6 +11,7 @@ BENCHMARKS = {
     "stream": "stream",
     "workers": "workers",
     "answer": "answer",
+    "actions": "actions",
     "fuzz": "fuzz",
     "faults": "faults",
     "fuzz-wire": "fuzz_wire",
