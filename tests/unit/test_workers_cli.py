@@ -136,12 +136,15 @@ def test_every_option_of_every_command_has_help() -> None:
 
     from workers.cli import build_parser
 
-    parser = build_parser()
-    subparsers = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
-    for name, command in subparsers.choices.items():
-        for action in command._actions:
-            assert action.help, f"iui {name} {'/'.join(action.option_strings) or action.dest} has no help"
-    assert all(action.help for action in parser._actions if action.option_strings)
+    def check(parser: argparse.ArgumentParser, path: str) -> None:
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):  # every subcommand, nested ones too
+                for name, command in action.choices.items():
+                    check(command, f"{path} {name}")
+            else:
+                assert action.help, f"{path} {'/'.join(action.option_strings) or action.dest} has no help"
+
+    check(build_parser(), "iui")
 
 
 @pytest.mark.parametrize(("variable", "value"), [("IUI_LOG_LEVEL", "verbose"), ("IUI_METRICS_ADDR", "not an address")])
