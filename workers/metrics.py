@@ -22,12 +22,12 @@ from prometheus_client import (
 
 from core.stream._checkpoint import FRAME_TYPES
 
+from .actions import ACTION_NAMES
+from .answers import ANSWER_TOOLS
 from .dead_letter import DEAD_LETTER_REASONS
 from .errors import REJECTION_CODES
-from .actions import ACTION_NAMES
 from .outcomes import RESULT_NAMES
 from .tools import TOOLS
-from .answers import ANSWER_TOOLS
 from .views import VIEW_NAMES
 
 _LATENCY_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5)

@@ -37,7 +37,9 @@ def deployment_report(redis: Any, settings: Settings) -> dict[str, Any]:
     for p in range(partitions):
         lease, ttl, epoch, groups = rows[4 * p: 4 * p + 4]
         lease = {_text(k): _text(v) for k, v in lease.items()} if isinstance(lease, dict) else {}
-        group: dict[Any, Any] = next((g for g in groups if _text(g["name"]) == GROUP), {}) if isinstance(groups, list) else {}
+        group: dict[Any, Any] = {}
+        if isinstance(groups, list):
+            group = next((g for g in groups if _text(g["name"]) == GROUP), {})
         report.append({
             "partition": p, "owner": lease.get("owner"), "epoch": int(epoch) if epoch else None,
             "ttl_ms": ttl if isinstance(ttl, int) and ttl > 0 else None,
