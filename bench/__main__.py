@@ -11,6 +11,7 @@ BENCHMARKS = {
     "stream": "stream",
     "workers": "workers",
     "answer": "answer",
+    "answer-store": "answer_store",
     "actions": "actions",
     "fuzz": "fuzz",
     "faults": "faults",
