@@ -15,6 +15,7 @@ BENCHMARKS = {
     "actions": "actions",
     "fuzz": "fuzz",
     "faults": "faults",
+    "scaleout": "scaleout",
     "fuzz-wire": "fuzz_wire",
 }
 
