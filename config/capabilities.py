@@ -17,13 +17,13 @@ import json
 import re
 import tomllib
 import typing
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Literal, Mapping
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
-from core import UISchemaError, parse_ui_capability_descriptor
 from core import UISchemaError, parse_ui_capability_descriptor
 
 MAX_HOST_CAPABILITIES = 32
@@ -108,7 +108,7 @@ def _parameter_model(spec: CapabilitySpec, function: Callable[..., Any]) -> tupl
         raise CatalogError(f"capability {spec.id!r}: callable {spec.callable} has no inspectable signature") from None
     try:  # string annotations (`from __future__ import annotations`) resolved in the callable's module
         hints = typing.get_type_hints(function, include_extras=True)
-    except Exception:  # noqa: BLE001 - NameError, TypeError...: an annotation that cannot be resolved
+    except Exception:
         raise CatalogError(f"capability {spec.id!r}: the annotations of {spec.callable} cannot be resolved") from None
     fields: dict[str, Any] = {}
     wants_context = False
@@ -126,7 +126,7 @@ def _parameter_model(spec: CapabilitySpec, function: Callable[..., Any]) -> tupl
     config = ConfigDict(extra="forbid", strict=True)
     try:
         model = create_model(f"{spec.id}_parameters", __config__=config, **fields)
-    except Exception as error:  # noqa: BLE001 - pydantic raises several types for unusable annotations
+    except Exception as error:
         raise CatalogError(f"capability {spec.id!r}: unusable parameter annotations ({type(error).__name__})") from None
     return model, wants_context
 
@@ -191,7 +191,8 @@ def _read(path: Path) -> Any:
         return json.loads(text) if path.suffix == ".json" else tomllib.loads(text)
     except (ValueError, tomllib.TOMLDecodeError) as error:
         first = " ".join(str(error).split())[:200]
-        raise CatalogError(f"capability catalog {path}: not valid {path.suffix[1:].upper() or 'TOML'}: {first}") from None
+        kind = path.suffix[1:].upper() or "TOML"
+        raise CatalogError(f"capability catalog {path}: not valid {kind}: {first}") from None
 
 
 def _entries(document: Any, path: Path) -> list[Any]:

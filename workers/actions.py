@@ -12,96 +12,26 @@ from __future__ import annotations
 
 import time
 from collections import OrderedDict
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Mapping
-
-from core import (
-    UIActionError,
-    UIError,
-    UISchemaError,
-    UIStateError,
-    assert_valid_state,
-    hash_canonical_json,
-    parse_document,
-    parse_ui_action_query,
-    parse_ui_action_receipt,
-    parse_ui_action_reserve_request,
-    parse_ui_document_ref,
-    resolve_ui_action,
-)
-from core import (
-    UIActionError,
-    UIError,
-    UISchemaError,
-    UIStateError,
-    assert_valid_state,
-    hash_canonical_json,
-    parse_document,
-    parse_ui_action_query,
-    parse_ui_action_receipt,
-    parse_ui_action_reserve_request,
-    parse_ui_document_ref,
-    resolve_ui_action,
-)
-from core import (
-    UIActionError,
-    UIError,
-    UISchemaError,
-    UIStateError,
-    assert_valid_state,
-    hash_canonical_json,
-    parse_document,
-    parse_ui_action_query,
-    parse_ui_action_receipt,
-    parse_ui_action_reserve_request,
-    parse_ui_document_ref,
-    resolve_ui_action,
-)
-from core import (
-    UIActionError,
-    UIError,
-    UISchemaError,
-    UIStateError,
-    assert_valid_state,
-    hash_canonical_json,
-    parse_document,
-    parse_ui_action_query,
-    parse_ui_action_receipt,
-    parse_ui_action_reserve_request,
-    parse_ui_document_ref,
-    resolve_ui_action,
-)
-from core import (
-    UIActionError,
-    UIError,
-    UISchemaError,
-    UIStateError,
-    assert_valid_state,
-    hash_canonical_json,
-    parse_document,
-    parse_ui_action_query,
-    parse_ui_action_receipt,
-    parse_ui_action_reserve_request,
-    parse_ui_document_ref,
-    resolve_ui_action,
-)
-from core import (
-    UIActionError,
-    UIError,
-    UISchemaError,
-    UIStateError,
-    assert_valid_state,
-    hash_canonical_json,
-    parse_document,
-    parse_ui_action_query,
-    parse_ui_action_receipt,
-    parse_ui_action_reserve_request,
-    parse_ui_document_ref,
-    resolve_ui_action,
-)
+from typing import Any
 
 from config.capabilities import ArgumentsError, Capability, Catalog
 from config.settings import Settings
+from core import (
+    UIActionError,
+    UIError,
+    UISchemaError,
+    UIStateError,
+    assert_valid_state,
+    hash_canonical_json,
+    parse_document,
+    parse_ui_action_query,
+    parse_ui_action_receipt,
+    parse_ui_action_reserve_request,
+    parse_ui_document_ref,
+    resolve_ui_action,
+)
 
 from .entry import InputEntry, dumps, loads
 from .errors import HostError
@@ -109,8 +39,8 @@ from .keys import Keys
 from .receipts import (
     MAX_PER_REF,
     NEW,
-    Record,
     ReceiptChange,
+    Record,
     ledger_field,
     new_operation_id,
     new_secret,

@@ -14,13 +14,13 @@ from __future__ import annotations
 import json
 import tempfile
 import threading
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
-
-from core import apply_action_result, initial_state, parse_document
+from typing import Any
 
 from config.capabilities import Catalog, load_catalog
 from config.settings import Settings
+from core import apply_action_result, initial_state, parse_document
 
 from .client import Client
 from .jobs import OperationRun
@@ -37,7 +37,7 @@ class JobThread:
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._loop, name="demo-rq", daemon=True)
 
-    def __enter__(self) -> "JobThread":
+    def __enter__(self) -> JobThread:
         self._thread.start()
         return self
 

@@ -22,8 +22,9 @@ import functools
 import logging
 import secrets
 import threading
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 import orjson
 
@@ -59,8 +60,8 @@ class JobQueue:
         try:
             Queue(queue, connection=self._redis).enqueue_call(
                 JOB_FUNCTION, args=(dict(payload),), job_id=str(payload["operationId"]), timeout=timeout,
-                result_ttl=RESULT_TTL_S, failure_ttl=RESULT_TTL_S, description=f"iui operation {payload['capabilityId']}",
-                unique=True)
+                result_ttl=RESULT_TTL_S, failure_ttl=RESULT_TTL_S,
+                description=f"iui operation {payload['capabilityId']}", unique=True)
         except DuplicateJobError:
             return EXISTS
         return ENQUEUED
@@ -107,7 +108,7 @@ class _Heartbeat:
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._beat, name="iui-heartbeat", daemon=True)
 
-    def __enter__(self) -> "_Heartbeat":
+    def __enter__(self) -> _Heartbeat:
         self._redis.set(self._key, "1", px=self._ttl_ms)
         self._thread.start()
         return self
@@ -116,7 +117,7 @@ class _Heartbeat:
         while not self._stop.wait(self._ttl_ms / 3000):
             try:
                 self._redis.set(self._key, "1", px=self._ttl_ms)
-            except Exception:  # noqa: BLE001 - a missed beat only risks an `unknown`, never a rerun
+            except Exception:
                 log.warning("heartbeat of %s failed", self._key)
 
     def __exit__(self, *exc: Any) -> None:
@@ -177,7 +178,7 @@ class OperationRun:
             return "failed", {"message": f"argument_mismatch: {error}"}
         except CapabilityError as error:
             return "failed", {"message": f"{error.code}: {error}"}
-        except Exception as error:  # noqa: BLE001 - any failure of the capability is its outcome
+        except Exception as error:
             log.exception("operation %s: capability %s raised", self._op, capability.id)
             return "failed", {"message": f"the capability raised {type(error).__name__}"}
         public = capability.public_result(result)  # private fields never leave the job

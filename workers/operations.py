@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 from config.capabilities import Catalog, load_catalog
 from config.settings import Settings
@@ -39,7 +40,7 @@ class ActionServices:
     jobs: JobQueue
 
     @classmethod
-    def of(cls, settings: Settings, redis: Any, rq_redis: Any | None = None) -> "ActionServices":
+    def of(cls, settings: Settings, redis: Any, rq_redis: Any | None = None) -> ActionServices:
         """Load the catalog (raises a one-line `CatalogError`) and connect RQ (`IUI_RQ_REDIS_URL`)."""
         catalog = load_catalog(settings.capabilities)
         if rq_redis is None:
@@ -111,7 +112,7 @@ class PartitionOperations:
                 self._metrics.jobs_enqueued.labels(decision.capability or "none").inc()
             if decision.cancel_job:
                 self._jobs.cancel(decision.cancel_job)
-        except Exception:  # noqa: BLE001 - the reaper enqueues later; a started cancelled job is refused
+        except Exception:
             log.exception("RQ follow-up of a committed receipt failed; the reaper retries")
 
     def maybe_reap(self, quiet: Callable[[], bool]) -> None:

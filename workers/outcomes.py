@@ -13,15 +13,13 @@ from __future__ import annotations
 import hmac
 from typing import Any
 
-from core import UISchemaError, parse_ui_action_result
-from core import UISchemaError, parse_ui_action_result
-
 from config.capabilities import Catalog
+from core import UISchemaError, parse_ui_action_result
 
 from .actions import ActionDecision, ReceiptWriter, now_ms, ok
 from .entry import InputEntry
 from .errors import HostError
-from .receipts import Record, ReceiptChange, allowed, read_record
+from .receipts import ReceiptChange, Record, allowed, read_record
 
 RESULT_NAMES = ("running", "succeeded", "failed")
 RESULT_BODY_BYTES = 65_536  # a public result is at most 32 KiB; the job's message and envelope fit

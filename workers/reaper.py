@@ -19,8 +19,9 @@ operations (`queued` and `running`, oldest first):
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 from .jobs import JobQueue
 from .keys import Keys
@@ -76,7 +77,7 @@ class Reaper:
                 lost.append((session, record))
         if lost:
             beats = self._redis.mget([self._keys.heartbeat(self._partition, s, r.operation_id) for s, r in lost])
-            for (session, record), beat in zip(lost, beats):
+            for (session, record), beat in zip(lost, beats, strict=True):
                 if beat is None:
                     verdicts.append(Verdict(self._outcomes.verdict(
                         session, record, "unknown", "the job was lost with its worker; it is not re-executed "

@@ -15,8 +15,9 @@ and per session `req:<requestId>` -> "<operationId> <content digest>" (the idemp
 from __future__ import annotations
 
 import secrets
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any
 
 from core import hash_canonical_json
 

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 
@@ -175,7 +177,7 @@ class RQWorkers:
                     "PYTHONPATH": str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")})
         return env
 
-    def start(self, count: int = 1) -> "RQWorkers":
+    def start(self, count: int = 1) -> RQWorkers:
         for _ in range(count):
             process = subprocess.Popen(
                 [sys.executable, "-m", "rq.cli", "worker", "--url", self._runtime.redis_url, "--quiet", "iui"],
@@ -187,10 +189,8 @@ class RQWorkers:
     def kill(self, process: subprocess.Popen) -> None:
         """SIGKILL the worker and its work horse (RQ puts the horse in a process group of its own)."""
         for pid in [process.pid, *_descendants(process.pid)]:
-            try:
+            with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
         process.wait(timeout=10)
 
     def stop(self) -> None:

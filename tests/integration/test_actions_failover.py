@@ -13,10 +13,11 @@ from typing import Any
 
 import pytest
 
+from tests.integration import actions_support
 from tests.integration.actions_support import VALUES, RQWorkers, actions_document, configure, plain_ref
-from tests.integration.actions_support import rq_workers  # noqa: F401 - a fixture
 from tests.integration.conftest import FAST, Runtime
 
+rq_workers = actions_support.rq_workers  # the fixture, used by name
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 SESSIONS = [f"fo-{n}" for n in range(6)]
 PER_SESSION = 20
@@ -111,8 +112,8 @@ def test_sigkill_of_a_pool_process_during_receipt_commits_changes_each_receipt_o
         kill_during(victim, 1.0)
         for session in SESSIONS:
             ops = [reserved[f"{session}-r{i}"]["operationId"] for i in range(PER_SESSION)]
-            wait(lambda: all(runtime.client.get(session, op)["result"]["receipt"]["status"] == "succeeded"
-                             for op in ops), timeout=60)
+            wait(lambda s=session, o=ops: all(  # type: ignore[misc]
+                runtime.client.get(s, op)["result"]["receipt"]["status"] == "succeeded" for op in o), timeout=60)
             log = [(r["operationId"], r["status"]) for _, r in runtime.client.receipt_log(session)]
             for op in ops:
                 assert [s for o, s in log if o == op] == ["awaiting_confirmation", "queued", "running", "succeeded"]

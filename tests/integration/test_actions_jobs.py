@@ -9,11 +9,11 @@ from typing import Any
 import pytest
 
 from core import apply_action_result, initial_state, parse_document
-
+from tests.integration import actions_support
 from tests.integration.actions_support import VALUES, actions_document, configure, plain_ref, wait_status
-from tests.integration.actions_support import rq_workers  # noqa: F401 - a fixture
 from tests.integration.conftest import Runtime, example
 
+rq_workers = actions_support.rq_workers  # the fixture, used by name
 pytestmark = pytest.mark.integration
 SESSION = "jobs-s1"
 FINAL = {"succeeded", "failed", "cancelled", "unknown"}
@@ -77,7 +77,8 @@ def test_a_path_escape_ends_failed_and_touches_nothing(rt: Runtime, rq_workers) 
     rt.call(SESSION, "intelligent_ui", {"document": document}, call="reader-2")
     state = {**initial_state(parse_document(document)), "path": "../../etc/passwd"}
     rq_workers.start()
-    receipt = rt.client.reserve(SESSION, plain_ref("reader-2", "file-reader"), "count_lines", state)["result"]["receipt"]
+    reply = rt.client.reserve(SESSION, plain_ref("reader-2", "file-reader"), "count_lines", state)
+    receipt = reply["result"]["receipt"]
     done = wait_status(rt, SESSION, receipt["operationId"], FINAL)
     assert done["status"] == "failed" and done["message"].startswith("parent_reference")
     assert "result" not in done

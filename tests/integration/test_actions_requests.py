@@ -14,7 +14,6 @@ from typing import Any
 import pytest
 
 from core import parse_ui_action_receipt, parse_ui_action_receipt_list, parse_ui_capability_catalog
-
 from tests.integration.actions_support import VALUES, actions_document, configure, plain_ref
 from tests.integration.conftest import Runtime, cursor_args, example
 
@@ -123,7 +122,8 @@ def test_a_stream_accepts_actions_only_when_complete_at_its_final_revision(rt: R
 
 
 def test_a_cancelled_stream_refuses_actions(rt: Runtime) -> None:
-    frame = rt.call(SESSION, "intelligent_ui_open", {"document": actions_document("c")}, call="open-c")["result"]["frame"]
+    opened = rt.call(SESSION, "intelligent_ui_open", {"document": actions_document("c")}, call="open-c")
+    frame = opened["result"]["frame"]
     rt.call(SESSION, "intelligent_ui_cancel", cursor_args(frame), call="cancel-c")
     ref = {"sourceCallId": "open-c", "uiId": "c", "generation": 1, "revision": 0}
     assert code(reserve(rt, ref=ref)) == "document_not_complete"

@@ -71,7 +71,7 @@ def test_an_invalid_catalog_fails_with_one_line(tmp_path: Path, text: str, fragm
 
 
 def test_a_callable_without_annotations_is_refused(tmp_path: Path) -> None:
-    with pytest.raises(CatalogError, match="needs a type annotation|cannot be resolved|plain named"):
+    with pytest.raises(CatalogError, match=r"needs a type annotation|cannot be resolved|plain named"):
         load_catalog(write(tmp_path, entry(callable="os.path:join")))
 
 
@@ -95,7 +95,7 @@ def test_the_status_machine_table() -> None:
 def test_the_lua_status_machine_matches_the_python_table() -> None:
     source = (Path(__file__).resolve().parents[2] / "workers" / "lua" / "receipt.lua").read_text()
     for current, targets in TRANSITIONS.items():
-        name = f"[''] = " if current == "" else f"{current} = "
-        line = next(l for l in source.splitlines() if l.strip().startswith(name))
+        name = "[''] = " if current == "" else f"{current} = "
+        line = next(text for text in source.splitlines() if text.strip().startswith(name))
         assert {t for t in targets} == {part.split("=")[0].strip() for part in line.split("{")[1].split(",")
                                         if "=" in part}, current
