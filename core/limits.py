@@ -9,13 +9,43 @@ bounds (labels, titles, options) are the `*_LENGTH` constants below.
 and 32 expression levels need about 100).  `maxJsonValues` (140,000) sits above what
 any byte-budgeted message can hold (a 266,240-byte frame has at most 133,121 values),
 so it only stops huge inputs early and never disagrees with a byte budget.
+
+At run time both are read-only mappings; to a type checker they are `TypedDict`s, so
+`UI_LIMITS["maxComponents"]` is an `int` and only `maxNumberMagnitude` (1e15) a `float`.
 """
 
 from __future__ import annotations
 
 from types import MappingProxyType
+from typing import Final, TypedDict, cast
 
-UI_LIMITS = MappingProxyType(
+
+class UILimits(TypedDict):
+    """The type of `UI_LIMITS`: each limit keeps its own type."""
+
+    maxDocumentBytes: int
+    maxStateBytes: int
+    maxComponents: int
+    maxDepth: int
+    maxStateFields: int
+    maxDerivedFields: int
+    maxExpressionNodes: int
+    maxExpressionDepth: int
+    maxExpressionArgs: int
+    maxStringLength: int
+    maxMarkdownLength: int
+    maxNumberMagnitude: float
+    maxIdentifierLength: int
+    maxTableColumns: int
+    maxTableRows: int
+    maxChartPoints: int
+    maxSelectOptions: int
+    maxRoundDigits: int
+    maxJsonDepth: int
+    maxJsonValues: int
+
+
+UI_LIMITS: Final = cast('UILimits', MappingProxyType(
     {
         "maxDocumentBytes": 262_144,
         "maxStateBytes": 262_144,
@@ -38,9 +68,28 @@ UI_LIMITS = MappingProxyType(
         "maxJsonDepth": 128,
         "maxJsonValues": 140_000,
     }
-)
+))
 
-UI_PROTOCOL_LIMITS = MappingProxyType(
+class UIProtocolLimits(TypedDict):
+    """The type of `UI_PROTOCOL_LIMITS`: each limit keeps its own type."""
+
+    maxActions: int
+    maxActionArguments: int
+    maxActionArgumentBytes: int
+    maxActionResultFields: int
+    maxActionResultBytes: int
+    maxAgentPromptLength: int
+    maxActionRequestBytes: int
+    maxActionReceiptBytes: int
+    maxCapabilityBytes: int
+    maxCapabilities: int
+    maxStreamFrameBytes: int
+    maxStreamMutationBytes: int
+    maxStreamFrames: int
+    maxStreamBytes: int
+
+
+UI_PROTOCOL_LIMITS: Final = cast('UIProtocolLimits', MappingProxyType(
     {
         "maxActions": 16,
         "maxActionArguments": 32,
@@ -57,7 +106,7 @@ UI_PROTOCOL_LIMITS = MappingProxyType(
         "maxStreamFrames": 256,
         "maxStreamBytes": 16_777_216,
     }
-)
+))
 
 # Schema bounds outside the 20 UI limits (seed 000 section 5 and 13).
 TITLE_LENGTH = 256

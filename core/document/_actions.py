@@ -44,7 +44,7 @@ def check_ui_action(check: Checker, action: Any, path: str) -> None:
                   "must be one of 'reset' | 'set'" + (" | 'invoke'" if check.version == "1.1" else ""), "enum")
 
 
-def _check_set(check: Checker, action: Mapping, path: str) -> None:
+def _check_set(check: Checker, action: Mapping[str, Any], path: str) -> None:
     check.closed(action, _SET_KEYS, path)
     if not check.required(action, ("key", "value"), path):
         return
@@ -82,7 +82,7 @@ def check_action_definitions(check: Checker, value: Any, path: str) -> dict[str,
     return definitions
 
 
-def _check_tool(check: Checker, definition: Mapping, path: str) -> None:
+def _check_tool(check: Checker, definition: Mapping[str, Any], path: str) -> None:
     check.closed(definition, _TOOL_KEYS, path)
     if not check.required(definition, ("capabilityId", "arguments"), path):
         return
@@ -106,7 +106,7 @@ def _check_result_map(check: Checker, value: Any, path: str) -> None:
             continue
 
 
-def _check_agent(check: Checker, definition: Mapping, path: str) -> None:
+def _check_agent(check: Checker, definition: Mapping[str, Any], path: str) -> None:
     check.closed(definition, _AGENT_KEYS, path)
     if not check.required(definition, ("prompt",), path):
         return

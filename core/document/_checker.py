@@ -80,12 +80,12 @@ class Checker:
         if len(self.issues) >= MAX_ISSUES:
             raise IssueLimit
 
-    def closed(self, value: Mapping, allowed: frozenset[str] | set[str], path: str) -> None:
+    def closed(self, value: Mapping[str, Any], allowed: frozenset[str] | set[str], path: str) -> None:
         """Report unknown properties once, without echoing them."""
         if not allowed.issuperset(value):
             self.add(path, UNKNOWN_PROPERTY, "unknown_property")
 
-    def required(self, value: Mapping, names: tuple[str, ...], path: str) -> bool:
+    def required(self, value: Mapping[str, Any], names: tuple[str, ...], path: str) -> bool:
         """Report each missing required property; True when all are present."""
         ok = True
         for name in names:

@@ -31,7 +31,7 @@ class Component:
     props: Mapping[str, tuple[bool, PropRule]]
     layout: bool = False
     interactive: bool = False
-    extra: Callable[[Checker, Mapping, dict, str], None] | None = None
+    extra: Callable[[Checker, Mapping[str, Any], dict[str, Any], str], None] | None = None
     allowed: frozenset[str] = field(init=False)
     required: tuple[str, ...] = field(init=False)
 
@@ -103,7 +103,7 @@ def action(check: Checker, value: Any, path: str) -> Any:
 # ---------------------------------------------------------------- complex props
 
 def _records(check: Checker, value: Any, path: str, low: int, high: int, what: str,
-             keys: frozenset[str]) -> list[tuple[str, Mapping]] | None:
+             keys: frozenset[str]) -> list[tuple[str, Mapping[str, Any]]] | None:
     """The complete objects of a bounded array prop whose objects take exactly `keys`."""
     if not isinstance(value, list) or not low <= len(value) <= high:
         check.add(path, f"must be an array of {low}-{high} {what}s", "length")
@@ -118,7 +118,7 @@ def _records(check: Checker, value: Any, path: str, low: int, high: int, what: s
     return records
 
 
-def _unique(check: Checker, seen: set, value: Any, path: str, message: str) -> None:
+def _unique(check: Checker, seen: set[Any], value: Any, path: str, message: str) -> None:
     if value in seen:
         check.add(path, message, "duplicate")
     seen.add(value)
@@ -149,7 +149,7 @@ def table_rows(check: Checker, value: Any, path: str) -> Any:
     return value
 
 
-def _table_extra(check: Checker, props: Mapping, results: dict, path: str) -> None:
+def _table_extra(check: Checker, props: Mapping[str, Any], results: dict[str, Any], path: str) -> None:
     """Cells are checked once the column keys are known: an undeclared key is never echoed."""
     keys = results.get("columns")
     rows = props.get("rows")
@@ -224,26 +224,26 @@ def result_format(check: Checker, value: Any, path: str) -> Any:
 
 # ---------------------------------------------------------------- whole-props rules
 
-def _progress_extra(check: Checker, props: Mapping, results: dict, path: str) -> None:
+def _progress_extra(check: Checker, props: Mapping[str, Any], results: dict[str, Any], path: str) -> None:
     bits, default = results.get("value", (0, None))
     top = props.get("max", 100)
     if bits and type(top) in (int, float) and default is not None and top > 0 and not 0 <= default <= top:
         check.add(path + "/value", f"must be within [0, {js_number_string(top)}] at the initial state", "range")
 
 
-def _result_extra(check: Checker, props: Mapping, results: dict, path: str) -> None:
+def _result_extra(check: Checker, props: Mapping[str, Any], results: dict[str, Any], path: str) -> None:
     bits, _ = results.get("value", (0, None))
     if "format" in props and bits and bits != NUM:
         check.add(path + "/value", "a formatted Result value must always be a number", "expression_type")
 
 
-def _bound(check: Checker, props: Mapping) -> Any:
+def _bound(check: Checker, props: Mapping[str, Any]) -> Any:
     """The field a control binds, or None (a non-string bind is already reported)."""
     key = props.get("bind")
     return check.fields.get(key) if type(key) is str else None
 
 
-def _numeric_control_extra(check: Checker, props: Mapping, results: dict, path: str) -> None:
+def _numeric_control_extra(check: Checker, props: Mapping[str, Any], results: dict[str, Any], path: str) -> None:
     declared = _bound(check, props)
     if not isinstance(declared, NumberField):
         return
@@ -258,7 +258,7 @@ def _numeric_control_extra(check: Checker, props: Mapping, results: dict, path: 
                           "field_mismatch")
 
 
-def _slider_extra(check: Checker, props: Mapping, results: dict, path: str) -> None:
+def _slider_extra(check: Checker, props: Mapping[str, Any], results: dict[str, Any], path: str) -> None:
     _numeric_control_extra(check, props, results, path)
     declared = _bound(check, props)
     if isinstance(declared, NumberField) and (
@@ -266,7 +266,7 @@ def _slider_extra(check: Checker, props: Mapping, results: dict, path: str) -> N
         check.add(path + "/bind", "a Slider's state field needs min and max with min < max", "field_mismatch")
 
 
-def _select_extra(check: Checker, props: Mapping, results: dict, path: str) -> None:
+def _select_extra(check: Checker, props: Mapping[str, Any], results: dict[str, Any], path: str) -> None:
     values = results.get("options")
     declared = _bound(check, props)
     if values is None or declared is None or declared.kind != "string":
@@ -318,7 +318,7 @@ COMPONENTS: Mapping[str, Component] = {
 LAYOUTS = frozenset(name for name, c in COMPONENTS.items() if c.layout)
 
 
-def check_props(check: Checker, component: Component, props: Any, path: str) -> dict:
+def check_props(check: Checker, component: Component, props: Any, path: str) -> dict[str, Any]:
     """Check a node's props object; return what the rules computed, by prop name."""
     results: dict[str, Any] = {}
     if not check.mapping(props, path, "props"):

@@ -41,7 +41,7 @@ def check_state(check: Checker, value: Any, path: str = "/state") -> dict[str, F
     return fields
 
 
-def _declaration(check: Checker, declaration: Mapping, path: str) -> Field | None:
+def _declaration(check: Checker, declaration: Mapping[str, Any], path: str) -> Field | None:
     kind = declaration.get("type")
     if kind == "number":
         return _number_field(check, declaration, path)
@@ -58,7 +58,7 @@ def _declaration(check: Checker, declaration: Mapping, path: str) -> Field | Non
     return None
 
 
-def _number_field(check: Checker, declaration: Mapping, path: str) -> NumberField | None:
+def _number_field(check: Checker, declaration: Mapping[str, Any], path: str) -> NumberField | None:
     check.closed(declaration, _NUMBER_KEYS, path)
     ok = check.required(declaration, ("initial",), path)
     for name in ("initial", "min", "max", "step"):
@@ -85,7 +85,7 @@ def _number_field(check: Checker, declaration: Mapping, path: str) -> NumberFiel
     return field
 
 
-def _string_field(check: Checker, declaration: Mapping, path: str) -> StringField | None:
+def _string_field(check: Checker, declaration: Mapping[str, Any], path: str) -> StringField | None:
     check.closed(declaration, _STRING_KEYS, path)
     if not check.required(declaration, ("initial",), path):
         return None

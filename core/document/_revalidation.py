@@ -55,7 +55,7 @@ class _Facts:
     children_size: int = 0
     children_depth: int = 0
     children: list[_Facts] = field(default_factory=list)
-    rebuild: tuple | None = None  # (old children, prefix, suffix, new middle facts)
+    rebuild: tuple[Any, ...] | None = None  # (old children, prefix, suffix, new middle facts)
 
 
 class _FactTree(ComponentTree):
@@ -95,7 +95,7 @@ class _FactTree(ComponentTree):
         self.sinks[-1].append(known)
 
 
-def _new_facts(node: Mapping, depth: int, in_form: bool, children: list[_Facts], expressions: int) -> _Facts:
+def _new_facts(node: Mapping[str, Any], depth: int, in_form: bool, children: list[_Facts], expressions: int) -> _Facts:
     own_size, own_depth = json_measure({key: value for key, value in node.items() if key != "children"})
     types = {node["id"]: node["type"]}
     selects: dict[str, frozenset[str]] = {}
@@ -123,7 +123,7 @@ def _measure_children(facts: _Facts, layout: bool, children_size: int, children_
         facts.json_depth = max(facts.own_depth, 2, children_depth + 2 if count else 0)
 
 
-def _common_ends(old: list, new: list) -> tuple[int, int]:
+def _common_ends(old: list[Any], new: list[Any]) -> tuple[int, int]:
     """Lengths of the identical prefix and suffix of two children lists (C-speed scans)."""
     shorter = min(len(old), len(new))
     same = list(map(is_not, old[:shorter], new[:shorter]))
@@ -259,7 +259,7 @@ class DocumentCache:
             return None
         return self._merged(node, known, removed, added, own_expressions, (old["children"], prefix, suffix))
 
-    def _middle(self, check: Checker, node: Mapping, removed: list[_Facts], prefix: int, suffix: int,
+    def _middle(self, check: Checker, node: Mapping[str, Any], removed: list[_Facts], prefix: int, suffix: int,
                 path: str, depth: int, in_form: bool) -> list[_Facts] | None:
         counterparts = {facts.node["id"]: facts for facts in removed}
         added = []
@@ -276,8 +276,8 @@ class DocumentCache:
             added.append(facts)
         return added
 
-    def _merged(self, node: Mapping, known: _Facts, removed: list[_Facts], added: list[_Facts],
-                own_expressions: int, recipe: tuple) -> _Facts | None:
+    def _merged(self, node: Mapping[str, Any], known: _Facts, removed: list[_Facts], added: list[_Facts],
+                own_expressions: int, recipe: tuple[Any, ...]) -> _Facts | None:
         types = dict(known.types)
         for facts in removed:
             for key in facts.types:
@@ -311,7 +311,7 @@ class DocumentCache:
             return known
         return next(f for f in added if f.node is child)
 
-    def _merged_selects(self, node: Mapping, added: list[_Facts]) -> dict | None:
+    def _merged_selects(self, node: Mapping[str, Any], added: list[_Facts]) -> dict[str, Any] | None:
         selects: dict[str, frozenset[str]] = {}
         for child in node["children"]:
             for key, domain in self._child_facts(child, added).selects.items():

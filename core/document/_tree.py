@@ -65,7 +65,7 @@ class ComponentTree:
                 self._select(node["props"].get("bind"), results["options"], path)
         return component.layout
 
-    def _identity(self, node: Mapping, path: str, kind: Any) -> None:
+    def _identity(self, node: Mapping[str, Any], path: str, kind: Any) -> None:
         if not self.check.required(node, ("id", "type"), path):
             return
         node_id = node["id"]
@@ -75,7 +75,7 @@ class ComponentTree:
             else:
                 self.node_types[node_id] = kind if type(kind) is str else ""
 
-    def _children(self, node: Mapping, path: str, depth: int, in_form: bool) -> None:
+    def _children(self, node: Mapping[str, Any], path: str, depth: int, in_form: bool) -> None:
         if not self.check.required(node, ("children",), path):
             return
         children = node["children"]

@@ -54,9 +54,10 @@ class ParsedDocument(FrozenDict):
     """A validated, deep-immutable document; `.model` holds its parsed declarations."""
 
     __slots__ = ("model",)
+    model: DocumentModel
 
 
-def _header(check: Checker, value: Mapping) -> str | None:
+def _header(check: Checker, value: Mapping[str, Any]) -> str | None:
     """Check version, id, mode and title; return the version to validate against."""
     version = value.get("version")
     if version not in VERSIONS or type(version) is not str:
@@ -108,7 +109,7 @@ def parse_document(value: Any) -> ParsedDocument:
     return document
 
 
-def _model(check: Checker, tree: ComponentTree, document: Mapping, size: int) -> DocumentModel:
+def _model(check: Checker, tree: ComponentTree, document: Mapping[str, Any], size: int) -> DocumentModel:
     return DocumentModel(
         version=check.version, mode=check.mode, id=document["id"],
         fields=check.fields, derived=document["derived"], derived_types=check.derived_types,

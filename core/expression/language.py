@@ -136,7 +136,7 @@ def _check_reference(kind: str, key: Any, path: str, resolve: Resolver, issues: 
     return bits
 
 
-def _check_operation(expr: Mapping, path: str, resolve: Resolver, budget: ExpressionBudget,
+def _check_operation(expr: Mapping[str, Any], path: str, resolve: Resolver, budget: ExpressionBudget,
                      issues: list[Issue], depth: int) -> int:
     if len(expr) != 2 or "args" not in expr:
         issues.append(Issue(path, UNKNOWN_PROPERTY, "unknown_property") if len(expr) > 2
@@ -163,7 +163,7 @@ def _arity_text(name: str, op: Operator) -> str:
     return f"{name} takes {count} arguments"
 
 
-def _operation_type(name: str, op: Operator, types: list[int], args: list, path: str,
+def _operation_type(name: str, op: Operator, types: list[int], args: list[Any], path: str,
                     issues: list[Issue]) -> int:
     if 0 in types:
         return 0
@@ -273,12 +273,12 @@ def _kind(value: Any) -> str:
     return TYPE_NAMES.get(bits, "an invalid value")
 
 
-def _arity(args: list, low: int, high: int) -> None:
+def _arity(args: list[Any], low: int, high: int) -> None:
     if not low <= len(args) <= high:
         raise UIExpressionError("wrong number of arguments")
 
 
-def _numbers(args, state, derived, depth, low=2, high=MAX_ARGS) -> list:
+def _numbers(args, state, derived, depth, low=2, high=MAX_ARGS) -> list[Any]:
     _arity(args, low, high)
     return [_number(evaluate(arg, state, derived, depth)) for arg in args]
 
@@ -387,7 +387,7 @@ def _concat(args, state, derived, depth):
     return text
 
 
-_HANDLERS: dict[str, Callable] = {
+_HANDLERS: dict[str, Callable[..., Any]] = {
     "add": _add, "sub": _sub, "mul": _mul, "div": _div, "pow": _pow,
     "min": _min, "max": _max, "round": _round, "eq": _eq,
     "lt": _compare(lambda a, b: a < b), "lte": _compare(lambda a, b: a <= b),

@@ -14,7 +14,7 @@ def _immutable(self: object, *args: object, **kwargs: object) -> None:
     raise TypeError(f"{type(self).__name__} is immutable")
 
 
-class FrozenDict(dict):
+class FrozenDict(dict[str, Any]):
     """A dict that refuses mutation; hashable by identity is not needed, so it is unhashable."""
 
     __slots__ = ()
@@ -28,11 +28,11 @@ class FrozenDict(dict):
     def __copy__(self) -> FrozenDict:
         return self
 
-    def __deepcopy__(self, memo: dict) -> FrozenDict:
+    def __deepcopy__(self, memo: dict[str, Any]) -> FrozenDict:
         return self
 
 
-class FrozenList(list):
+class FrozenList(list[Any]):
     """A list that refuses mutation."""
 
     __slots__ = ()
@@ -45,7 +45,7 @@ class FrozenList(list):
     def __copy__(self) -> FrozenList:
         return self
 
-    def __deepcopy__(self, memo: dict) -> FrozenList:
+    def __deepcopy__(self, memo: dict[str, Any]) -> FrozenList:
         return self
 
 

@@ -45,8 +45,8 @@ MAX_JSON_VALUES = UI_LIMITS["maxJsonValues"]
 _SAFE_INTEGER = 2**53
 _OVERFLOW_INT = 2**1024 - 2**970  # from here on float(n) rounds to Infinity (ties to even)
 
-_Path = tuple | None  # a linked list (parent, key), built only for containers
-_Counter = list  # one mutable int: values seen so far
+_Path = tuple[Any, Any] | None  # a linked list (parent, key), built only for containers
+_Counter = list[int]  # one mutable int: values seen so far
 _PLAIN_KINDS = frozenset({str, bool, type(None)})
 _CONTAINER_KINDS = frozenset({dict, list, FrozenDict, FrozenList})
 
@@ -106,7 +106,7 @@ def _is_orjson_canonical(value: Any) -> bool:
     return True
 
 
-def _keys_are_plain(obj: dict) -> bool:
+def _keys_are_plain(obj: dict[str, Any]) -> bool:
     """String keys whose code-point order (orjson's) is their UTF-16 order."""
     try:
         joined = "".join(obj)  # one C-level pass: non-str keys raise TypeError
@@ -198,7 +198,7 @@ def _write(value: Any, path: _Path, key: str | int | None, depth: int, count: _C
     return out
 
 
-def _write_object(obj: dict, here: _Path, depth: int, count: _Counter, out: list[str]) -> None:
+def _write_object(obj: dict[str, Any], here: _Path, depth: int, count: _Counter, out: list[str]) -> None:
     if any(type(name) is not str for name in obj):
         raise _fail(here, "object keys must be strings")
     out.append("{")

@@ -31,7 +31,7 @@ MAX_JSON_DEPTH = UI_LIMITS["maxJsonDepth"]
 MAX_JSON_VALUES = UI_LIMITS["maxJsonValues"]
 MAX_MAGNITUDE = UI_LIMITS["maxNumberMagnitude"]
 
-_Path = tuple | None  # a linked list (parent, segment); built only for containers
+_Path = tuple[Any, Any] | None  # a linked list (parent, segment); built only for containers
 _CONTAINERS = frozenset({dict, list, FrozenDict, FrozenList})
 _FROZEN = (FrozenDict, FrozenList)  # the library's own immutable containers and their kin
 

@@ -38,7 +38,7 @@ def _definition(model: DocumentModel, state: Any, action_id: Any) -> Mapping[str
     return model.actions[action_id]
 
 
-def _resolve(value: Any, state: Mapping, model: DocumentModel) -> Any:
+def _resolve(value: Any, state: Mapping[str, Any], model: DocumentModel) -> Any:
     if isinstance(value, Mapping):  # a run-time failure is a UIExpressionError (seed 000 §8)
         return evaluate(value.get("expr"), state, lazy_derived(model, state))
     return value

@@ -33,14 +33,15 @@ def dispatch_local_action(document: Any, state: Any, action: Any) -> FrozenDict:
     return _set(parsed, model, state, action)
 
 
-def _set(document: ParsedDocument, model: DocumentModel, state: Mapping, action: Mapping) -> FrozenDict:
+def _set(document: ParsedDocument, model: DocumentModel, state: Mapping[str, Any], action: Mapping[str,
+                                                                                                   Any]) -> FrozenDict:
     value = action.get("value")
     if isinstance(value, Mapping):  # a run-time failure is a UIExpressionError (seed 000 §8)
         value = evaluate(value.get("expr"), state, lazy_derived(model, state))
     return update_state(document, state, action.get("key"), value)
 
 
-def _declared_actions(root: Mapping) -> Iterator[Mapping]:
+def _declared_actions(root: Mapping[str, Any]) -> Iterator[Mapping[str, Any]]:
     stack = [root]
     while stack:
         node = stack.pop()

@@ -82,7 +82,7 @@ _ENVELOPE = closed_object(
 )
 
 
-def _arithmetic(frame: dict) -> Issues:
+def _arithmetic(frame: dict[str, Any]) -> Issues:
     """`seq > revision`; `baseRevision` null only for a snapshot; revision steps by type."""
     seq, base, revision, kind = (frame.get(key) for key in ("seq", "baseRevision", "revision", "type"))
     if not (is_integral(seq) and is_integral(revision) and kind in FRAME_TYPES):

@@ -93,7 +93,7 @@ def json_equal(left: Any, right: Any) -> bool:
     return True
 
 
-def subtree(node: Mapping, pointer: str) -> Iterator[tuple[Mapping, str]]:
+def subtree(node: Mapping[str, Any], pointer: str) -> Iterator[tuple[Mapping[str, Any], str]]:
     """Every node of a subtree with its document path, in document order."""
     stack = [(node, pointer)]
     while stack:
@@ -150,7 +150,7 @@ def share_unchanged(before: FrozenDict, after: FrozenDict) -> FrozenDict:
 _FROZEN_HEADER = ("id", "version", "mode", "state", "derived", "actions")
 
 
-def _first_path(root: Mapping, pointer: str, wanted: Any) -> str:
+def _first_path(root: Mapping[str, Any], pointer: str, wanted: Any) -> str:
     """The document path of the first node (in document order) that `wanted` accepts."""
     return next(path for node, path in subtree(root, pointer) if wanted(node))
 

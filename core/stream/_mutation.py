@@ -71,7 +71,7 @@ def read_event(event: Any) -> str:
     return kind
 
 
-def build_index(root: Mapping) -> dict[str, tuple[str | None, int]]:
+def build_index(root: Mapping[str, Any]) -> dict[str, tuple[str | None, int]]:
     """The parent and position of every node (one walk, once per document lineage)."""
     index: dict[str, tuple[str | None, int]] = {root["id"]: (None, 0)}
     stack = [root]
@@ -87,11 +87,11 @@ def build_index(root: Mapping) -> dict[str, tuple[str | None, int]]:
 class Trail:
     """The nodes from the root down to one node, and each one's position in its parent."""
 
-    nodes: tuple[Mapping, ...]
+    nodes: tuple[Mapping[str, Any], ...]
     positions: tuple[int, ...]
 
     @property
-    def target(self) -> Mapping:
+    def target(self) -> Mapping[str, Any]:
         return self.nodes[-1]
 
     @property
@@ -104,7 +104,7 @@ class Trail:
         """JSON nesting level of the target object in the whole document (root = 2)."""
         return 2 * len(self.nodes)
 
-    def rebuild(self, replacement: dict) -> dict:
+    def rebuild(self, replacement: dict[str, Any]) -> dict[str, Any]:
         """A candidate root where the target is `replacement` (path nodes are copied)."""
         node = replacement
         for parent, position in zip(reversed(self.nodes[:-1]), reversed(self.positions), strict=False):
@@ -114,7 +114,7 @@ class Trail:
         return node
 
 
-def trail(root: Mapping, index: NodeIndex, node_id: str) -> Trail:
+def trail(root: Mapping[str, Any], index: NodeIndex, node_id: str) -> Trail:
     """The trail to an existing node, O(depth)."""
     chain: list[str] = []
     current: str | None = node_id
@@ -135,7 +135,7 @@ class Candidate:
     """A mutation resolved against a document: the candidate root and where it changed."""
 
     kind: str
-    root: dict
+    root: dict[str, Any]
     trail: Trail  # to the changed node (update, remove) or the parent (add)
     position: int = 0  # the child position of an add or a remove
 
@@ -157,7 +157,8 @@ def _depth_checked(value: Any, depth_offset: int, pointer: str) -> None:
         ) from None
 
 
-def plan(document: Mapping, index: NodeIndex, node_types: Mapping[str, str], event: Mapping) -> Candidate:
+def plan(document: Mapping[str, Any], index: NodeIndex, node_types: Mapping[str, str],
+         event: Mapping[str, Any]) -> Candidate:
     """Resolve an add / update / remove against the document; raise on event errors."""
     kind = event["type"]
     root = document["root"]
@@ -191,7 +192,7 @@ def plan(document: Mapping, index: NodeIndex, node_types: Mapping[str, str], eve
     return Candidate(kind, parent_trail.rebuild(parent), path, position)
 
 
-def next_index(index: NodeIndex, candidate: Candidate, new_root: Mapping) -> NodeIndex:
+def next_index(index: NodeIndex, candidate: Candidate, new_root: Mapping[str, Any]) -> NodeIndex:
     """The node index of the accepted candidate: O(siblings + changed subtree)."""
     if candidate.kind == "update":
         return index
@@ -231,7 +232,8 @@ def seen_types(candidate: Candidate, types: Mapping[str, str]) -> Mapping[str, s
     return {**types, **{each["id"]: each["type"] for each, _ in added}}
 
 
-def domain_change(candidate: Candidate, before: Mapping[str, frozenset], after: Mapping[str, frozenset]) -> Issue:
+def domain_change(candidate: Candidate, before: Mapping[str, frozenset[str]], after: Mapping[str,
+                                                                                             frozenset[str]]) -> Issue:
     """Locate the Select that changes the generation's frozen option sets."""
     if candidate.kind == "remove":
         for node, path in subtree(candidate.trail.target, candidate.trail.pointer):
@@ -255,7 +257,7 @@ def domain_change(candidate: Candidate, before: Mapping[str, frozenset], after: 
     return Issue("", "the Select option sets are frozen for this generation", "frozen_domain")
 
 
-def _select_field(node: Mapping) -> str | None:
+def _select_field(node: Mapping[str, Any]) -> str | None:
     if node.get("type") != "Select":
         return None
     props = node.get("props")

@@ -61,7 +61,7 @@ class _Lineage:
 
     __slots__ = ("cache", "index", "info", "types")
 
-    def __init__(self, cache: Any, info: Any, index: Mapping, types: Mapping[str, str]) -> None:
+    def __init__(self, cache: Any, info: Any, index: Mapping[str, Any], types: Mapping[str, str]) -> None:
         self.cache, self.info, self.index, self.types = cache, info, index, types
 
     @classmethod
