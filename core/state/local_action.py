@@ -33,8 +33,8 @@ def dispatch_local_action(document: Any, state: Any, action: Any) -> FrozenDict:
     return _set(parsed, model, state, action)
 
 
-def _set(document: ParsedDocument, model: DocumentModel, state: Mapping[str, Any], action: Mapping[str,
-                                                                                                   Any]) -> FrozenDict:
+def _set(document: ParsedDocument, model: DocumentModel, state: Mapping[str, Any],
+         action: Mapping[str, Any]) -> FrozenDict:
     value = action.get("value")
     if isinstance(value, Mapping):  # a run-time failure is a UIExpressionError (seed 000 §8)
         value = evaluate(value.get("expr"), state, lazy_derived(model, state))
