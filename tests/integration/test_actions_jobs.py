@@ -139,6 +139,10 @@ def test_a_started_job_of_a_cancelled_operation_is_refused_before_it_runs(rt: Ru
 
 def test_a_queued_operation_whose_job_is_missing_is_enqueued_by_the_reaper(rt: Runtime, rq_workers) -> None:
     op = reserve(rt, "noop")["operationId"]
+    deadline = time.monotonic() + 10
+    while not rt.redis.exists(f"rq:job:{op}"):  # the owner enqueues right after its commit
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
     rt.redis.delete(f"rq:job:{op}")
     rt.redis.delete("rq:queue:iui")  # as if the owner died between the commit and the enqueue
     rq_workers.start()
