@@ -27,7 +27,6 @@ from .store import Store
 from .tools import TOOLS, Decision, ToolHandler
 
 log = logging.getLogger(__name__)
-BLOCK_MS = 250
 TRIM_EVERY_S = 30.0
 BODY_MARGIN = 4_096  # envelope room above the document budget for one tool call body
 
@@ -55,18 +54,44 @@ class PartitionConsumer:
         self._answers = PartitionAnswers(redis=redis, settings=settings, keys=keys, scripts=scripts,
                                          metrics=metrics, partition=partition, epoch=epoch)
         self._stop = threading.Event()
+        self.busy = threading.Lock()  # held by the dispatcher while this consumer works
         self.fenced = False
         self._last_trim = time.monotonic()
-        self._cursor: str | None = None  # the last entry id seen by a fenced read (None: read at once)
+        self._cursor: str | None = None  # the last entry id seen by a fenced read
+        self._replay = True  # replay the pending list before anything newer
+        self._woken = False
+        self._retry_at = 0.0
+        self._next_reap = 0.0
+        self._backoff = Backoff(limit=settings.lease_renew_ms / 1000)  # a retry never outlasts a renewal
 
     def stop(self) -> None:
-        """Ask the loop to end after the entry in hand."""
+        """Stop taking entries (the dispatcher finishes the batch in hand first)."""
         self._stop.set()
 
     @property
     def stopping(self) -> bool:
         """True once `stop()` was called or the lease was lost."""
         return self._stop.is_set()
+
+    @property
+    def input_key(self) -> str:
+        """The partition's input stream."""
+        return self._input
+
+    @property
+    def cursor(self) -> str | None:
+        """The id after which a plain XREAD wakes this consumer (None: it must read at once)."""
+        return None if self._replay else self._cursor
+
+    def wake(self) -> None:
+        """An entry arrived after the cursor (or the blocking read failed): read at the next turn."""
+        self._woken = True
+
+    def ready(self, now: float) -> bool:
+        """True when the dispatcher should give this consumer a turn now."""
+        if self._stop.is_set() or now < self._retry_at:
+            return False
+        return self._replay or self._cursor is None or self._woken or now >= self._next_reap
 
     def ensure_group(self) -> None:
         """Create the partition's consumer group (and stream) if needed."""
@@ -76,33 +101,41 @@ class PartitionConsumer:
             if not is_busy_group(error):
                 raise
 
-    def run(self) -> None:
-        """Loop until stopped or fenced; transient Redis errors are retried with back-off."""
-        backoff = Backoff(limit=self._settings.lease_renew_ms / 1000)  # a retry never outlasts a renewal
-        replay = True
-        while not self._stop.is_set():
-            try:
-                if replay:
-                    self.ensure_group()
-                    self._replay_pending()
-                    self._cursor = None
-                    replay = False
-                self._read_new()
+    def step(self) -> bool:
+        """Replay pending entries if needed, then one batch of new ones; True if entries were read.
+
+        Transient Redis errors (and bugs) schedule a retry with back-off and a replay of the
+        pending list; a lost lease marks the consumer fenced and stops it.
+        """
+        self._woken = False
+        try:
+            if self._replay:
+                self.ensure_group()
+                self._replay_pending()
+                self._cursor = None
+                self._replay = False
+            read = self._read_new()
+            now = time.monotonic()
+            if now >= self._next_reap:
+                self._next_reap = now + self._settings.reaper_interval_ms / 1000
                 self._operations.maybe_reap(self._quiet)
-                self._maybe_trim()
-                backoff.reset()
-            except Fenced:
-                self._lost()
-                return
-            except TRANSIENT_ERRORS as error:
-                self._metrics.redis_errors.inc()
-                log.warning("partition %d: redis unavailable (%s); retrying", self.partition, error)
-                replay = True
-                self._stop.wait(backoff.next())
-            except Exception:  # noqa: BLE001 - e.g. NOGROUP after a Redis restart without persistence
-                log.exception("partition %d: unexpected error; replaying pending entries", self.partition)
-                replay = True
-                self._stop.wait(backoff.next())
+            self._maybe_trim()
+            self._backoff.reset()
+            return read
+        except Fenced:
+            self._lost()
+        except TRANSIENT_ERRORS as error:
+            self._metrics.redis_errors.inc()
+            log.warning("partition %d: redis unavailable (%s); retrying", self.partition, error)
+            self._retry_later()
+        except Exception:  # noqa: BLE001 - e.g. NOGROUP after a Redis restart without persistence
+            log.exception("partition %d: unexpected error; replaying pending entries", self.partition)
+            self._retry_later()
+        return False
+
+    def _retry_later(self) -> None:
+        self._replay = True
+        self._retry_at = time.monotonic() + self._backoff.next()
 
     def _lost(self) -> None:
         self.fenced = True
@@ -120,23 +153,23 @@ class PartitionConsumer:
                     return
                 self._handle(entry_id, fields, batch.deliveries.get(entry_id, 1))
 
-    def _read_new(self) -> None:
-        """Wait with a plain XREAD (it moves nothing), then take new entries with a fenced read.
+    def _read_new(self) -> bool:
+        """Take new entries with a fenced read (only the current owner can move them to pending).
 
         A blocking XREADGROUP would move entries into the pending list even when this process
         lost its lease while it was paused; the fenced read script refuses that, so only the
-        current owner ever delivers entries, and it finds them all in its own replay.
+        current owner ever delivers entries, and it finds them all in its own replay.  Waiting
+        is the dispatcher's plain XREAD, which moves nothing.
         """
-        if self._cursor is not None and not self._redis.xread({self._input: self._cursor}, count=1,
-                                                               block=BLOCK_MS):
-            return
         batch = self._scripts.read(self._lease, self._input, self.epoch, self._consumer,
                                    self._settings.batch_size, NEW)
         self._cursor = batch.cursor
         for entry_id, fields in batch.entries:
             self._handle(entry_id, fields, 1)
             if self._stop.is_set():
-                return
+                break
+        self._woken = len(batch.entries) >= self._settings.batch_size  # more may be waiting
+        return bool(batch.entries)
 
     def _handle(self, entry_id: str, raw_fields: Any, deliveries: int) -> None:
         fields = decode_fields(raw_fields or {})

@@ -1,10 +1,12 @@
-"""A worker pool process: heartbeats, fair share of partitions, leases, one consumer thread each.
+"""A worker pool process: heartbeats, fair share of partitions, leases, one dispatcher thread.
 
 Every process announces itself in the `{prefix}:workers` sorted set (score = heartbeat expiry
 on the Redis clock).  Each tick it renews its leases, computes its fair share
 ceil(P / live workers), acquires free partitions (its preferred ones first) while below the
-share and releases extras while above it.  A stopped process finishes the entry in hand and
-releases its leases at once; a killed one's leases expire after the lease TTL.
+share and releases extras while above it.  The held partitions are served by one
+`Dispatcher` thread; the tick runs in the pool's own thread so renewals never wait for work.
+A stopped process finishes the batch in hand and releases its leases at once; a killed one's
+leases expire after the lease TTL.
 """
 
 from __future__ import annotations
@@ -14,7 +16,6 @@ import math
 import threading
 import time
 import uuid
-from dataclasses import dataclass
 from typing import Any, Callable
 
 from config.settings import Settings
@@ -22,6 +23,7 @@ from config.settings import Settings
 from .keys import GROUP, PROTOCOL, Keys
 from .metrics import Metrics
 from .operations import ActionServices
+from .dispatcher import Dispatcher
 from .partition import PartitionConsumer
 from .redisio import TRANSIENT_ERRORS, Backoff
 from .scripts import Acquired, Scripts
@@ -47,12 +49,6 @@ def check_meta(redis: Any, keys: Keys, partitions: int) -> None:
         raise MetaMismatch(f"{keys.meta} has protocol={stored.get('protocol')}, this build speaks {PROTOCOL}")
 
 
-@dataclass
-class _Held:
-    consumer: PartitionConsumer
-    thread: threading.Thread
-
-
 class WorkerPool:
     """One pool process (or, in the demo, one thread group) sharing the partitions."""
 
@@ -69,7 +65,8 @@ class WorkerPool:
                                 session_ttl_ms=settings.session_ttl_s * 1000,
                                 max_plain_per_session=settings.max_plain_per_session)
         self._actions = actions or ActionServices.of(settings, redis)  # the catalog: validated at start
-        self._held: dict[int, _Held] = {}
+        self._held: dict[int, PartitionConsumer] = {}
+        self._dispatcher = Dispatcher(redis=redis)
         self._stop = threading.Event()
         self._tick_s = min(settings.heartbeat_ms, settings.lease_renew_ms) / 1000
         self._renewed_at = 0.0
@@ -94,6 +91,7 @@ class WorkerPool:
         """
         backoff = Backoff(limit=self._settings.lease_renew_ms / 1000)  # a retry never outlasts a renewal
         serving = False
+        self._dispatcher.start()
         try:
             while not self._stop.is_set():
                 try:
@@ -128,6 +126,7 @@ class WorkerPool:
         self._release_all(list(self._held))
         for thread in self._releasing:
             thread.join()
+        self._dispatcher.stop()
         try:
             self._redis.zrem(self._keys.workers, self.worker_id)
         except TRANSIENT_ERRORS:
@@ -159,8 +158,9 @@ class WorkerPool:
 
     def _reap(self) -> None:
         """Forget consumers that stopped because they were fenced."""
-        for partition, held in list(self._held.items()):
-            if held.consumer.fenced or not held.thread.is_alive():
+        for partition, consumer in list(self._held.items()):
+            if consumer.fenced:
+                self._dispatcher.detach([partition])
                 del self._held[partition]
                 self._metrics.leases_lost.inc()
                 self._forget_lag(partition)
@@ -172,11 +172,12 @@ class WorkerPool:
             return
         self._renewed_at = now
         held_now = list(self._held.items())
-        leases = [(self._keys.lease(partition), held.consumer.epoch) for partition, held in held_now]
-        for (partition, held), renewed in zip(held_now, self._scripts.renew(leases, self._settings.lease_ttl_ms)):
+        leases = [(self._keys.lease(partition), consumer.epoch) for partition, consumer in held_now]
+        for (partition, consumer), renewed in zip(held_now, self._scripts.renew(leases, self._settings.lease_ttl_ms)):
             if not renewed:
                 log.warning("pool %s: lease of partition %d lost", self.worker_id, partition)
-                held.consumer.stop()  # its commits are fenced already; no need to wait for it
+                consumer.stop()  # its commits are fenced already; no need to wait for it
+                self._dispatcher.detach([partition])
                 del self._held[partition]
                 self._metrics.leases_lost.inc()
                 self._forget_lag(partition)
@@ -203,10 +204,9 @@ class WorkerPool:
         consumer = PartitionConsumer(redis=self._redis, settings=self._settings, keys=self._keys,
                                      scripts=self._scripts, metrics=self._metrics, partition=partition, epoch=epoch,
                                      actions=self._actions)
-        thread = threading.Thread(target=consumer.run, name=f"iui-p{partition}", daemon=True)
-        self._held[partition] = _Held(consumer, thread)
+        self._held[partition] = consumer
         self._metrics.leases_acquired.inc()
-        thread.start()
+        self._dispatcher.attach(consumer)
 
     def _release_extras(self, share: int, live: list[str]) -> None:
         """Hand extras over in the background, so the tick keeps renewing the leases it keeps."""
@@ -220,25 +220,22 @@ class WorkerPool:
     def _release_all(self, partitions: list[int]) -> None:
         self._hand_over(self._detach(partitions))
 
-    def _detach(self, partitions: list[int]) -> list[tuple[int, _Held]]:
+    def _detach(self, partitions: list[int]) -> list[PartitionConsumer]:
         """Stop counting partitions as held (in the tick's thread, the only one that edits `_held`)."""
-        held = [(partition, self._held.pop(partition)) for partition in partitions if partition in self._held]
+        held = [self._held.pop(partition) for partition in partitions if partition in self._held]
         self._metrics.leases_held.set(len(self._held))
         return held
 
-    def _hand_over(self, held: list[tuple[int, _Held]]) -> None:
-        """Stop the consumers together, wait for their entries in hand, then release in one round trip."""
-        for _, one in held:
-            one.consumer.stop()
-        for _, one in held:
-            one.thread.join()
+    def _hand_over(self, held: list[PartitionConsumer]) -> None:
+        """Wait for the batches in hand, then release the leases in one round trip."""
+        self._dispatcher.detach([consumer.partition for consumer in held])
         try:
-            released = self._scripts.release_many([(self._keys.lease(p), one.consumer.epoch) for p, one in held])
+            released = self._scripts.release_many([(self._keys.lease(c.partition), c.epoch) for c in held])
             self._metrics.leases_released.inc(sum(released))
         except TRANSIENT_ERRORS:
             pass  # the leases expire by themselves
-        for partition, _ in held:
-            self._forget_lag(partition)
+        for consumer in held:
+            self._forget_lag(consumer.partition)
 
     # -- lag ------------------------------------------------------------------------------
 

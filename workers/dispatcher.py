@@ -1,0 +1,110 @@
+"""The one thread of a pool process that reads and processes every partition it holds.
+
+While every held partition is idle it sends one blocking `XREAD` over all their input
+streams, from the last id each one saw (a plain XREAD moves nothing into a pending list, so
+a paused-then-resumed process cannot steal entries; the fenced read script does the real
+delivery).  When entries arrive, each woken partition takes one batch in turn, so a busy
+partition cannot starve the others.  One thread instead of one per partition: the GIL lets
+only one run anyway, and 64 threads contending for it cost more than they overlap.
+
+The pool's tick thread attaches and detaches consumers; `detach` returns once the loop has
+finished the batch in hand of those partitions, so their leases can be released at once.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from typing import Any
+
+from .partition import PartitionConsumer
+
+log = logging.getLogger(__name__)
+BLOCK_MS = 250  # bounds how long a newly attached partition may wait for the loop
+
+
+class Dispatcher:
+    """Serves the attached partition consumers from one thread."""
+
+    def __init__(self, *, redis: Any, block_ms: int = BLOCK_MS) -> None:
+        self._redis = redis
+        self._block_ms = block_ms
+        self._consumers: dict[int, PartitionConsumer] = {}
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="iui-dispatcher", daemon=True)
+
+    def start(self) -> None:
+        """Start the loop thread."""
+        self._thread.start()
+
+    def stop(self) -> None:
+        """End the loop after the batch in hand (consumers still attached are left as they are)."""
+        self._stop.set()
+        if self._thread.is_alive():
+            self._thread.join()
+
+    def attach(self, consumer: PartitionConsumer) -> None:
+        """Serve a newly leased partition (its pending entries are replayed first)."""
+        with self._lock:
+            self._consumers[consumer.partition] = consumer
+
+    def detach(self, partitions: list[int]) -> list[PartitionConsumer]:
+        """Stop serving `partitions`; returns their consumers once no batch of theirs is in hand."""
+        with self._lock:
+            detached = [self._consumers.pop(p) for p in partitions if p in self._consumers]
+        for consumer in detached:
+            consumer.stop()
+            with consumer.busy:  # the loop holds it while the consumer works
+                pass
+        return detached
+
+    def _attached(self) -> list[PartitionConsumer]:
+        with self._lock:
+            return list(self._consumers.values())
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            try:
+                if not self._serve_ready():
+                    self._wait()
+            except Exception:  # noqa: BLE001 - the loop must outlive any one failure
+                log.exception("dispatcher: unexpected error; continuing")
+                self._stop.wait(0.1)
+
+    def _serve_ready(self) -> bool:
+        """One batch for each ready partition; True if any took entries (more may be waiting)."""
+        worked = False
+        now = time.monotonic()
+        for consumer in self._attached():
+            if self._stop.is_set():
+                break
+            if not consumer.ready(now):
+                continue
+            with consumer.busy:
+                if not consumer.stopping:
+                    worked = consumer.step() or worked
+        return worked
+
+    def _wait(self) -> None:
+        """Block until an entry arrives on any idle partition (or the block time passes)."""
+        idle = [c for c in self._attached() if c.cursor is not None and not c.stopping]
+        if not idle:
+            self._stop.wait(self._block_ms / 1000)
+            return
+        streams = {c.input_key: c.cursor for c in idle}
+        by_stream = {c.input_key: c for c in idle}
+        try:
+            reply = self._redis.xread(streams, count=1, block=self._block_ms)
+        except Exception as error:  # noqa: BLE001 - consumers see the outage on their own calls
+            log.warning("dispatcher: blocking read failed (%s)", error)
+            for consumer in idle:
+                consumer.wake()
+            self._stop.wait(self._block_ms / 1000)
+            return
+        pairs = reply.items() if isinstance(reply, dict) else (reply or ())  # RESP3 answers a map
+        for stream, _ in pairs:
+            key = stream.decode() if isinstance(stream, bytes) else str(stream)
+            if key in by_stream:
+                by_stream[key].wake()
