@@ -205,34 +205,39 @@ def latency(load: Load, rate: float, count: int) -> tuple[float, float]:
 
 FLOOR_WORKER = r"""
 import sys, redis
-from workers.keys import GROUP, Keys
-from workers.scripts import script_source
+from workers.entry import ok_reply_text
+from workers.keys import GROUP, Keys, generation_field, ui_field
+from workers.redisio import is_busy_group
+from workers.scripts import CommitPlan, Scripts
 url, partitions, frame_size = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 r, k = redis.Redis.from_url(url), Keys("floor")
-commit = r.register_script(script_source("commit"))
-streams = {k.input(p): ">" for p in range(partitions)}
+scripts = Scripts(redis=r, group=GROUP, reply_ttl_ms=300000, frame_log_max=1024)
+partition = {k.input(p): p for p in range(partitions)}
+streams = {stream: ">" for stream in partition}
 for s in streams:
     try: r.xgroup_create(s, GROUP, id="0", mkstream=True)
-    except redis.ResponseError: pass
-frame = "x" * frame_size
+    except redis.ResponseError as error:
+        if not is_busy_group(error): raise
+frame = '"' + "x" * max(frame_size - 2, 0) + '"'
 seqs = {}
 print("ready", flush=True)
 while True:
     for stream, entries in r.xreadgroup(GROUP, "floor", streams, count=32, block=1000) or []:
         stream = stream.decode()
-        tag = stream[: -len(":in")]
+        p = partition[stream]
         for entry_id, f in entries:
             session, request = f[b"session"].decode(), f[b"request"].decode()
             seq = seqs.get(session, 0)
             seqs[session] = seq + 1
-            g = f"{tag}:s:{session}:ui:u:g:1"
-            commit(keys=[f"{tag}:lease", stream, g, g + ":calls", f"{tag}:s:{session}:ui:u", f"{tag}:s:{session}",
-                         f"{tag}:s:{session}:log", f"{tag}:reply:{session}:{request}"],
-                   args=[1, GROUP, entry_id, seq, 1 if seq else 0, 1, "d" * 97, frame, 1024,
-                         '{"ok":true,"request":"' + request + '","result":{"frame":' + frame + '}}', 300000,
-                         f"{tag}:frames:{session}", "", "", 0, "seq", seq + 1, "revision", seq, "status", "streaming",
-                         "frames", seq + 1, "bytes", 1000 * seq, "source", "call-1", "uiId", "u", "generation", 1,
-                         "last_call", request, "last_digest", "d" * 97, "last_receipt", "r" * 160])
+            plan = CommitPlan(
+                session_keys=k.session_keys(p, session), reply_key=k.reply(p, session, request),
+                expected_seq=seq, expected_generation=1 if seq else 0, new_generation=1, digest="d" * 97,
+                frame=frame, reply=ok_reply_text(request, '{"frame":' + frame + '}'),
+                channel=k.channel(p, session), ui_field=ui_field("u"), field_prefix=generation_field("u", 1, ""),
+                fields=[("seq", seq + 1), ("revision", seq), ("status", "streaming"), ("frames", seq + 1),
+                        ("bytes", 1000 * seq), ("source", "call-1"), ("uiId", "u"), ("generation", 1),
+                        ("last_call", request), ("last_digest", "d" * 97), ("last_receipt", "r" * 160)])
+            scripts.commit(k.lease(p), stream, 1, entry_id.decode(), plan)
 """
 
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .errors import Fenced, StaleCache
-from .scripts import script_source
+from .scripts import Code, reply_code, script_source
 
 _NAMES = ("answer", "view_put", "view_delete")
 
@@ -97,10 +97,10 @@ class AnswerScripts:
                            p.expected_digest, p.expected_version, p.stored, p.phase, p.digest, p.event, p.channel,
                            lim.log_max, lim.log_max_bytes, lim.max_blocks, p.reply, lim.session_ttl_ms,
                            lim.reply_ttl_ms, p.call, p.call_digest, p.result]
-        code = int(self._scripts["answer"](keys=keys, args=args)[0])
-        if code == -1:
+        code = reply_code(self._scripts["answer"](keys=keys, args=args))
+        if code is Code.FENCED:
             raise Fenced(lease_key)
-        if code != 1:
+        if code is not Code.OK:
             raise StaleCache(f"answer.lua refused the commit ({code})")
 
     def view_put(self, lease_key: str, input_key: str, epoch: int, entry_id: str, plan: ViewPutPlan) -> int:
@@ -112,10 +112,10 @@ class AnswerScripts:
                            lim.max_session_bytes, lim.max_receipts, lim.max_receipt_bytes, p.reply,
                            lim.reply_ttl_ms, lim.session_ttl_ms]
         result = self._scripts["view_put"](keys=keys, args=args)
-        code = int(result[0])
-        if code == -1:
+        code = reply_code(result)
+        if code is Code.FENCED:
             raise Fenced(lease_key)
-        if code != 1:
+        if code is not Code.OK:
             raise StaleCache(f"view_put.lua refused the write ({code})")
         return int(result[1])
 
@@ -125,5 +125,5 @@ class AnswerScripts:
         keys = [lease_key, input_key, tombstone_key, reply_key, *deleted]
         args: list[Any] = [epoch, self._group, entry_id, now_ms, self._limits.session_ttl_ms, reply,
                            self._limits.reply_ttl_ms]
-        if int(self._scripts["view_delete"](keys=keys, args=args)) == -1:
+        if reply_code(self._scripts["view_delete"](keys=keys, args=args)) is Code.FENCED:
             raise Fenced(lease_key)

@@ -123,6 +123,11 @@ def ok_reply(request: str, result: Mapping[str, Any]) -> str:
     return dumps({"ok": True, "request": request, "result": result})
 
 
+def ok_reply_text(request: str, result: str) -> str:
+    """`ok_reply` for a result that is already a JSON text (a stored frame or answer, spliced as is)."""
+    return '{"ok":true,"request":' + dumps(request) + ',"result":' + result + "}"
+
+
 def error_reply(request: str, error: HostError) -> str:
     """The JSON text of a rejected request's reply (at most 10 issues)."""
     body: dict[str, Any] = {"code": error.code, "message": error.message}

@@ -30,11 +30,38 @@ def script_source(name: str) -> str:
     return folder.joinpath(f"{name}.lua").read_text("utf-8")
 
 
-class Acquired(enum.Enum):
-    """Outcome of a lease acquisition."""
+class Acquired(enum.StrEnum):
+    """Outcome of a lease acquisition (the code `lease_acquire.lua` returns)."""
 
-    ACQUIRED = 1
-    HELD = 0
+    ACQUIRED = "acquired"
+    HELD = "held"
+
+
+class Code(enum.StrEnum):
+    """The named codes the other scripts return (each script's header says which and when)."""
+
+    OK = "ok"
+    FENCED = "fenced"  # the lease is gone or has a later epoch: nothing written
+    RENEWED = "renewed"
+    RELEASED = "released"
+    STALE = "stale"  # a CAS failed: the caller's read is out of date
+    DELETED = "deleted"
+    EXISTS = "exists"
+    FULL = "full"
+    NOT_FINAL = "not_final"
+    DUPLICATE = "duplicate"
+    TOO_LARGE = "too_large"
+    OVER_BUDGET = "over_budget"
+    FORBIDDEN = "forbidden"
+    REF_FULL = "ref_full"
+    SESSION_FULL = "session_full"
+    SECRET = "secret"
+    BEFORE_CREATED = "before_created"
+
+
+def reply_code(reply: Any) -> Code:
+    """The named code of a script's reply: the reply itself, or the first element of a table."""
+    return Code(_text(reply[0] if isinstance(reply, list) else reply))
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,7 +148,7 @@ class Scripts:
         pipe = self._redis.pipeline(transaction=False)
         for lease_key, epoch_key in leases:
             self._scripts["lease_acquire"](keys=[lease_key, epoch_key], args=[owner, ttl_ms], client=pipe)
-        return [LeaseAttempt(Acquired.ACQUIRED, epoch=int(result[1])) if int(result[0]) == 1
+        return [LeaseAttempt(Acquired.ACQUIRED, epoch=int(result[1])) if _text(result[0]) == Acquired.ACQUIRED
                 else LeaseAttempt(Acquired.HELD, holder=_text(result[1])) for result in pipe.execute()]
 
     def renew(self, leases: Sequence[tuple[str, int]], ttl_ms: int) -> list[bool]:
@@ -129,7 +156,7 @@ class Scripts:
         pipe = self._redis.pipeline(transaction=False)
         for lease_key, epoch in leases:
             self._scripts["lease_renew"](keys=[lease_key], args=[epoch, ttl_ms], client=pipe)
-        return [int(result) == 1 for result in pipe.execute()]
+        return [reply_code(result) is Code.RENEWED for result in pipe.execute()]
 
     def release(self, lease_key: str, epoch: int) -> bool:
         """Give the lease back; False if it was no longer held with that epoch."""
@@ -142,14 +169,14 @@ class Scripts:
         pipe = self._redis.pipeline(transaction=False)
         for lease_key, epoch in leases:
             self._scripts["lease_release"](keys=[lease_key], args=[epoch], client=pipe)
-        return [int(result) == 1 for result in pipe.execute()]
+        return [reply_code(result) is Code.RELEASED for result in pipe.execute()]
 
     def read(self, lease_key: str, input_key: str, epoch: int, consumer: str, count: int,
              mode: str) -> ReadBatch:
         """XREADGROUP only while `epoch` owns the lease (`mode` NEW or PENDING); raises `Fenced`."""
         result = self._scripts["read"](keys=[lease_key, input_key],
                                        args=[epoch, self._group, consumer, count, mode])
-        if int(result[0]) == -1:
+        if reply_code(result) is Code.FENCED:
             raise Fenced(lease_key)
         entries = [(_text(entry_id), _pairs(fields or [])) for entry_id, fields in result[2]]
         flat = result[3]
@@ -168,10 +195,10 @@ class Scripts:
         for field, value in plan.fields:
             args += [field, value]
         result = self._scripts["commit"](keys=keys, args=args)
-        code = int(result[0])
-        if code == -1:
+        code = reply_code(result)
+        if code is Code.FENCED:
             raise Fenced(lease_key)
-        if code == -2:
+        if code is Code.STALE:
             raise StaleCache(f"stored seq {_text(result[1])}, generation {_text(result[2])}")
 
     def reply(self, lease_key: str, input_key: str, epoch: int, entry_id: str,
@@ -180,23 +207,23 @@ class Scripts:
         result = self._scripts["reply"](keys=[lease_key, input_key, reply_key, *session_keys],
                                         args=[epoch, self._group, entry_id, reply, self._reply_ttl_ms,
                                               self._session_ttl_ms])
-        if int(result) == -1:
+        if reply_code(result) is Code.FENCED:
             raise Fenced(lease_key)
 
     def plain(self, lease_key: str, input_key: str, epoch: int, entry_id: str,
               session_keys: tuple[str, str, str, str], fields: PlainFields, reply_key: str, reply: str) -> None:
         """Store a plain document under its call id, reply and ack; raises `Fenced` or `StaleCache`."""
         session, generations, frame_log, plain = session_keys
-        result = int(self._scripts["plain"](
+        code = reply_code(self._scripts["plain"](
             keys=[lease_key, input_key, plain, session, generations, frame_log, reply_key],
             args=[epoch, self._group, entry_id, fields.document_field, fields.document, fields.ui_field,
                   fields.ui_id, fields.digest_field, fields.digest, self._max_plain, reply,
                   self._reply_ttl_ms, self._session_ttl_ms]))
-        if result == -1:
+        if code is Code.FENCED:
             raise Fenced(lease_key)
-        if result == -2:
+        if code is Code.EXISTS:
             raise StaleCache("the call id already holds a plain document")
-        if result == -3:
+        if code is Code.FULL:
             raise StaleCache("the session's plain documents are at capacity")
 
     def dead(self, lease_key: str, input_key: str, dead_key: str, dead_bytes_key: str, epoch: int,
@@ -209,7 +236,7 @@ class Scripts:
                            policy.max_entries, policy.max_bytes, "1" if copy.truncated else "0"]
         for field, value in copy.fields:
             args += [field, value]
-        if int(self._scripts["dead"](keys=keys, args=args)) == -1:
+        if reply_code(self._scripts["dead"](keys=keys, args=args)) is Code.FENCED:
             raise Fenced(lease_key)
 
     def receipt(self, lease_key: str, input_key: str, epoch: int, change: ReceiptChange) -> None:
@@ -223,9 +250,9 @@ class Scripts:
                            c.request_field, c.request_value, c.ledger_field, c.max_per_ref, c.max_per_session,
                            c.prompt, c.ref_json, c.action_id, c.inbox_max]
         result = self._scripts["receipt"](keys=keys, args=args)
-        code = int(result[0])
-        if code == -1:
+        code = reply_code(result)
+        if code is Code.FENCED:
             raise Fenced(lease_key)
-        if code != 1:
+        if code is not Code.OK:
             detail = _text(result[1]) if len(result) > 1 else ""
             raise StaleCache(f"receipt change refused by receipt.lua ({code} {detail})".strip())

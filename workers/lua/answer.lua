@@ -32,63 +32,72 @@
 -- ARGV[17] blocks a session may hold
 -- ARGV[18] reply JSON, ARGV[19] session time-to-live in ms ("0": never), ARGV[20] reply ttl ms
 -- ARGV[21] call id, ARGV[22] call digest, ARGV[23] result JSON (the adjacent-resend ledger)
--- Returns  {1}      committed
---          {-1}     fenced (nothing written)
---          {-2}     the session was deleted (nothing written)
---          {-3}     the turn or the block is not what the caller read (nothing written)
---          {-4}     the session holds ARGV[17] blocks (nothing written)
-if redis.call('HGET', KEYS[1], 'epoch') ~= ARGV[1] then
-  return {-1}
+-- Returns  {'ok'}       committed
+--          {'fenced'}   the lease is gone or has a later epoch (nothing written)
+--          {'deleted'}  the session was deleted (nothing written)
+--          {'stale'}    the turn or the block is not what the caller read (nothing written)
+--          {'full'}     the session holds ARGV[17] blocks (nothing written)
+local lease, input, answers, log, tombstone, reply_list = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
+local FIRST_EXPIRY_KEY = 7  -- KEYS[7..]: the session's keys whose expiry slides
+local epoch, group, entry_id = ARGV[1], ARGV[2], ARGV[3]
+local op, m, block_id, expected_turn = ARGV[4], ARGV[5], ARGV[6], ARGV[7]
+local expected_digest, expected_version = ARGV[8], ARGV[9]
+local stored, phase, digest, event, channel = ARGV[10], ARGV[11], ARGV[12], ARGV[13], ARGV[14]
+local max_count, max_bytes, max_blocks = tonumber(ARGV[15]), tonumber(ARGV[16]), tonumber(ARGV[17])
+local reply, session_ttl_ms, reply_ttl_ms = ARGV[18], ARGV[19], ARGV[20]
+local call, call_digest, result = ARGV[21], ARGV[22], ARGV[23]
+
+if redis.call('HGET', lease, 'epoch') ~= epoch then
+  return {'fenced'}
 end
-if redis.call('EXISTS', KEYS[5]) == 1 then
-  return {-2}
+if redis.call('EXISTS', tombstone) == 1 then
+  return {'deleted'}
 end
-local m = ARGV[5]
-local turn = redis.call('HGET', KEYS[3], 'turn') or ''
-if turn ~= ARGV[7] then
-  return {-3}
+local turn = redis.call('HGET', answers, 'turn') or ''
+if turn ~= expected_turn then
+  return {'stale'}
 end
-local turn_blocks = redis.call('HGET', KEYS[3], 't:' .. m)
-if (m ~= turn and turn_blocks) or redis.call('HEXISTS', KEYS[3], 'f:' .. m) == 1 then
-  return {-3}
+local turn_blocks = redis.call('HGET', answers, 't:' .. m)
+if (m ~= turn and turn_blocks) or redis.call('HEXISTS', answers, 'f:' .. m) == 1 then
+  return {'stale'}
 end
-if ARGV[4] == 'block' then
-  local mb = m .. ':' .. ARGV[6]
-  local digest = redis.call('HGET', KEYS[3], 'd:' .. mb) or ''
-  local version = redis.call('HGET', KEYS[3], 'v:' .. mb) or '0'
-  if digest ~= ARGV[8] or version ~= ARGV[9] then
-    return {-3}
+if op == 'block' then
+  local mb = m .. ':' .. block_id
+  local stored_digest = redis.call('HGET', answers, 'd:' .. mb) or ''
+  local version = redis.call('HGET', answers, 'v:' .. mb) or '0'
+  if stored_digest ~= expected_digest or version ~= expected_version then
+    return {'stale'}
   end
-  if digest == '' then
-    if tonumber(redis.call('HGET', KEYS[3], 'blocks') or '0') >= tonumber(ARGV[17]) then
-      return {-4}
+  if stored_digest == '' then
+    if tonumber(redis.call('HGET', answers, 'blocks') or '0') >= max_blocks then
+      return {'full'}
     end
-    redis.call('HINCRBY', KEYS[3], 'blocks', 1)
-    redis.call('HSET', KEYS[3], 't:' .. m, (turn_blocks and turn_blocks ~= '') and (turn_blocks .. ' ' .. ARGV[6]) or ARGV[6])
+    redis.call('HINCRBY', answers, 'blocks', 1)
+    redis.call('HSET', answers, 't:' .. m,
+      (turn_blocks and turn_blocks ~= '') and (turn_blocks .. ' ' .. block_id) or block_id)
   end
-  redis.call('HSET', KEYS[3], 'b:' .. mb, ARGV[10], 'p:' .. mb, ARGV[11], 'd:' .. mb, ARGV[12])
-  redis.call('HINCRBY', KEYS[3], 'v:' .. mb, 1)
+  redis.call('HSET', answers, 'b:' .. mb, stored, 'p:' .. mb, phase, 'd:' .. mb, digest)
+  redis.call('HINCRBY', answers, 'v:' .. mb, 1)
 else
-  redis.call('HSET', KEYS[3], 'f:' .. m, ARGV[10])
+  redis.call('HSET', answers, 'f:' .. m, stored)
   if not turn_blocks then
-    redis.call('HSET', KEYS[3], 't:' .. m, '')
+    redis.call('HSET', answers, 't:' .. m, '')
   end
 end
-redis.call('HSET', KEYS[3], 'turn', m, 'last_call', ARGV[21], 'last_digest', ARGV[22], 'last_result', ARGV[23])
+redis.call('HSET', answers, 'turn', m, 'last_call', call, 'last_digest', call_digest, 'last_result', result)
 
 -- Answer log: append, then drop the oldest events until both caps hold; the newest stays.
-redis.call('XADD', KEYS[4], '*', 'event', ARGV[13])
-local count = redis.call('XLEN', KEYS[4])
-local bytes = redis.call('HINCRBY', KEYS[3], 'log_bytes', #ARGV[13])
-if count == 1 and bytes ~= #ARGV[13] then
-  bytes = #ARGV[13]
-  redis.call('HSET', KEYS[3], 'log_bytes', bytes)
+redis.call('XADD', log, '*', 'event', event)
+local count = redis.call('XLEN', log)
+local bytes = redis.call('HINCRBY', answers, 'log_bytes', #event)
+if count == 1 and bytes ~= #event then
+  bytes = #event
+  redis.call('HSET', answers, 'log_bytes', bytes)
 end
-local max_count, max_bytes = tonumber(ARGV[15]), tonumber(ARGV[16])
 if count > max_count or bytes > max_bytes then
   local start, keep = '-', nil
   while keep == nil do
-    local rows = redis.call('XRANGE', KEYS[4], start, '+', 'COUNT', 16)
+    local rows = redis.call('XRANGE', log, start, '+', 'COUNT', 16)
     if #rows == 0 then
       break
     end
@@ -103,20 +112,20 @@ if count > max_count or bytes > max_bytes then
     start = '(' .. rows[#rows][1]
   end
   if keep ~= nil then
-    redis.call('XTRIM', KEYS[4], 'MINID', keep)
+    redis.call('XTRIM', log, 'MINID', keep)
   end
-  redis.call('HSET', KEYS[3], 'log_bytes', math.max(bytes, 0))
+  redis.call('HSET', answers, 'log_bytes', math.max(bytes, 0))
 end
 
-redis.call('PUBLISH', ARGV[14], ARGV[13])
-redis.call('RPUSH', KEYS[6], ARGV[18])
-redis.call('PEXPIRE', KEYS[6], ARGV[20])
-for i = 7, #KEYS do
-  if ARGV[19] == '0' then
+redis.call('PUBLISH', channel, event)
+redis.call('RPUSH', reply_list, reply)
+redis.call('PEXPIRE', reply_list, reply_ttl_ms)
+for i = FIRST_EXPIRY_KEY, #KEYS do
+  if session_ttl_ms == '0' then
     redis.call('PERSIST', KEYS[i])
   else
-    redis.call('PEXPIRE', KEYS[i], ARGV[19])
+    redis.call('PEXPIRE', KEYS[i], session_ttl_ms)
   end
 end
-redis.call('XACK', KEYS[2], ARGV[2], ARGV[3])
-return {1}
+redis.call('XACK', input, group, entry_id)
+return {'ok'}

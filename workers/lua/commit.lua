@@ -31,49 +31,59 @@
 -- ARGV[18] session hash field holding the latest generation of the uiId
 -- ARGV[19] field name prefix of this generation in KEYS[3] ("<uiId>:<generation>:")
 -- ARGV[20..] field, value pairs written to KEYS[3] (names without the prefix)
--- Returns  {1}                      committed
---          {-1}                     fenced: the lease is gone or has a later epoch
---          {-2, seq, generation}    CAS failed: the stored cursor differs from the expected one
-if redis.call('HGET', KEYS[1], 'epoch') ~= ARGV[1] then
-  return {-1}
+-- Returns  {'ok'}                       committed
+--          {'fenced'}                   the lease is gone or has a later epoch (nothing written)
+--          {'stale', seq, generation}   CAS failed: the stored cursor differs from the expected one
+local lease, input, generations, session, frame_log, plain, reply_list =
+  KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7]
+local epoch, group, entry_id = ARGV[1], ARGV[2], ARGV[3]
+local expected_seq, expected_generation, new_generation = ARGV[4], ARGV[5], ARGV[6]
+local call_digest, frame = ARGV[7], ARGV[8]
+local max_count, max_bytes = tonumber(ARGV[9]), tonumber(ARGV[10])
+local reply, reply_ttl_ms, channel = ARGV[11], ARGV[12], ARGV[13]
+local session_field, session_value, generations_increment = ARGV[14], ARGV[15], ARGV[16]
+local session_ttl_ms, ui_field, prefix = ARGV[17], ARGV[18], ARGV[19]
+local FIRST_FIELD = 20  -- ARGV[20..]: field, value pairs of the generation
+
+if redis.call('HGET', lease, 'epoch') ~= epoch then
+  return {'fenced'}
 end
-local prefix = ARGV[19]
-local seq = redis.call('HGET', KEYS[3], prefix .. 'seq') or '0'
-local generation = redis.call('HGET', KEYS[4], ARGV[18]) or '0'
-if seq ~= ARGV[4] or generation ~= ARGV[5] then
-  return {-2, seq, generation}
+local seq = redis.call('HGET', generations, prefix .. 'seq') or '0'
+local generation = redis.call('HGET', session, ui_field) or '0'
+if seq ~= expected_seq or generation ~= expected_generation then
+  return {'stale', seq, generation}
 end
-if ARGV[6] ~= generation then
-  redis.call('HSET', KEYS[4], ARGV[18], ARGV[6])
+if new_generation ~= generation then
+  redis.call('HSET', session, ui_field, new_generation)
 end
-if ARGV[14] ~= '' then
-  redis.call('HSET', KEYS[4], ARGV[14], ARGV[15])
+if session_field ~= '' then
+  redis.call('HSET', session, session_field, session_value)
 end
-if ARGV[16] ~= '0' then
-  redis.call('HINCRBY', KEYS[4], 'generations', ARGV[16])
+if generations_increment ~= '0' then
+  redis.call('HINCRBY', session, 'generations', generations_increment)
 end
-local ledger = redis.call('HGET', KEYS[3], prefix .. 'calls')
-local fields = {prefix .. 'checkpoint', ARGV[8], prefix .. 'calls', ledger and (ledger .. ' ' .. ARGV[7]) or ARGV[7]}
-for i = 20, #ARGV, 2 do
+local ledger = redis.call('HGET', generations, prefix .. 'calls')
+local fields = {prefix .. 'checkpoint', frame, prefix .. 'calls',
+                ledger and (ledger .. ' ' .. call_digest) or call_digest}
+for i = FIRST_FIELD, #ARGV, 2 do
   fields[#fields + 1] = prefix .. ARGV[i]
   fields[#fields + 1] = ARGV[i + 1]
 end
-redis.call('HSET', KEYS[3], unpack(fields))
+redis.call('HSET', generations, unpack(fields))
 
 -- Frame log: append, then drop the oldest frames until both the count and the byte caps hold.
 -- The newest frame always stays (the byte cap is at least one maximal frame).
-redis.call('XADD', KEYS[5], '*', 'frame', ARGV[8])
-local count = redis.call('XLEN', KEYS[5])
-local bytes = redis.call('HINCRBY', KEYS[4], 'log_bytes', #ARGV[8])
-if count == 1 and bytes ~= #ARGV[8] then
-  bytes = #ARGV[8]
-  redis.call('HSET', KEYS[4], 'log_bytes', bytes)
+redis.call('XADD', frame_log, '*', 'frame', frame)
+local count = redis.call('XLEN', frame_log)
+local bytes = redis.call('HINCRBY', session, 'log_bytes', #frame)
+if count == 1 and bytes ~= #frame then
+  bytes = #frame
+  redis.call('HSET', session, 'log_bytes', bytes)
 end
-local max_count, max_bytes = tonumber(ARGV[9]), tonumber(ARGV[10])
 if count > max_count or bytes > max_bytes then
   local start, keep = '-', nil
   while keep == nil do
-    local rows = redis.call('XRANGE', KEYS[5], start, '+', 'COUNT', 16)
+    local rows = redis.call('XRANGE', frame_log, start, '+', 'COUNT', 16)
     if #rows == 0 then
       break
     end
@@ -88,20 +98,20 @@ if count > max_count or bytes > max_bytes then
     start = '(' .. rows[#rows][1]
   end
   if keep ~= nil then
-    redis.call('XTRIM', KEYS[5], 'MINID', keep)
+    redis.call('XTRIM', frame_log, 'MINID', keep)
   end
-  redis.call('HSET', KEYS[4], 'log_bytes', math.max(bytes, 0))
+  redis.call('HSET', session, 'log_bytes', math.max(bytes, 0))
 end
 
-redis.call('RPUSH', KEYS[7], ARGV[11])
-redis.call('PEXPIRE', KEYS[7], ARGV[12])
-for i = 3, 6 do
-  if ARGV[17] == '0' then
-    redis.call('PERSIST', KEYS[i])
+redis.call('RPUSH', reply_list, reply)
+redis.call('PEXPIRE', reply_list, reply_ttl_ms)
+for _, key in ipairs({generations, session, frame_log, plain}) do
+  if session_ttl_ms == '0' then
+    redis.call('PERSIST', key)
   else
-    redis.call('PEXPIRE', KEYS[i], ARGV[17])
+    redis.call('PEXPIRE', key, session_ttl_ms)
   end
 end
-redis.call('PUBLISH', ARGV[13], ARGV[8])
-redis.call('XACK', KEYS[2], ARGV[2], ARGV[3])
-return {1}
+redis.call('PUBLISH', channel, frame)
+redis.call('XACK', input, group, entry_id)
+return {'ok'}

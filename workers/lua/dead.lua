@@ -18,46 +18,51 @@
 -- ARGV[9]  "1" when the copy below is not the whole entry, else "0"
 -- ARGV[10..] field, value pairs of the original entry, already bounded by the caller
 --          (unpack below must stay far from Lua's stack limit)
--- Returns  1 dead-lettered and acked; -1 fenced (nothing written)
-if redis.call('HGET', KEYS[1], 'epoch') ~= ARGV[1] then
-  return -1
+-- Returns  'ok' dead-lettered and acked; 'fenced' the lease is gone or has a later epoch (nothing written)
+local lease, input, dead, dead_bytes, reply_list = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
+local epoch, group, entry_id, reason = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
+local reply, reply_ttl_ms = ARGV[5], ARGV[6]
+local max_entries, max_bytes, truncated = tonumber(ARGV[7]), tonumber(ARGV[8]), ARGV[9]
+local FIRST_FIELD = 10  -- ARGV[10..]: field, value pairs of the original entry
+
+if redis.call('HGET', lease, 'epoch') ~= epoch then
+  return 'fenced'
 end
-local fields = {'origin', ARGV[3], 'reason', ARGV[4]}
-if ARGV[9] == '1' then
+local fields = {'origin', entry_id, 'reason', reason}
+if truncated == '1' then
   fields[#fields + 1] = 'truncated'
   fields[#fields + 1] = '1'
 end
-for i = 10, #ARGV do
+for i = FIRST_FIELD, #ARGV do
   fields[#fields + 1] = ARGV[i]
 end
 local size = 0
 for _, text in ipairs(fields) do
   size = size + #text
 end
-redis.call('XADD', KEYS[3], '*', unpack(fields))
-local total = redis.call('INCRBY', KEYS[4], size)
-local length = redis.call('XLEN', KEYS[3])
-local max_entries, max_bytes = tonumber(ARGV[7]), tonumber(ARGV[8])
+redis.call('XADD', dead, '*', unpack(fields))
+local total = redis.call('INCRBY', dead_bytes, size)
+local length = redis.call('XLEN', dead)
 local steps = 32
 while length > 1 and steps > 0 and (length > max_entries or total > max_bytes) do
-  local head = redis.call('XRANGE', KEYS[3], '-', '+', 'COUNT', 1)[1]
+  local head = redis.call('XRANGE', dead, '-', '+', 'COUNT', 1)[1]
   local freed = 0
   for _, text in ipairs(head[2]) do
     freed = freed + #text
   end
-  redis.call('XDEL', KEYS[3], head[1])
-  total = redis.call('DECRBY', KEYS[4], freed)
+  redis.call('XDEL', dead, head[1])
+  total = redis.call('DECRBY', dead_bytes, freed)
   length = length - 1
   steps = steps - 1
 end
 if length == 1 or total < 0 then
   -- The counter drifts when an operator deletes dead letters by hand; resynchronise it when
   -- the stream holds only the entry just added (or the counter went negative).
-  redis.call('SET', KEYS[4], size)
+  redis.call('SET', dead_bytes, size)
 end
-if ARGV[5] ~= '' then
-  redis.call('RPUSH', KEYS[5], ARGV[5])
-  redis.call('PEXPIRE', KEYS[5], ARGV[6])
+if reply ~= '' then
+  redis.call('RPUSH', reply_list, reply)
+  redis.call('PEXPIRE', reply_list, reply_ttl_ms)
 end
-redis.call('XACK', KEYS[2], ARGV[2], ARGV[3])
-return 1
+redis.call('XACK', input, group, entry_id)
+return 'ok'

@@ -6,16 +6,19 @@
 --          it and a pre-restart zombie still fails the fence.
 -- ARGV[1]  owner id (the worker process id)
 -- ARGV[2]  lease time-to-live in milliseconds
--- Returns  {1, epoch}        acquired; epoch = INCR of the counter (strictly increasing)
---          {0, owner, pttl}  held by `owner` for `pttl` more milliseconds
-if redis.call('EXISTS', KEYS[1]) == 1 then
-  return {0, redis.call('HGET', KEYS[1], 'owner') or '', redis.call('PTTL', KEYS[1])}
+-- Returns  {'acquired', epoch}    epoch = INCR of the counter (strictly increasing)
+--          {'held', owner, pttl}  held by `owner` for `pttl` more milliseconds
+local lease, counter = KEYS[1], KEYS[2]
+local owner, ttl_ms = ARGV[1], ARGV[2]
+
+if redis.call('EXISTS', lease) == 1 then
+  return {'held', redis.call('HGET', lease, 'owner') or '', redis.call('PTTL', lease)}
 end
-if redis.call('EXISTS', KEYS[2]) == 0 then
+if redis.call('EXISTS', counter) == 0 then
   local now = redis.call('TIME')
-  redis.call('SET', KEYS[2], string.format('%d', tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)))
+  redis.call('SET', counter, string.format('%d', tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)))
 end
-local epoch = redis.call('INCR', KEYS[2])
-redis.call('HSET', KEYS[1], 'owner', ARGV[1], 'epoch', epoch)
-redis.call('PEXPIRE', KEYS[1], ARGV[2])
-return {1, epoch}
+local epoch = redis.call('INCR', counter)
+redis.call('HSET', lease, 'owner', owner, 'epoch', epoch)
+redis.call('PEXPIRE', lease, ttl_ms)
+return {'acquired', epoch}

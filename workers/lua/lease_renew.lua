@@ -2,9 +2,12 @@
 -- KEYS[1]  lease hash of the partition
 -- ARGV[1]  the caller's fencing epoch
 -- ARGV[2]  lease time-to-live in milliseconds
--- Returns  1 renewed; 0 the lease expired or belongs to a later epoch (the caller is fenced)
-if redis.call('HGET', KEYS[1], 'epoch') == ARGV[1] then
-  redis.call('PEXPIRE', KEYS[1], ARGV[2])
-  return 1
+-- Returns  'renewed'; 'fenced' the lease expired or belongs to a later epoch (nothing changed)
+local lease = KEYS[1]
+local epoch, ttl_ms = ARGV[1], ARGV[2]
+
+if redis.call('HGET', lease, 'epoch') == epoch then
+  redis.call('PEXPIRE', lease, ttl_ms)
+  return 'renewed'
 end
-return 0
+return 'fenced'

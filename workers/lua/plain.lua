@@ -17,28 +17,35 @@
 -- ARGV[11] reply JSON
 -- ARGV[12] reply time-to-live in milliseconds
 -- ARGV[13] session time-to-live in milliseconds, refreshed on KEYS[3..6] ("0": never expires)
--- Returns  1 stored, replied and acked
---          -1 fenced (nothing written)
---          -2 the call id already holds a document (nothing written: the caller's view is stale)
---          -3 the session holds ARGV[10] plain documents (nothing written)
-if redis.call('HGET', KEYS[1], 'epoch') ~= ARGV[1] then
-  return -1
+-- Returns  'ok'      stored, replied and acked
+--          'fenced'  the lease is gone or has a later epoch (nothing written)
+--          'exists'  the call id already holds a document (nothing written: the caller's view is stale)
+--          'full'    the session holds ARGV[10] plain documents (nothing written)
+local lease, input, plain, session, generations, frame_log, reply_list =
+  KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7]
+local epoch, group, entry_id = ARGV[1], ARGV[2], ARGV[3]
+local document_field, document, ui_field, ui_id = ARGV[4], ARGV[5], ARGV[6], ARGV[7]
+local digest_field, digest, capacity = ARGV[8], ARGV[9], tonumber(ARGV[10])
+local reply, reply_ttl_ms, session_ttl_ms = ARGV[11], ARGV[12], ARGV[13]
+
+if redis.call('HGET', lease, 'epoch') ~= epoch then
+  return 'fenced'
 end
-if redis.call('HEXISTS', KEYS[3], ARGV[8]) == 1 then
-  return -2
+if redis.call('HEXISTS', plain, digest_field) == 1 then
+  return 'exists'
 end
-if redis.call('HLEN', KEYS[3]) >= 3 * tonumber(ARGV[10]) then
-  return -3
+if redis.call('HLEN', plain) >= 3 * capacity then
+  return 'full'
 end
-redis.call('HSET', KEYS[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7], ARGV[8], ARGV[9])
-redis.call('RPUSH', KEYS[7], ARGV[11])
-redis.call('PEXPIRE', KEYS[7], ARGV[12])
-for i = 3, 6 do
-  if ARGV[13] == '0' then
-    redis.call('PERSIST', KEYS[i])
+redis.call('HSET', plain, document_field, document, ui_field, ui_id, digest_field, digest)
+redis.call('RPUSH', reply_list, reply)
+redis.call('PEXPIRE', reply_list, reply_ttl_ms)
+for _, key in ipairs({plain, session, generations, frame_log}) do
+  if session_ttl_ms == '0' then
+    redis.call('PERSIST', key)
   else
-    redis.call('PEXPIRE', KEYS[i], ARGV[13])
+    redis.call('PEXPIRE', key, session_ttl_ms)
   end
 end
-redis.call('XACK', KEYS[2], ARGV[2], ARGV[3])
-return 1
+redis.call('XACK', input, group, entry_id)
+return 'ok'

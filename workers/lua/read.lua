@@ -7,19 +7,22 @@
 -- ARGV[3]  consumer name (the partition's one consumer)
 -- ARGV[4]  COUNT of entries to read
 -- ARGV[5]  ">" for new entries, "0" for the consumer's pending entries (replay)
--- Returns  {-1}                              fenced: the lease is gone or has a later epoch
---          {1, cursor, entries, deliveries}  entries = {{id, {field, value, ...}}, ...} in id
---                                            order (fields false for an entry deleted while
---                                            pending); deliveries = {id, count, ...} for a
---                                            replay, {} for new entries; cursor = the id of
---                                            the last entry read, or, when none was new, of
---                                            the stream's last entry ("0-0" when empty), so a
---                                            plain XREAD from it wakes on the next new entry
-if redis.call('HGET', KEYS[1], 'epoch') ~= ARGV[1] then
-  return {-1}
+-- Returns  {'fenced'}                           the lease is gone or has a later epoch
+--          {'ok', cursor, entries, deliveries}  entries = {{id, {field, value, ...}}, ...} in id
+--                                               order (fields false for an entry deleted while
+--                                               pending); deliveries = {id, count, ...} for a
+--                                               replay, {} for new entries; cursor = the id of
+--                                               the last entry read, or, when none was new, of
+--                                               the stream's last entry ("0-0" when empty), so a
+--                                               plain XREAD from it wakes on the next new entry
+local lease, input = KEYS[1], KEYS[2]
+local epoch, group, consumer, count, mode = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5]
+
+if redis.call('HGET', lease, 'epoch') ~= epoch then
+  return {'fenced'}
 end
-local reply = redis.call('XREADGROUP', 'GROUP', ARGV[2], ARGV[3], 'COUNT', ARGV[4],
-                         'STREAMS', KEYS[2], ARGV[5])
+local reply = redis.call('XREADGROUP', 'GROUP', group, consumer, 'COUNT', count,
+                         'STREAMS', input, mode)
 local entries = {}
 if reply and type(reply[1]) == 'table' then
   entries = reply[1][2] or {}
@@ -27,9 +30,9 @@ elseif reply and reply[2] then
   entries = reply[2]  -- the embedded demo Redis (fakeredis) returns {key, entries} unnested
 end
 local deliveries = {}
-if ARGV[5] ~= '>' and #entries > 0 then
+if mode ~= '>' and #entries > 0 then
   local first, last = entries[1][1], entries[#entries][1]
-  for _, row in ipairs(redis.call('XPENDING', KEYS[2], ARGV[2], first, last, #entries, ARGV[3])) do
+  for _, row in ipairs(redis.call('XPENDING', input, group, first, last, #entries, consumer)) do
     deliveries[#deliveries + 1] = row[1]
     deliveries[#deliveries + 1] = row[4]
   end
@@ -38,9 +41,9 @@ local cursor = '0-0'
 if #entries > 0 then
   cursor = entries[#entries][1]
 else
-  local newest = redis.call('XREVRANGE', KEYS[2], '+', '-', 'COUNT', 1)
+  local newest = redis.call('XREVRANGE', input, '+', '-', 'COUNT', 1)
   if newest[1] then
     cursor = newest[1][1]
   end
 end
-return {1, cursor, entries, deliveries}
+return {'ok', cursor, entries, deliveries}

@@ -10,7 +10,7 @@
 --          led:<ref digest> (operation ids of one document ref, space separated), count
 -- KEYS[4]  receipt log stream of the session (field receipt), trimmed to ARGV[13] entries
 -- KEYS[5]  active operations of the partition: sorted set of "<session> <op>" (queued, running)
--- KEYS[6]  agent inbox stream of the session (written only when ARGV[24] is not "")
+-- KEYS[6]  agent inbox stream of the session (written only when ARGV[25] is not "")
 -- KEYS[7]  reply list of the request (written only when ARGV[10] is not "")
 -- KEYS[8..] other keys of the session whose expiry slides with ARGV[14] (a missing key stays missing)
 -- ARGV[1]  caller's fencing epoch
@@ -38,97 +38,113 @@
 -- ARGV[23] operations allowed per document ref, ARGV[24] operations allowed per session
 -- ARGV[25] agent prompt ("": no inbox entry), ARGV[26] documentRef JSON, ARGV[27] actionId,
 -- ARGV[28] maximum entries of the agent inbox
--- Returns  {1}              committed
---          {-1}             fenced: the lease is gone or has a later epoch (nothing written)
---          {-2, status}     CAS failed: the stored status is not ARGV[5] ("" = missing)
---          {-3, value}      the requestId is already indexed (value "<op> <digest>")
---          {-4}             the transition is not allowed by the status machine
---          {-5}             the ledger of the document ref is full
---          {-6}             the session holds ARGV[24] operations
---          {-7}             the secret does not match
---          {-8}             updatedAt would be earlier than createdAt
+-- Returns  {'ok'}                  committed
+-- nothing written by the other replies:
+--          {'fenced'}              the lease is gone or has a later epoch
+--          {'stale', status}       CAS failed: the stored status is not ARGV[5] ("" = missing)
+--          {'duplicate', value}    the requestId is already indexed (value "<op> <digest>")
+--          {'forbidden'}           the transition is not allowed by the status machine
+--          {'ref_full'}            the ledger of the document ref is full
+--          {'session_full'}        the session holds ARGV[24] operations
+--          {'secret'}              the secret does not match
+--          {'before_created'}      updatedAt would be earlier than createdAt
+local lease, input, operations, log, active, inbox, reply_list =
+  KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7]
+local FIRST_EXPIRY_KEY = 8  -- KEYS[8..]: other keys of the session whose expiry slides
+local epoch, group, entry_id, op = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
+local expected, status, receipt, created_at, updated_at = ARGV[5], ARGV[6], ARGV[7], ARGV[8], ARGV[9]
+local reply, reply_ttl_ms, channel, log_max, session_ttl_ms = ARGV[10], ARGV[11], ARGV[12], ARGV[13], ARGV[14]
+local expected_secret, secret, job, capability, member = ARGV[15], ARGV[16], ARGV[17], ARGV[18], ARGV[19]
+local request_field, request_value, ledger_field = ARGV[20], ARGV[21], ARGV[22]
+local max_per_ref, max_per_session = ARGV[23], ARGV[24]
+local prompt, ref_json, action_id, inbox_max = ARGV[25], ARGV[26], ARGV[27], ARGV[28]
+
 local allowed = {
   [''] = {queued = true, awaiting_confirmation = true, accepted = true},
   awaiting_confirmation = {queued = true, cancelled = true},
   queued = {running = true, cancelled = true, unknown = true, failed = true},
   running = {succeeded = true, failed = true, unknown = true},
 }
-if redis.call('HGET', KEYS[1], 'epoch') ~= ARGV[1] then
-  return {-1}
+if redis.call('HGET', lease, 'epoch') ~= epoch then
+  return {'fenced'}
 end
-local op = ARGV[4]
-local stored = redis.call('HGET', KEYS[3], 'st:' .. op) or ''
-if stored ~= ARGV[5] then
-  return {-2, stored}
+local stored = redis.call('HGET', operations, 'st:' .. op) or ''
+if stored ~= expected then
+  return {'stale', stored}
 end
 local next_states = allowed[stored]
-if next_states == nil or not next_states[ARGV[6]] then
-  return {-4}
+if next_states == nil or not next_states[status] then
+  return {'forbidden'}
 end
-if ARGV[15] ~= '' and redis.call('HGET', KEYS[3], 'sec:' .. op) ~= ARGV[15] then
-  return {-7}
+if expected_secret ~= '' and redis.call('HGET', operations, 'sec:' .. op) ~= expected_secret then
+  return {'secret'}
 end
-local created = ARGV[8]
+local created = created_at
 if stored == '' then
-  local indexed = redis.call('HGET', KEYS[3], ARGV[20])
+  local indexed = redis.call('HGET', operations, request_field)
   if indexed then
-    return {-3, indexed}
+    return {'duplicate', indexed}
   end
-  local ledger = redis.call('HGET', KEYS[3], ARGV[22])
+  local ledger = redis.call('HGET', operations, ledger_field)
   local used = 0
   if ledger then
     used = select(2, string.gsub(ledger, ' ', '')) + 1
   end
-  if used >= tonumber(ARGV[23]) then
-    return {-5}
+  if used >= tonumber(max_per_ref) then
+    return {'ref_full'}
   end
-  if tonumber(redis.call('HGET', KEYS[3], 'count') or '0') >= tonumber(ARGV[24]) then
-    return {-6}
+  if tonumber(redis.call('HGET', operations, 'count') or '0') >= tonumber(max_per_session) then
+    return {'session_full'}
   end
-  redis.call('HSET', KEYS[3], ARGV[20], ARGV[21], ARGV[22], ledger and (ledger .. ' ' .. op) or op,
+  redis.call('HSET', operations, request_field, request_value, ledger_field, ledger and (ledger .. ' ' .. op) or op,
     'c:' .. op, created)
-  redis.call('HINCRBY', KEYS[3], 'count', 1)
+  redis.call('HINCRBY', operations, 'count', 1)
 else
-  created = redis.call('HGET', KEYS[3], 'c:' .. op)
+  created = redis.call('HGET', operations, 'c:' .. op)
 end
-if tonumber(ARGV[9]) < tonumber(created) then
-  return {-8}
+if tonumber(updated_at) < tonumber(created) then
+  return {'before_created'}
 end
-redis.call('HSET', KEYS[3], 'st:' .. op, ARGV[6], 'r:' .. op, ARGV[7], 'u:' .. op, ARGV[9])
-if ARGV[16] ~= '' then
-  redis.call('HSET', KEYS[3], 'sec:' .. op, ARGV[16])
+redis.call('HSET', operations, 'st:' .. op, status, 'r:' .. op, receipt, 'u:' .. op, updated_at)
+if secret ~= '' then
+  redis.call('HSET', operations, 'sec:' .. op, secret)
 end
-if ARGV[17] ~= '' then
-  redis.call('HSET', KEYS[3], 'job:' .. op, ARGV[17])
+if job ~= '' then
+  redis.call('HSET', operations, 'job:' .. op, job)
 end
-if ARGV[18] ~= '' then
-  redis.call('HSET', KEYS[3], 'cap:' .. op, ARGV[18])
+if capability ~= '' then
+  redis.call('HSET', operations, 'cap:' .. op, capability)
 end
-if ARGV[6] == 'queued' or ARGV[6] == 'running' then
-  redis.call('ZADD', KEYS[5], ARGV[9], ARGV[19])
+if status == 'queued' or status == 'running' then
+  redis.call('ZADD', active, updated_at, member)
 else
-  redis.call('ZREM', KEYS[5], ARGV[19])
+  redis.call('ZREM', active, member)
 end
-redis.call('XADD', KEYS[4], 'MAXLEN', ARGV[13], '*', 'receipt', ARGV[7])
-if stored == '' and ARGV[25] ~= '' then
-  redis.call('XADD', KEYS[6], 'MAXLEN', ARGV[28], '*', 'operationId', op, 'actionId', ARGV[27],
-    'documentRef', ARGV[26], 'prompt', ARGV[25])
+redis.call('XADD', log, 'MAXLEN', log_max, '*', 'receipt', receipt)
+if stored == '' and prompt ~= '' then
+  redis.call('XADD', inbox, 'MAXLEN', inbox_max, '*', 'operationId', op, 'actionId', action_id,
+    'documentRef', ref_json, 'prompt', prompt)
 end
-redis.call('PUBLISH', ARGV[12], ARGV[7])
-if ARGV[10] ~= '' then
-  redis.call('RPUSH', KEYS[7], ARGV[10])
-  redis.call('PEXPIRE', KEYS[7], ARGV[11])
+redis.call('PUBLISH', channel, receipt)
+if reply ~= '' then
+  redis.call('RPUSH', reply_list, reply)
+  redis.call('PEXPIRE', reply_list, reply_ttl_ms)
 end
-for i = 3, #KEYS do
-  if i ~= 5 and i ~= 7 then
-    if ARGV[14] == '0' then
-      redis.call('PERSIST', KEYS[i])
-    else
-      redis.call('PEXPIRE', KEYS[i], ARGV[14])
-    end
+for _, key in ipairs({operations, log, inbox}) do
+  if session_ttl_ms == '0' then
+    redis.call('PERSIST', key)
+  else
+    redis.call('PEXPIRE', key, session_ttl_ms)
   end
 end
-if ARGV[3] ~= '' then
-  redis.call('XACK', KEYS[2], ARGV[2], ARGV[3])
+for i = FIRST_EXPIRY_KEY, #KEYS do
+  if session_ttl_ms == '0' then
+    redis.call('PERSIST', KEYS[i])
+  else
+    redis.call('PEXPIRE', KEYS[i], session_ttl_ms)
+  end
 end
-return {1}
+if entry_id ~= '' then
+  redis.call('XACK', input, group, entry_id)
+end
+return {'ok'}

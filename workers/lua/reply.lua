@@ -11,18 +11,23 @@
 -- ARGV[4]  reply JSON
 -- ARGV[5]  reply time-to-live in milliseconds
 -- ARGV[6]  session time-to-live in milliseconds for KEYS[4..] ("0": never expires)
--- Returns  1 replied and acked; -1 fenced (nothing written)
-if redis.call('HGET', KEYS[1], 'epoch') ~= ARGV[1] then
-  return -1
+-- Returns  'ok' replied and acked; 'fenced' the lease is gone or has a later epoch (nothing written)
+local lease, input, reply_list = KEYS[1], KEYS[2], KEYS[3]
+local FIRST_EXPIRY_KEY = 4  -- KEYS[4..]: the session's keys whose expiry slides
+local epoch, group, entry_id = ARGV[1], ARGV[2], ARGV[3]
+local reply, reply_ttl_ms, session_ttl_ms = ARGV[4], ARGV[5], ARGV[6]
+
+if redis.call('HGET', lease, 'epoch') ~= epoch then
+  return 'fenced'
 end
-redis.call('RPUSH', KEYS[3], ARGV[4])
-redis.call('PEXPIRE', KEYS[3], ARGV[5])
-for i = 4, #KEYS do
-  if ARGV[6] == '0' then
+redis.call('RPUSH', reply_list, reply)
+redis.call('PEXPIRE', reply_list, reply_ttl_ms)
+for i = FIRST_EXPIRY_KEY, #KEYS do
+  if session_ttl_ms == '0' then
     redis.call('PERSIST', KEYS[i])
   else
-    redis.call('PEXPIRE', KEYS[i], ARGV[6])
+    redis.call('PEXPIRE', KEYS[i], session_ttl_ms)
   end
 end
-redis.call('XACK', KEYS[2], ARGV[2], ARGV[3])
-return 1
+redis.call('XACK', input, group, entry_id)
+return 'ok'

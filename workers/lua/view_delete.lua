@@ -12,21 +12,27 @@
 -- ARGV[4]  tombstone value (deletion time, Unix ms)
 -- ARGV[5]  tombstone time-to-live in ms ("0": never expires)
 -- ARGV[6]  reply JSON, ARGV[7] reply time-to-live in ms
--- Returns  1 deleted (or already deleted), replied and acked; -1 fenced (nothing written)
-if redis.call('HGET', KEYS[1], 'epoch') ~= ARGV[1] then
-  return -1
+-- Returns  'ok' deleted (or already deleted), replied and acked
+--          'fenced' the lease is gone or has a later epoch (nothing written)
+local lease, input, tombstone, reply_list = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+local FIRST_DELETED_KEY = 5  -- KEYS[5..]: the keys deleted
+local epoch, group, entry_id = ARGV[1], ARGV[2], ARGV[3]
+local deleted_at, tombstone_ttl_ms, reply, reply_ttl_ms = ARGV[4], ARGV[5], ARGV[6], ARGV[7]
+
+if redis.call('HGET', lease, 'epoch') ~= epoch then
+  return 'fenced'
 end
-if redis.call('EXISTS', KEYS[3]) == 0 then
-  if ARGV[5] == '0' then
-    redis.call('SET', KEYS[3], ARGV[4])
+if redis.call('EXISTS', tombstone) == 0 then
+  if tombstone_ttl_ms == '0' then
+    redis.call('SET', tombstone, deleted_at)
   else
-    redis.call('SET', KEYS[3], ARGV[4], 'PX', ARGV[5])
+    redis.call('SET', tombstone, deleted_at, 'PX', tombstone_ttl_ms)
   end
 end
-for i = 5, #KEYS do
+for i = FIRST_DELETED_KEY, #KEYS do
   redis.call('DEL', KEYS[i])
 end
-redis.call('RPUSH', KEYS[4], ARGV[6])
-redis.call('PEXPIRE', KEYS[4], ARGV[7])
-redis.call('XACK', KEYS[2], ARGV[2], ARGV[3])
-return 1
+redis.call('RPUSH', reply_list, reply)
+redis.call('PEXPIRE', reply_list, reply_ttl_ms)
+redis.call('XACK', input, group, entry_id)
+return 'ok'

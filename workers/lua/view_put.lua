@@ -29,75 +29,83 @@
 -- ARGV[15] receipts kept per record, ARGV[16] receipt bytes kept per record
 -- ARGV[17] reply JSON, ARGV[18] reply time-to-live in ms
 -- ARGV[19] session time-to-live in ms ("0": never expires)
--- Returns  {1, revision}   written
---          {-1}            fenced (nothing written)
---          {-2}            the session was deleted
---          {-3}            the block is not a final block with digest ARGV[6]
---          {-4, revision}  the stored revision is not ARGV[7]
---          {-5}            the request id is already in the window
---          {-6}            the state exceeds ARGV[13] bytes
---          {-7, bytes}     the session would exceed ARGV[14] bytes
-if redis.call('HGET', KEYS[1], 'epoch') ~= ARGV[1] then
-  return {-1}
+-- Returns  {'ok', revision}           written
+-- nothing written by the other replies:
+--          {'fenced'}                 the lease is gone or has a later epoch
+--          {'deleted'}                the session was deleted
+--          {'not_final'}              the block is not a final block with digest ARGV[6]
+--          {'stale', revision}        the stored revision is not ARGV[7]
+--          {'duplicate'}              the request id is already in the window
+--          {'too_large'}              the state exceeds ARGV[13] bytes
+--          {'over_budget', bytes}     the session would exceed ARGV[14] bytes
+local lease, input, views, answers, tombstone, reply_list = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
+local FIRST_EXPIRY_KEY = 7  -- KEYS[7..]: the session's keys whose expiry slides
+local epoch, group, entry_id = ARGV[1], ARGV[2], ARGV[3]
+local id, block_field, digest, expected_revision = ARGV[4], ARGV[5], ARGV[6], ARGV[7]
+local state, size, basis, request_id, receipt = ARGV[8], tonumber(ARGV[9]), ARGV[10], ARGV[11], ARGV[12]
+local max_state_bytes, max_session_bytes = tonumber(ARGV[13]), tonumber(ARGV[14])
+local max_receipts, max_receipt_bytes = tonumber(ARGV[15]), tonumber(ARGV[16])
+local reply, reply_ttl_ms, session_ttl_ms = ARGV[17], ARGV[18], ARGV[19]
+
+if redis.call('HGET', lease, 'epoch') ~= epoch then
+  return {'fenced'}
 end
-if redis.call('EXISTS', KEYS[5]) == 1 then
-  return {-2}
+if redis.call('EXISTS', tombstone) == 1 then
+  return {'deleted'}
 end
-local mb = ARGV[5]
-if redis.call('HGET', KEYS[4], 'p:' .. mb) ~= 'final' or redis.call('HGET', KEYS[4], 'd:' .. mb) ~= ARGV[6] then
-  return {-3}
+if redis.call('HGET', answers, 'p:' .. block_field) ~= 'final'
+    or redis.call('HGET', answers, 'd:' .. block_field) ~= digest then
+  return {'not_final'}
 end
-local id = ARGV[4]
-local revision = redis.call('HGET', KEYS[3], 'rev:' .. id) or '0'
-if revision ~= ARGV[7] then
-  return {-4, revision}
+local revision = redis.call('HGET', views, 'rev:' .. id) or '0'
+if revision ~= expected_revision then
+  return {'stale', revision}
 end
-local receipt_field = 'rr:' .. id .. ':' .. ARGV[11]
-if redis.call('HEXISTS', KEYS[3], receipt_field) == 1 then
-  return {-5}
+local receipt_field = 'rr:' .. id .. ':' .. request_id
+if redis.call('HEXISTS', views, receipt_field) == 1 then
+  return {'duplicate'}
 end
-local size = tonumber(ARGV[9])
-if size > tonumber(ARGV[13]) then
-  return {-6}
+if size > max_state_bytes then
+  return {'too_large'}
 end
-local total = tonumber(redis.call('HGET', KEYS[3], 'bytes') or '0')
-local new_total = total - tonumber(redis.call('HGET', KEYS[3], 'sz:' .. id) or '0') + size
-if new_total > tonumber(ARGV[14]) then
-  return {-7, total}
+local total = tonumber(redis.call('HGET', views, 'bytes') or '0')
+local new_total = total - tonumber(redis.call('HGET', views, 'sz:' .. id) or '0') + size
+if new_total > max_session_bytes then
+  return {'over_budget', total}
 end
 local new_revision = tonumber(revision) + 1
-redis.call('HSET', KEYS[3], 'st:' .. id, ARGV[8], 'rev:' .. id, new_revision, 'dig:' .. id, ARGV[6],
-  'sz:' .. id, size, 'bs:' .. id, ARGV[10], 'bytes', new_total, receipt_field, ARGV[12])
+redis.call('HSET', views, 'st:' .. id, state, 'rev:' .. id, new_revision, 'dig:' .. id, digest,
+  'sz:' .. id, size, 'bs:' .. id, basis, 'bytes', new_total, receipt_field, receipt)
 
 -- The receipt window: append, then drop the oldest until both bounds hold (the newest stays).
-local window = redis.call('HGET', KEYS[3], 'rw:' .. id) or ''
+local window = redis.call('HGET', views, 'rw:' .. id) or ''
 local ids = {}
 for request in string.gmatch(window, '%S+') do
   ids[#ids + 1] = request
 end
-ids[#ids + 1] = ARGV[11]
-local receipt_bytes = tonumber(redis.call('HGET', KEYS[3], 'rb:' .. id) or '0') + #receipt_field + #ARGV[12]
+ids[#ids + 1] = request_id
+local receipt_bytes = tonumber(redis.call('HGET', views, 'rb:' .. id) or '0') + #receipt_field + #receipt
 local first = 1
-while #ids - first + 1 > 1 and (#ids - first + 1 > tonumber(ARGV[15]) or receipt_bytes > tonumber(ARGV[16])) do
+while #ids - first + 1 > 1 and (#ids - first + 1 > max_receipts or receipt_bytes > max_receipt_bytes) do
   local field = 'rr:' .. id .. ':' .. ids[first]
-  receipt_bytes = receipt_bytes - #field - redis.call('HSTRLEN', KEYS[3], field)
-  redis.call('HDEL', KEYS[3], field)
+  receipt_bytes = receipt_bytes - #field - redis.call('HSTRLEN', views, field)
+  redis.call('HDEL', views, field)
   first = first + 1
 end
 local kept = {}
 for i = first, #ids do
   kept[#kept + 1] = ids[i]
 end
-redis.call('HSET', KEYS[3], 'rw:' .. id, table.concat(kept, ' '), 'rb:' .. id, receipt_bytes)
+redis.call('HSET', views, 'rw:' .. id, table.concat(kept, ' '), 'rb:' .. id, receipt_bytes)
 
-redis.call('RPUSH', KEYS[6], ARGV[17])
-redis.call('PEXPIRE', KEYS[6], ARGV[18])
-for i = 7, #KEYS do
-  if ARGV[19] == '0' then
+redis.call('RPUSH', reply_list, reply)
+redis.call('PEXPIRE', reply_list, reply_ttl_ms)
+for i = FIRST_EXPIRY_KEY, #KEYS do
+  if session_ttl_ms == '0' then
     redis.call('PERSIST', KEYS[i])
   else
-    redis.call('PEXPIRE', KEYS[i], ARGV[19])
+    redis.call('PEXPIRE', KEYS[i], session_ttl_ms)
   end
 end
-redis.call('XACK', KEYS[2], ARGV[2], ARGV[3])
-return {1, new_revision}
+redis.call('XACK', input, group, entry_id)
+return {'ok', new_revision}
