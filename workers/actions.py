@@ -33,8 +33,8 @@ from core import (
     resolve_ui_action,
 )
 
-from .entry import InputEntry, dumps, loads
-from .errors import HostError
+from .entry import InputEntry, dumps, loads, ok_reply
+from .errors import ErrorCode, HostError
 from .keys import Keys
 from .receipts import (
     MAX_PER_REF,
@@ -61,11 +61,6 @@ _PLAIN_CACHE = 256
 def now_ms() -> int:
     """Unix milliseconds of the host clock (receipts never go back: see `Record.changed`)."""
     return int(time.time() * 1000)
-
-
-def ok(request: str, result: Mapping[str, Any]) -> str:
-    """The JSON text of an accepted request's reply."""
-    return dumps({"ok": True, "request": request, "result": result})
 
 
 @dataclass(frozen=True)
@@ -127,7 +122,7 @@ class ReceiptWriter:
 
 
 def _invalid(error: UISchemaError) -> HostError:
-    return HostError(f"request rejected: {error.message}", code="invalid_request", issues=error.issues)
+    return HostError(f"request rejected: {error.message}", code=ErrorCode.INVALID_REQUEST, issues=error.issues)
 
 
 class ActionHandler:
@@ -149,7 +144,8 @@ class ActionHandler:
         handler = {"reserve": self._reserve, "get": self._get, "cancel": self._cancel, "list": self._list,
                    "catalog": self._catalog, "confirm": self._confirm}.get(entry.name)
         if handler is None:
-            raise HostError("unknown action request; use one of " + ", ".join(ACTION_NAMES), code="unknown_request")
+            raise HostError("unknown action request; use one of " + ", ".join(ACTION_NAMES),
+                            code=ErrorCode.UNKNOWN_REQUEST)
         decision: ActionDecision = handler(entry_id, entry, body, reply_key)
         return decision
 
@@ -162,12 +158,12 @@ class ActionHandler:
             raise _invalid(error) from None
         record = read_record(self._redis, self._writer.operations_key(session), str(query["operationId"]))
         if record is None:
-            raise HostError("no operation with that operationId in this session", code="unknown_operation")
+            raise HostError("no operation with that operationId in this session", code=ErrorCode.UNKNOWN_OPERATION)
         return record
 
     def _get(self, entry_id: str, entry: InputEntry, body: Any, reply_key: str) -> ActionDecision:
         record = self._record(entry.session, body)
-        return ActionDecision(ok(entry.request, {"receipt": record.receipt}))
+        return ActionDecision(ok_reply(entry.request, {"receipt": record.receipt}))
 
     def _list(self, entry_id: str, entry: InputEntry, body: Any, reply_key: str) -> ActionDecision:
         try:
@@ -175,12 +171,12 @@ class ActionHandler:
         except UISchemaError as error:
             raise _invalid(error) from None
         receipts = read_ledger(self._redis, self._writer.operations_key(entry.session), ref_digest(ref))
-        return ActionDecision(ok(entry.request, {"receipts": receipts}))
+        return ActionDecision(ok_reply(entry.request, {"receipts": receipts}))
 
     def _catalog(self, entry_id: str, entry: InputEntry, body: Any, reply_key: str) -> ActionDecision:
         if body != {}:
-            raise HostError("a catalog request takes an empty object", code="invalid_request")
-        return ActionDecision(ok(entry.request, {"capabilities": self._capabilities.descriptors()}))
+            raise HostError("a catalog request takes an empty object", code=ErrorCode.INVALID_REQUEST)
+        return ActionDecision(ok_reply(entry.request, {"capabilities": self._capabilities.descriptors()}))
 
     # -- cancel / confirm -----------------------------------------------------------------
 
@@ -188,11 +184,11 @@ class ActionHandler:
         record = self._record(entry.session, body)
         if record.status == "running":
             raise HostError("the operation is running and cannot be cancelled; its outcome will be reported "
-                            "(a cancel never undoes a side effect)", code="not_cancellable")
+                            "(a cancel never undoes a side effect)", code=ErrorCode.NOT_CANCELLABLE)
         if record.status not in ("queued", "awaiting_confirmation"):
-            raise HostError(f"the operation is already {record.status}", code="not_cancellable")
+            raise HostError(f"the operation is already {record.status}", code=ErrorCode.NOT_CANCELLABLE)
         receipt = record.changed("cancelled", now_ms(), message="cancelled before it started")
-        reply = ok(entry.request, {"receipt": receipt})
+        reply = ok_reply(entry.request, {"receipt": receipt})
         change = self._writer.change(entry.session, record, receipt, entry_id=entry_id, reply=reply,
                                      reply_key=reply_key)
         return ActionDecision(reply, change, cancel_job=record.operation_id if record.status == "queued" else "",
@@ -200,18 +196,18 @@ class ActionHandler:
 
     def _confirm(self, entry_id: str, entry: InputEntry, body: Any, reply_key: str) -> ActionDecision:
         if not isinstance(body, dict) or set(body) != {"operationId", "decision"}:
-            raise HostError("a confirm request is {operationId, decision}", code="invalid_request")
+            raise HostError("a confirm request is {operationId, decision}", code=ErrorCode.INVALID_REQUEST)
         if body["decision"] not in ("approve", "deny"):
-            raise HostError("decision must be \"approve\" or \"deny\"", code="invalid_request")
+            raise HostError("decision must be \"approve\" or \"deny\"", code=ErrorCode.INVALID_REQUEST)
         record = self._record(entry.session, {"operationId": body["operationId"]})
         if record.status != "awaiting_confirmation":
             raise HostError(f"the operation is {record.status}, not awaiting_confirmation",
-                            code="not_awaiting_confirmation")
+                            code=ErrorCode.NOT_AWAITING_CONFIRMATION)
         now = now_ms()
         approve = body["decision"] == "approve"
         receipt = record.changed("queued" if approve else "cancelled", now,
                                  message=None if approve else "denied by the user")
-        reply = ok(entry.request, {"receipt": receipt})
+        reply = ok_reply(entry.request, {"receipt": receipt})
         secret = new_secret() if approve else ""
         change = self._writer.change(entry.session, record, receipt, entry_id=entry_id, reply=reply,
                                      reply_key=reply_key, secret=secret)
@@ -237,7 +233,7 @@ class ActionHandler:
             assert_valid_state(document, request["values"])
         except UIStateError as error:
             raise HostError(f"values are not a valid state of the document: {error.message}",
-                            code="invalid_values") from None
+                            code=ErrorCode.INVALID_VALUES) from None
         resolved = self._resolve(document, request["values"], action_id)
         ledger = ledger_field(ref_digest(ref))
         self._check_capacity(operations, ledger)
@@ -270,48 +266,49 @@ class ActionHandler:
         try:
             parse_ui_action_receipt(dict(receipt))
         except UISchemaError as error:  # a host bug: never store a receipt the client would refuse
-            raise HostError(f"the receipt would be invalid: {error.message}", code="invalid_receipt") from None
-        return ok(entry.request, {"receipt": receipt})
+            raise HostError(f"the receipt would be invalid: {error.message}", code=ErrorCode.INVALID_RECEIPT) from None
+        return ok_reply(entry.request, {"receipt": receipt})
 
     def _replayed(self, entry: InputEntry, indexed: tuple[str, str], digest: str) -> ActionDecision:
         op, stored_digest = indexed
         if stored_digest != digest:
             raise HostError("the requestId was already used with other content; use a new requestId for a new "
-                            "operation", code="request_id_reused")
+                            "operation", code=ErrorCode.REQUEST_ID_REUSED)
         record = read_record(self._redis, self._writer.operations_key(entry.session), op)
         if record is None:  # the session expired in between: the index went with it
-            raise HostError("the operation of that requestId is gone", code="unknown_operation")
-        return ActionDecision(ok(entry.request, {"receipt": record.receipt}))
+            raise HostError("the operation of that requestId is gone", code=ErrorCode.UNKNOWN_OPERATION)
+        return ActionDecision(ok_reply(entry.request, {"receipt": record.receipt}))
 
     def _check_capacity(self, operations: str, ledger: str) -> None:
         values = self._redis.hmget(operations, [ledger, "count"])
         used = len(values[0].split()) if values[0] else 0
         if used >= MAX_PER_REF:
             raise HostError(f"the document already has {MAX_PER_REF} operations; no new one is reserved",
-                            code="ledger_full")
+                            code=ErrorCode.LEDGER_FULL)
         if int(values[1] or 0) >= self._settings.max_operations_per_session:
             raise HostError(f"the session already holds {self._settings.max_operations_per_session} operations; "
-                            "no new one is reserved", code="operation_capacity")
+                            "no new one is reserved", code=ErrorCode.OPERATION_CAPACITY)
 
     def _resolve(self, document: Any, values: Any, action_id: str) -> Any:
         try:
             return resolve_ui_action(document, values, action_id)
         except UIActionError as error:
             if error.code == "unknown_action":
-                raise HostError("the document declares no action with that actionId", code="unknown_action") from None
-            raise HostError(f"the action cannot be resolved: {error.message}", code="invalid_action") from None
+                raise HostError("the document declares no action with that actionId",
+                                code=ErrorCode.UNKNOWN_ACTION) from None
+            raise HostError(f"the action cannot be resolved: {error.message}", code=ErrorCode.INVALID_ACTION) from None
         except UIError as error:
-            raise HostError(f"the action cannot be resolved: {error.message}", code="invalid_action") from None
+            raise HostError(f"the action cannot be resolved: {error.message}", code=ErrorCode.INVALID_ACTION) from None
 
     def _capability(self, resolved: Any) -> tuple[Capability, dict[str, Any]]:
         capability = self._capabilities.get(str(resolved["capabilityId"]))
         if capability is None:
-            raise HostError("the action names a capability this host does not offer", code="unknown_capability")
+            raise HostError("the action names a capability this host does not offer", code=ErrorCode.UNKNOWN_CAPABILITY)
         try:
             capability.validate_arguments(resolved["arguments"])
         except ArgumentsError as error:
             raise HostError(f"the arguments do not match the capability's parameters: {error}",
-                            code="argument_mismatch") from None
+                            code=ErrorCode.ARGUMENT_MISMATCH) from None
         return capability, dict(resolved["arguments"])
 
     # -- documents ------------------------------------------------------------------------
@@ -322,25 +319,28 @@ class ActionHandler:
         if generation == 0:
             return self._plain_document(session, source, ui_id)
         if self._store.ui_of_source(session, source) != ui_id:
-            raise HostError("no document with that sourceCallId and uiId in this session", code="unknown_document")
+            raise HostError("no document with that sourceCallId and uiId in this session",
+                            code=ErrorCode.UNKNOWN_DOCUMENT)
         current = self._store.current(session, ui_id)
         if current is None:
-            raise HostError("no document with that sourceCallId and uiId in this session", code="unknown_document")
+            raise HostError("no document with that sourceCallId and uiId in this session",
+                            code=ErrorCode.UNKNOWN_DOCUMENT)
         if current.source != source or current.generation != generation:
             raise HostError(f"the document is not the latest generation (generation {current.generation})",
-                            code="stale_document")
+                            code=ErrorCode.STALE_DOCUMENT)
         if current.status != "complete":
             raise HostError(f"the stream is {current.status}; only a complete stream accepts actions",
-                            code="document_not_complete")
+                            code=ErrorCode.DOCUMENT_NOT_COMPLETE)
         if current.revision != int(ref["revision"]):
-            raise HostError(f"the document's final revision is {current.revision}", code="stale_document")
+            raise HostError(f"the document's final revision is {current.revision}", code=ErrorCode.STALE_DOCUMENT)
         return current.stream_state().document
 
     def _plain_document(self, session: str, source: str, ui_id: str) -> Any:
         """The plain document that native call stored (parsed once per content digest)."""
         stored = self._store.plain_entry(session, source)
         if stored is None or stored[1] != ui_id:
-            raise HostError("no document with that sourceCallId and uiId in this session", code="unknown_document")
+            raise HostError("no document with that sourceCallId and uiId in this session",
+                            code=ErrorCode.UNKNOWN_DOCUMENT)
         digest, _, text = stored
         if digest in self._plain:
             self._plain.move_to_end(digest)

@@ -27,8 +27,8 @@ from core import (
 
 from .answer_scripts import AnswerPlan
 from .answer_state import schema_digest
-from .entry import InputEntry, dumps, is_session_id, loads
-from .errors import HostError
+from .entry import InputEntry, dumps, is_session_id, loads, ok_reply_text
+from .errors import ErrorCode, HostError
 from .keys import Keys
 
 PRESENT, FINAL = "present_answer", "final_answer"
@@ -73,7 +73,7 @@ def _text(value: Any) -> str:
 
 
 def _invalid(message: str) -> HostError:
-    return HostError(message, code="invalid_arguments")
+    return HostError(message, code=ErrorCode.INVALID_ARGUMENTS)
 
 
 def _check_arguments(tool: str, args: Mapping[str, Any]) -> str:
@@ -122,14 +122,15 @@ class AnswerHandler:
         block_id = _block_id(args) if entry.name == PRESENT else ""
         turn = self._read(entry.session, message_id, block_id)
         if turn.deleted:
-            raise HostError("the session was deleted", code="session_deleted")
+            raise HostError("the session was deleted", code=ErrorCode.SESSION_DELETED)
         if turn.last_call == entry.call and turn.last_digest == call_digest:
-            return AnswerDecision(_ok(entry.request, turn.last_result))
+            return AnswerDecision(ok_reply_text(entry.request, turn.last_result))
         if turn.closed:
-            raise HostError("the turn is closed by final_answer; its blocks can no longer change", code="turn_closed")
+            raise HostError("the turn is closed by final_answer; its blocks can no longer change",
+                            code=ErrorCode.TURN_CLOSED)
         if turn.known and message_id != turn.turn:
             raise HostError("the message id names an earlier turn; its blocks can no longer change",
-                            code="turn_closed")
+                            code=ErrorCode.TURN_CLOSED)
         if entry.name == PRESENT:
             return self._present(entry, args, message_id, turn, call_digest)
         return self._final(entry, args, message_id, turn, call_digest)
@@ -152,21 +153,22 @@ class AnswerHandler:
         try:
             block = parse_answer_block(args["block"])
         except UISchemaError as error:
-            raise HostError(f"block rejected: {error.message}", code="invalid_block", issues=error.issues) from None
+            raise HostError(f"block rejected: {error.message}",
+                            code=ErrorCode.INVALID_BLOCK, issues=error.issues) from None
         phase = str(block.get("phase", "process"))
         if turn.phase and turn.phase != phase:
             raise HostError(f"the block was published with phase {turn.phase} in this turn; the phase cannot "
-                            "change (publish a final block under another block_id)", code="phase_changed")
+                            "change (publish a final block under another block_id)", code=ErrorCode.PHASE_CHANGED)
         capacity = self._settings.max_answer_blocks_per_session
         if not turn.digest and turn.blocks >= capacity:
             raise HostError(f"the session already holds {capacity} answer blocks; no new block can be published",
-                            code="answer_capacity")
+                            code=ErrorCode.ANSWER_CAPACITY)
         block_id, stored, digest, version = str(block["block_id"]), dumps(block), schema_digest(block), turn.version + 1
         event = ('{"type":"block","message_id":' + dumps(message_id) + ',"version":' + str(version)
                  + ',"block":' + stored + "}")
         result = dumps({"message_id": message_id, "block_id": block_id, "phase": phase, "version": version,
                         "schema_digest": digest, "receipt": present_receipt(message_id, block_id, phase, version)})
-        return AnswerDecision(_ok(entry.request, result), self._plan(
+        return AnswerDecision(ok_reply_text(entry.request, result), self._plan(
             entry, "block", message_id, turn, stored=stored, event=event, result=result, call_digest=call_digest,
             block_id=block_id, phase=phase, digest=digest))
 
@@ -176,14 +178,14 @@ class AnswerHandler:
         try:
             checked = parse_final_answer(final, self._published(entry.session, message_id, args["ui_block_ids"]))
         except UISchemaError as error:
-            raise HostError(f"final answer rejected: {error.message}", code="invalid_final_answer",
+            raise HostError(f"final answer rejected: {error.message}", code=ErrorCode.INVALID_FINAL_ANSWER,
                             issues=error.issues) from None
         ids = [str(i) for i in checked["ui_block_ids"]]
         stored = dumps(checked)
         event = dumps({"type": "final_answer", "message_id": message_id, "answer": checked["answer"],
                        "ui_block_ids": ids})
         result = dumps({"message_id": message_id, "ui_block_ids": ids, "receipt": final_receipt(message_id, ids)})
-        return AnswerDecision(_ok(entry.request, result), self._plan(
+        return AnswerDecision(ok_reply_text(entry.request, result), self._plan(
             entry, "final", message_id, turn, stored=stored, event=event, result=result, call_digest=call_digest))
 
     def _published(self, session: str, message_id: str, ids: Any) -> dict[str, Any]:
@@ -206,7 +208,7 @@ class AnswerHandler:
             expiry_keys=k.answer_keys(p, s) + k.session_keys(p, s), op=op, message_id=message_id,
             block_id=block_id, expected_turn=turn.turn, expected_digest=turn.digest,
             expected_version=turn.version, stored=stored, phase=phase, digest=digest, event=event,
-            channel=k.answer_channel(p, s), reply=_ok(entry.request, result), call=entry.call,
+            channel=k.answer_channel(p, s), reply=ok_reply_text(entry.request, result), call=entry.call,
             call_digest=call_digest, result=result)
 
 
@@ -215,7 +217,3 @@ def _block_id(args: Mapping[str, Any]) -> str:
     block = args.get("block")
     value = block.get("block_id") if isinstance(block, dict) else None
     return value if isinstance(value, str) and is_session_id(value) else ""
-
-
-def _ok(request: str, result: str) -> str:
-    return '{"ok":true,"request":' + dumps(request) + ',"result":' + result + "}"

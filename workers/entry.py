@@ -7,13 +7,13 @@ contract).  Replies are JSON texts pushed on the request's reply list.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
-from typing import Annotated, Any, Literal, Mapping
+from collections.abc import Callable, Mapping
+from typing import Annotated, Any, Literal
 
 import orjson
 from pydantic import AfterValidator, BaseModel, ConfigDict, ValidationError
 
-from .errors import HostError, MalformedEntry
+from .errors import ErrorCode, HostError, MalformedEntry
 
 KINDS = ("tool", "action", "result", "view")
 # Always applied with `fullmatch`: `re.match(...$)` also accepts a final "\n", and pydantic's
@@ -98,13 +98,13 @@ def parse_entry(fields: Mapping[str, str]) -> InputEntry:
 def parse_body(body: str, max_bytes: int) -> dict[str, Any]:
     """The JSON arguments object of a tool call, size-checked before parsing."""
     if len(body.encode("utf-8")) > max_bytes:
-        raise MalformedEntry(f"entry body exceeds {max_bytes} bytes", code="oversize")
+        raise MalformedEntry(f"entry body exceeds {max_bytes} bytes", code=ErrorCode.OVERSIZE)
     try:
         value = orjson.loads(body)
     except orjson.JSONDecodeError:
-        raise MalformedEntry("entry body is not valid JSON", code="invalid_json") from None
+        raise MalformedEntry("entry body is not valid JSON", code=ErrorCode.INVALID_JSON) from None
     if not isinstance(value, dict):
-        raise MalformedEntry("entry body must be a JSON object", code="invalid_arguments")
+        raise MalformedEntry("entry body must be a JSON object", code=ErrorCode.INVALID_ARGUMENTS)
     return value
 
 
@@ -128,9 +128,11 @@ def ok_reply_text(request: str, result: str) -> str:
     return '{"ok":true,"request":' + dumps(request) + ',"result":' + result + "}"
 
 
-def error_reply(request: str, error: HostError) -> str:
-    """The JSON text of a rejected request's reply (at most 10 issues)."""
+def error_reply(request: str, error: HostError, details: Mapping[str, Any] | None = None) -> str:
+    """The JSON text of a rejected request's reply (at most 10 issues; `details` added to the error)."""
     body: dict[str, Any] = {"code": error.code, "message": error.message}
     if error.issues:
         body["issues"] = [{"path": i.path, "message": i.message} for i in error.issues]
+    if details:
+        body.update(details)
     return dumps({"ok": False, "request": request, "error": body})

@@ -26,6 +26,7 @@ from .keys import Keys
 from .metrics import Metrics
 from .outcomes import RESULT_BODY_BYTES, OutcomeHandler
 from .reaper import Reaper
+from .receipts import ReceiptChange
 from .scripts import Scripts
 from .store import Store
 
@@ -88,19 +89,18 @@ class PartitionOperations:
                                 self._keys.session_keys(self._partition, entry.session)
                                 + self._keys.action_keys(self._partition, entry.session))
             return "resent" if entry.name == "reserve" else "accepted"
-        self._commit(decision)
+        self._commit(decision.change, decision)
         return "accepted"
 
-    def _commit(self, decision: ActionDecision) -> None:
-        assert decision.change is not None
-        self._scripts.receipt(self._lease, self._input, self._epoch, decision.change)
+    def _commit(self, change: ReceiptChange, decision: ActionDecision) -> None:
+        self._scripts.receipt(self._lease, self._input, self._epoch, change)
         label = decision.capability or "none"
-        self._metrics.receipts.labels(label, decision.change.status).inc()
+        self._metrics.receipts.labels(label, change.status).inc()
         if decision.ran_ms >= 0:
             self._metrics.job_seconds.labels(label).observe(decision.ran_ms / 1000)
         if decision.waited_ms >= 0:
             self._metrics.confirmation_wait.labels(label).observe(decision.waited_ms / 1000)
-        if decision.change.status == "unknown":
+        if change.status == "unknown":
             self._metrics.unknown_outcomes.labels(label).inc()
         self._after(decision)
 
@@ -122,6 +122,6 @@ class PartitionOperations:
         self._reaped_at = time.monotonic()
         for verdict in self._reaper.sweep(now_ms(), quiet):
             try:
-                self._commit(ActionDecision("", verdict.change, capability=verdict.capability))
+                self._commit(verdict.change, ActionDecision("", verdict.change, capability=verdict.capability))
             except StaleCache:  # the receipt moved since the sweep read it: the next sweep looks again
                 continue

@@ -16,9 +16,9 @@ from typing import Any
 from config.capabilities import Catalog
 from core import UISchemaError, parse_ui_action_result
 
-from .actions import ActionDecision, ReceiptWriter, now_ms, ok
-from .entry import InputEntry
-from .errors import HostError
+from .actions import ActionDecision, ReceiptWriter, now_ms
+from .entry import InputEntry, ok_reply
+from .errors import ErrorCode, HostError
 from .receipts import ReceiptChange, Record, allowed, read_record
 
 RESULT_NAMES = ("running", "succeeded", "failed")
@@ -29,14 +29,14 @@ _KEYS = {"operationId", "secret", "result", "message"}
 def _body(name: str, body: Any) -> tuple[str, str, Any, str]:
     """(operationId, secret, result, message) of a well-formed report, or `invalid_request`."""
     if not isinstance(body, dict) or not {"operationId", "secret"} <= set(body) or not set(body) <= _KEYS:
-        raise HostError("a result entry is {operationId, secret, result?, message?}", code="invalid_request")
+        raise HostError("a result entry is {operationId, secret, result?, message?}", code=ErrorCode.INVALID_REQUEST)
     op, secret, message = body["operationId"], body["secret"], body.get("message", "")
     if not isinstance(op, str) or not 1 <= len(op) <= 128 or not isinstance(secret, str) or len(secret) > 256:
-        raise HostError("operationId or secret is not a short string", code="invalid_request")
+        raise HostError("operationId or secret is not a short string", code=ErrorCode.INVALID_REQUEST)
     if not isinstance(message, str):
-        raise HostError("message must be a string", code="invalid_request")
+        raise HostError("message must be a string", code=ErrorCode.INVALID_REQUEST)
     if "result" in body and name != "succeeded":
-        raise HostError("only a succeeded report carries a result", code="invalid_request")
+        raise HostError("only a succeeded report carries a result", code=ErrorCode.INVALID_REQUEST)
     return op, secret, body.get("result"), message
 
 
@@ -51,21 +51,21 @@ class OutcomeHandler:
     def decide(self, entry_id: str, entry: InputEntry, body: Any, reply_key: str) -> ActionDecision:
         """Validate one job report; raise `HostError` (state unchanged) for any rejection."""
         if entry.name not in RESULT_NAMES:
-            raise HostError("unknown report; use one of " + ", ".join(RESULT_NAMES), code="unknown_request")
+            raise HostError("unknown report; use one of " + ", ".join(RESULT_NAMES), code=ErrorCode.UNKNOWN_REQUEST)
         op, secret, result, message = _body(entry.name, body)
         record = read_record(self._redis, self._writer.operations_key(entry.session), op)
         if record is None:
-            raise HostError("no operation with that operationId in this session", code="unknown_operation")
+            raise HostError("no operation with that operationId in this session", code=ErrorCode.UNKNOWN_OPERATION)
         if not record.secret or not hmac.compare_digest(record.secret.encode(), secret.encode()):
-            raise HostError("the report does not carry the operation's secret", code="forged_result")
+            raise HostError("the report does not carry the operation's secret", code=ErrorCode.FORGED_RESULT)
         if not allowed(record.status, entry.name):
             raise HostError(f"the operation is {record.status}; a {entry.name} report is not accepted",
-                            code="invalid_transition")
+                            code=ErrorCode.INVALID_TRANSITION)
         status, public = entry.name, None
         if status == "succeeded":
             status, public, message = self._public(record, result)
         receipt = record.changed(status, now_ms(), message=message or None, result=public)
-        reply = ok(entry.request, {"receipt": receipt})
+        reply = ok_reply(entry.request, {"receipt": receipt})
         change = self._writer.change(entry.session, record, receipt, entry_id=entry_id, reply=reply,
                                      reply_key=reply_key, expected_secret=record.secret)
         ran = receipt["updatedAt"] - record.updated_at if record.status == "running" else -1

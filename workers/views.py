@@ -28,8 +28,8 @@ from .answer_state import (
     state_text,
 )
 from .answers import block_field
-from .entry import InputEntry, dumps, is_session_id, loads
-from .errors import HostError, MalformedEntry
+from .entry import InputEntry, dumps, error_reply, is_session_id, loads, ok_reply, ok_reply_text
+from .errors import ErrorCode, HostError, MalformedEntry
 from .keys import Keys
 
 GET, PUT, DELETE = "get", "put", "delete_session"
@@ -48,7 +48,7 @@ class ViewDecision:
     reply: str
     put: ViewPutPlan | None = None
     delete: bool = False
-    rejected: str = ""  # the error code of a rejection replied here (a revision conflict)
+    rejected: ErrorCode | None = None  # the code of a rejection replied here (a revision conflict)
 
 
 @dataclass(frozen=True)
@@ -79,7 +79,7 @@ def _text(value: Any) -> str:
 
 
 def _invalid(message: str) -> HostError:
-    return HostError(message, code="invalid_request")
+    return HostError(message, code=ErrorCode.INVALID_REQUEST)
 
 
 def _closed(body: Mapping[str, Any], required: tuple[str, ...], optional: tuple[str, ...] = ()) -> None:
@@ -97,11 +97,6 @@ def _id(body: Mapping[str, Any], name: str) -> str:
     return value
 
 
-def _ok(request: str, result: Mapping[str, Any] | str) -> str:
-    text = result if isinstance(result, str) else dumps(result)
-    return '{"ok":true,"request":' + dumps(request) + ',"result":' + text + "}"
-
-
 class ViewHandler:
     """Validates view-state requests of one partition against its stored records."""
 
@@ -113,12 +108,12 @@ class ViewHandler:
     def decide(self, entry: InputEntry, body: dict[str, Any]) -> ViewDecision:
         """Validate one view request; raise `HostError` for any rejection."""
         if entry.name not in VIEW_NAMES:
-            raise HostError("unknown view request; use one of " + ", ".join(VIEW_NAMES), code="unknown_request")
+            raise HostError("unknown view request; use one of " + ", ".join(VIEW_NAMES), code=ErrorCode.UNKNOWN_REQUEST)
         if entry.principal is None or entry.project is None:
             raise MalformedEntry(f"entry field {'principal' if entry.principal is None else 'project'!r} is missing")
         if entry.name == DELETE:
             _closed(body, ())
-            return ViewDecision(_ok(entry.request, {"deleted": True}), delete=True)
+            return ViewDecision(ok_reply(entry.request, {"deleted": True}), delete=True)
         _closed(body, ("message_id", "block_id") if entry.name == GET else _PUT,
                 () if entry.name == GET else ("block",))
         message_id, block_id = _id(body, "message_id"), _id(body, "block_id")
@@ -126,7 +121,7 @@ class ViewHandler:
         record = self._read(entry, message_id, block_id, request_id)
         if entry.name == GET:
             nodes, migrated = record.current_nodes()
-            return ViewDecision(_ok(entry.request, self._view(message_id, block_id, record, nodes, migrated)))
+            return ViewDecision(ok_reply(entry.request, self._view(message_id, block_id, record, nodes, migrated)))
         return self._put(entry, body, message_id, block_id, request_id, record)
 
     @staticmethod
@@ -150,10 +145,10 @@ class ViewHandler:
                                    f"rr:{rid}:{request_id}" if request_id else "rr:"])
         deleted, (phase, digest, block), (revision, state, written, basis, size, total, receipt) = pipe.execute()
         if deleted:
-            raise HostError("the session was deleted", code="session_deleted")
+            raise HostError("the session was deleted", code=ErrorCode.SESSION_DELETED)
         if _text(phase) != "final" or block is None:
             raise HostError("no final block with this block_id was published in this message",
-                            code="unknown_block")
+                            code=ErrorCode.UNKNOWN_BLOCK)
         return Record(block=loads(block), digest=_text(digest), revision=int(revision or 0),
                       nodes=loads(state) if state is not None else {}, written_digest=_text(written),
                       basis=loads(basis) if basis is not None else None, size=int(size or 0),
@@ -175,23 +170,24 @@ class ViewHandler:
         try:
             content = hash_canonical_json({name: body[name] for name in _PUT if name != "request_id"})
         except UIError:
-            raise HostError("nodes are not plain JSON", code="invalid_view_state") from None
+            raise HostError("nodes are not plain JSON", code=ErrorCode.INVALID_VIEW_STATE) from None
         if record.receipt:
             stored_digest, _, original = record.receipt.partition(" ")
             if stored_digest != content:
-                raise HostError("the request_id was already used for other content", code="request_id_reused")
-            return ViewDecision(_ok(entry.request, original))
+                raise HostError("the request_id was already used for other content", code=ErrorCode.REQUEST_ID_REUSED)
+            return ViewDecision(ok_reply_text(entry.request, original))
         if expected != record.revision:
-            return ViewDecision(self._conflict(entry.request, message_id, block_id, record), rejected="conflict")
+            return ViewDecision(self._conflict(entry.request, message_id, block_id, record),
+                                rejected=ErrorCode.CONFLICT)
         nodes, migrated = self._nodes(body["nodes"], client_digest, record)
         text = state_text(nodes)
         size = len(text.encode("utf-8"))
         if size > MAX_BLOCK_STATE_BYTES:
             raise HostError(f"the view state is {size} bytes; a block's limit is {MAX_BLOCK_STATE_BYTES}",
-                            code="too_large")
+                            code=ErrorCode.TOO_LARGE)
         if record.session_bytes - record.size + size > MAX_SESSION_STATE_BYTES:
             raise HostError(f"the session's view states would be {record.session_bytes - record.size + size} "
-                            f"bytes; the limit is {MAX_SESSION_STATE_BYTES}", code="too_large")
+                            f"bytes; the limit is {MAX_SESSION_STATE_BYTES}", code=ErrorCode.TOO_LARGE)
         result: dict[str, Any] = {"version": "answer-view-state@1", "message_id": message_id, "block_id": block_id,
                                   "revision": record.revision + 1, "schema_digest": record.digest,
                                   "migrated": migrated}
@@ -205,7 +201,7 @@ class ViewHandler:
             record=self.record_id(entry, message_id, block_id), block_field=block_field(message_id, block_id),
             digest=record.digest, expected_revision=record.revision, state=text, size=size,
             basis=dumps(basis_of(record.block)), request_id=request_id, receipt=content + " " + result_text,
-            reply=_ok(entry.request, result_text))
+            reply=ok_reply_text(entry.request, result_text))
         return ViewDecision(plan.reply, put=plan)
 
     @staticmethod
@@ -217,11 +213,12 @@ class ViewHandler:
             basis = record.basis if client_digest == record.written_digest else None
             return check_nodes(migrate_nodes(nodes, basis, record.block), record.block), True
         except ViewStateError as error:
-            raise HostError(f"view state rejected: {error}", code="invalid_view_state", issues=error.issues) from None
+            raise HostError(f"view state rejected: {error}",
+                            code=ErrorCode.INVALID_VIEW_STATE, issues=error.issues) from None
 
     def _conflict(self, request: str, message_id: str, block_id: str, record: Record) -> str:
         nodes, migrated = record.current_nodes()
         current = self._view(message_id, block_id, record, nodes, migrated)
-        error = {"code": "conflict", "message": f"revision conflict; the current revision is {record.revision}",
-                 **{name: current[name] for name in ("revision", "schema_digest", "nodes", "migrated")}}
-        return dumps({"ok": False, "request": request, "error": error})
+        error = HostError(f"revision conflict; the current revision is {record.revision}", code=ErrorCode.CONFLICT)
+        return error_reply(request, error, {name: current[name] for name in ("revision", "schema_digest", "nodes",
+                                                                             "migrated")})
