@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from pydantic import Field, ValidationError, field_validator, model_validator
+from pydantic_core import ErrorDetails
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from core.limits import MIN_DOCUMENT_BYTES, UI_LIMITS, UI_PROTOCOL_LIMITS
@@ -59,6 +60,7 @@ class Settings(BaseSettings):
     # The address the metrics listen on: an IP literal or a host name (0.0.0.0: every interface).
     metrics_addr: str = Field(default="0.0.0.0", min_length=1, max_length=253, pattern=r"^[A-Za-z0-9.:\-]+$")
     log_level: str = "WARNING"  # a logging level name, any case
+    worker_id: str | None = None  # shown in leases and `iui status`; unset or "": random
     heartbeat_ms: int = Field(default=1_000, ge=50, le=60_000)
     batch_size: int = Field(default=32, ge=1, le=1_000)
     # The action runtime: the admin capability catalog, the files root of the built-in file
@@ -92,7 +94,7 @@ class Settings(BaseSettings):
         return self.rq_redis_url or self.redis_url
 
 
-def _variable(error: dict[str, Any]) -> str:
+def _variable(error: ErrorDetails) -> str:
     location = error.get("loc") or ()
     field = str(location[0]) if location else "lease_renew_ms"
     return ENV_PREFIX + field.upper()

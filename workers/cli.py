@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import signal
 import sys
 import time
@@ -20,7 +19,7 @@ from config.settings import Settings, SettingsError, load_settings
 from .action_commands import add_action_commands
 
 _SETTING_OPTIONS = ("redis_url", "key_prefix", "partitions", "lease_ttl_ms", "lease_renew_ms",
-                    "metrics_port", "metrics_addr", "log_level", "max_document_bytes")
+                    "metrics_port", "metrics_addr", "log_level", "max_document_bytes", "worker_id")
 REPLY_BOUND_S = 5.0  # connect and non-blocking replies of client commands, at most their own timeout
 
 
@@ -109,7 +108,7 @@ def cmd_worker(args: argparse.Namespace) -> int:
         print(f"iui worker {pool.worker_id}: serving {settings.partitions} partitions of {settings.key_prefix!r}",
               file=sys.stderr, flush=True)
 
-    pool = WorkerPool(settings=settings, redis=redis, metrics=metrics, worker_id=args.worker_id,
+    pool = WorkerPool(settings=settings, redis=redis, metrics=metrics, worker_id=settings.worker_id or None,
                       on_serving=serving)
     for signum in (signal.SIGTERM, signal.SIGINT):
         signal.signal(signum, lambda *_: pool.stop())
@@ -213,10 +212,11 @@ def cmd_demo(args: argparse.Namespace) -> int:
     """Run the stream example end to end (embedded Redis unless IUI_REDIS_URL is set)."""
     from .demo import EXAMPLES, run_demo
 
-    embedded = not (args.redis_url or os.environ.get("IUI_REDIS_URL"))
-    # The embedded Redis is private: fewer partitions start faster.  A real one keeps its P.
-    extra = {"partitions": 8} if embedded and not os.environ.get("IUI_PARTITIONS") else {}
-    settings = _settings(args, **extra)
+    settings = _settings(args)
+    embedded = "redis_url" not in settings.model_fields_set  # neither IUI_REDIS_URL nor --redis-url
+    if embedded and "partitions" not in settings.model_fields_set:
+        # The embedded Redis is private: fewer partitions start faster.  A real one keeps its P.
+        settings = _settings(args, partitions=8)
     if not embedded:  # fail in one line before worker threads start against an unreachable Redis
         _redis(settings, REPLY_BOUND_S).ping()
     if args.which == "answer":  # the answer-ui@1 examples and a view-state round trip
@@ -269,7 +269,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--lease-ttl-ms", type=int, help="lease TTL (IUI_LEASE_TTL_MS)")
     p.add_argument("--lease-renew-ms", type=int, help="lease renew interval (IUI_LEASE_RENEW_MS)")
     p.add_argument("--max-document-bytes", type=int, help="document budget (IUI_MAX_DOCUMENT_BYTES)")
-    p.add_argument("--worker-id", default=os.environ.get("IUI_WORKER_ID"), help="worker id shown in leases and status (IUI_WORKER_ID, default random)")
+    p.add_argument("--worker-id", help="worker id shown in leases and status (IUI_WORKER_ID, default random)")
     p.set_defaults(run=cmd_worker)
     p = sub.add_parser("submit", help="submit one tool call and print its reply")
     _common(p)
