@@ -15,6 +15,7 @@ from typing import Any
 from config.settings import Settings
 
 from .answer_runtime import PartitionAnswers, handles
+from .cache import GenerationCache
 from .dead_letter import DeadLetterPolicy
 from .entry import address_of, decode_fields, dumps, error_reply, parse_body, parse_entry
 from .errors import Fenced, HostError, StaleCache
@@ -35,7 +36,8 @@ class PartitionConsumer:
     """Processes the input stream of one partition under one lease epoch."""
 
     def __init__(self, *, redis: Any, settings: Settings, keys: Keys, scripts: Scripts,
-                 metrics: Metrics, partition: int, epoch: int, actions: ActionServices | None = None) -> None:
+                 metrics: Metrics, partition: int, epoch: int, actions: ActionServices | None = None,
+                 cache: GenerationCache | None = None) -> None:
         self.partition = partition
         self.epoch = epoch
         self._redis = redis
@@ -46,7 +48,8 @@ class PartitionConsumer:
         self._lease = keys.lease(partition)
         self._input = keys.input(partition)
         self._consumer = consumer_of(partition)
-        self._store = Store(redis=redis, keys=keys, partition=partition, session_ttl_s=settings.session_ttl_s)
+        self._store = Store(redis=redis, keys=keys, partition=partition, session_ttl_s=settings.session_ttl_s,
+                            cache=cache, scope=epoch)
         self._handler = ToolHandler(settings=settings, keys=keys, partition=partition, store=self._store)
         self._operations = PartitionOperations(
             redis=redis, settings=settings, keys=keys, scripts=scripts, metrics=metrics, partition=partition,

@@ -20,10 +20,12 @@ from typing import Any, Callable
 
 from config.settings import Settings
 
+from .cache import GenerationCache
+from .dispatcher import Dispatcher
+from .heap import HeapPolicy
 from .keys import GROUP, PROTOCOL, Keys
 from .metrics import Metrics
 from .operations import ActionServices
-from .dispatcher import Dispatcher
 from .partition import PartitionConsumer
 from .redisio import TRANSIENT_ERRORS, Backoff
 from .scripts import Acquired, Scripts
@@ -67,6 +69,8 @@ class WorkerPool:
         self._actions = actions or ActionServices.of(settings, redis)  # the catalog: validated at start
         self._held: dict[int, PartitionConsumer] = {}
         self._dispatcher = Dispatcher(redis=redis)
+        self._cache = GenerationCache(max_bytes=settings.cache_bytes)  # shared by every held partition
+        self._heap = HeapPolicy(every_s=settings.gc_freeze_s)
         self._stop = threading.Event()
         self._tick_s = min(settings.heartbeat_ms, settings.lease_renew_ms) / 1000
         self._renewed_at = 0.0
@@ -97,9 +101,12 @@ class WorkerPool:
                 try:
                     self.tick()
                     backoff.reset()
-                    if not serving and self._on_serving is not None:
-                        self._on_serving()
+                    if not serving:
+                        self._heap.start()
+                        if self._on_serving is not None:
+                            self._on_serving()
                     serving = True
+                    self._heap.maybe_freeze()
                     self._stop.wait(self._tick_s)
                 except TRANSIENT_ERRORS as error:
                     self._metrics.redis_errors.inc()
@@ -203,7 +210,7 @@ class WorkerPool:
     def _start(self, partition: int, epoch: int) -> None:
         consumer = PartitionConsumer(redis=self._redis, settings=self._settings, keys=self._keys,
                                      scripts=self._scripts, metrics=self._metrics, partition=partition, epoch=epoch,
-                                     actions=self._actions)
+                                     actions=self._actions, cache=self._cache)
         self._held[partition] = consumer
         self._metrics.leases_acquired.inc()
         self._dispatcher.attach(consumer)

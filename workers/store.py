@@ -14,11 +14,12 @@ from typing import Any
 
 from core.stream.lifecycle import resume_ui_stream
 
+from .cache import MISSING, GenerationCache, estimate
 from .entry import dumps, loads
 from .keys import Keys, generation_field, plain_field, source_field, ui_field
 
-CACHE_SIZE = 4_096  # entries per cache of one partition
-CACHE_BYTES = 8 * 1024 * 1024  # checkpoint JSON bytes of the cached generations of one partition
+CACHE_SIZE = 4_096  # sessions whose counters and sources one partition remembers
+DEFAULT_CACHE_BYTES = 64 * 1024 * 1024  # a Store built without the process's shared cache
 
 
 @dataclass(frozen=True)
@@ -66,39 +67,46 @@ def _text(value: Any) -> str:
     return value.decode("utf-8") if isinstance(value, bytes) else str(value)
 
 
-def _size(record: Generation | None) -> int:
-    return len(record.checkpoint) if record is not None else 0
-
-
 class Store:
     """Cached reads of one partition's session state."""
 
-    def __init__(self, *, redis: Any, keys: Keys, partition: int, session_ttl_s: float = 0) -> None:
+    def __init__(self, *, redis: Any, keys: Keys, partition: int, session_ttl_s: float = 0,
+                 cache: GenerationCache | None = None, scope: Any = None) -> None:
         self._redis = redis
         self._keys = keys
         self._partition = partition
-        self._generations: OrderedDict[tuple[str, str], Generation | None] = OrderedDict()
+        # Generations live in the process-wide cache under (partition, scope): a new lease of
+        # the same partition uses a new scope, so it never reads what an earlier lease cached.
+        self._cache = cache if cache is not None else GenerationCache(max_bytes=DEFAULT_CACHE_BYTES)
+        self._scope = (partition, scope)
         self._counts: OrderedDict[str, int] = OrderedDict()
         self._sources: OrderedDict[tuple[str, str], str] = OrderedDict()  # write-once while the session lives
-        self._bytes = 0
         # A session idle for its TTL may have expired in Redis: its cached values are then dropped.
         self._idle_limit = session_ttl_s / 2 if session_ttl_s > 0 else float("inf")
-        self._touched: OrderedDict[str, float] = OrderedDict()
+        self._touched: OrderedDict[str, tuple[float, set[str]]] = OrderedDict()  # session -> (when, uiIds)
 
     def forget(self, session: str) -> None:
         """Drop every cached value of a session (after a CAS failure or a possible expiry)."""
         self._counts.pop(session, None)
-        for key in [k for k in self._generations if k[0] == session]:
-            self._bytes -= _size(self._generations.pop(key))
+        touched = self._touched.get(session)
+        for ui_id in touched[1] if touched else ():
+            self._cache.drop((self._scope, session, ui_id))
         for source in [k for k in self._sources if k[0] == session]:
             del self._sources[source]
 
-    def _touch(self, session: str) -> None:
+    def _touch(self, session: str) -> set[str]:
         now = time.monotonic()
-        last = self._touched.get(session)
-        if last is None or now - last > self._idle_limit:
+        touched = self._touched.get(session)
+        if touched is None or now - touched[0] > self._idle_limit:
             self.forget(session)  # unknown: this cache may hold values from before an expiry
-        self._remember(self._touched, session, now)
+            touched = (now, set())
+        self._touched[session] = (now, touched[1])
+        self._touched.move_to_end(session)
+        while len(self._touched) > CACHE_SIZE:
+            old, (_, ui_ids) = self._touched.popitem(last=False)
+            for ui_id in ui_ids:
+                self._cache.drop((self._scope, old, ui_id))
+        return touched[1]
 
     def ui_of_source(self, session: str, source: str) -> str | None:
         """The uiId a sourceCallId opened in this session, if any."""
@@ -123,29 +131,24 @@ class Store:
     def current(self, session: str, ui_id: str) -> Generation | None:
         """The latest generation of (session, uiId), or None if it never opened one."""
         self._touch(session)
-        key = (session, ui_id)
-        if key not in self._generations:
-            record = self._load(session, ui_id)
-            self._keep(key, record)
-            return record
-        self._generations.move_to_end(key)
-        return self._generations[key]
+        cached = self._cache.get((self._scope, session, ui_id))
+        if cached is not MISSING:
+            return cached  # type: ignore[no-any-return]
+        record = self._load(session, ui_id)
+        self._keep(session, ui_id, record)
+        return record
 
     def remember(self, session: str, record: Generation, *, opened: bool) -> None:
         """Cache the state just committed."""
-        self._keep((session, record.ui_id), record)
+        self._keep(session, record.ui_id, record)
         if opened:
             if session in self._counts:  # else the next read loads the committed count
                 self._remember(self._counts, session, self._counts[session] + 1)
             self._remember(self._sources, (session, record.source), record.ui_id)
 
-    def _keep(self, key: tuple[str, str], record: Generation | None) -> None:
-        """Cache a generation; evict the least recently used beyond the entry and byte bounds."""
-        self._bytes -= _size(self._generations.pop(key, None))
-        self._generations[key] = record
-        self._bytes += _size(record)
-        while len(self._generations) > 1 and (len(self._generations) > CACHE_SIZE or self._bytes > CACHE_BYTES):
-            self._bytes -= _size(self._generations.popitem(last=False)[1])
+    def _keep(self, session: str, ui_id: str, record: Generation | None) -> None:
+        self._touch(session).add(ui_id)
+        self._cache.put((self._scope, session, ui_id), record, estimate(record.checkpoint if record else None))
 
     def _remember(self, cache: OrderedDict, key: Any, value: Any) -> None:
         cache[key] = value

@@ -54,7 +54,7 @@ def _check_set(check: Checker, action: Mapping[str, Any], path: str) -> None:
         return
     bits, default = check.value(action["value"], path + "/value", _FIELD_BITS[check.fields[key].kind])
     if bits:
-        check.deferred.append(lambda: _check_set_default(check, key, default, path + "/value"))
+        check.deferred.append(lambda checker: _check_set_default(checker, key, default, path + "/value"))
 
 
 def _check_set_default(check: Checker, key: str, default: Any, path: str) -> None:

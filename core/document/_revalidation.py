@@ -223,7 +223,7 @@ class DocumentCache:
         try:
             facts = self._pair(check, root, known, "/root", 1, False)
             for deferred in check.deferred:
-                deferred()
+                deferred(check)
         except IssueLimit:
             return None
         if check.issues or facts is None or facts.selects != model.select_domains:

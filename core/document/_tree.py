@@ -104,6 +104,6 @@ def finish_document(check: Checker, tree: ComponentTree) -> None:
         fields[key] = replace(fields[key], options=domain)
     check.fields = fields
     for deferred in check.deferred:
-        deferred()
+        deferred(check)
     if check.budget.nodes > MAX_EXPRESSION_NODES:
         check.add("", f"the document has more than {MAX_EXPRESSION_NODES} expression nodes", "expression_budget")

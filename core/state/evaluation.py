@@ -24,18 +24,32 @@ def _unwrap(value: Any) -> Any:
     return value
 
 
+class _LazyDerived:
+    """Evaluates each needed derived field once, on demand.
+
+    A class rather than a recursive closure: a closure that refers to itself is a reference
+    cycle, and workers freeze their heap on the premise that core makes none.
+    """
+
+    __slots__ = ("_memo", "_model", "_state")
+
+    def __init__(self, model: DocumentModel, state: Mapping[str, Any]) -> None:
+        self._model = model
+        self._state = state
+        self._memo: dict[str, Any] = {}
+
+    def __call__(self, key: str) -> Any:
+        if key in self._memo:
+            return self._memo[key]
+        if key not in self._model.derived:
+            raise UIExpressionError("derived value is not declared")
+        self._memo[key] = evaluate(self._model.derived[key], self._state, self)
+        return self._memo[key]
+
+
 def lazy_derived(model: DocumentModel, state: Mapping[str, Any]) -> Callable[[str], Any]:
     """A derived-value lookup that evaluates each needed field once, on demand."""
-    memo: dict[str, Any] = {}
-
-    def lookup(key: str) -> Any:
-        if key in memo:
-            return memo[key]
-        if key not in model.derived:
-            raise UIExpressionError("derived value is not declared")
-        memo[key] = evaluate(model.derived[key], state, lookup)
-        return memo[key]
-    return lookup
+    return _LazyDerived(model, state)
 
 
 def evaluate_derived(document: Any, state: Any) -> FrozenDict:

@@ -1,0 +1,101 @@
+"""The process-wide generation cache: bounded by estimated bytes, least recently used first out."""
+
+from __future__ import annotations
+
+from workers.cache import ENTRY_OVERHEAD, MISSING, PARSED_FACTOR, GenerationCache, estimate
+
+
+def test_an_entry_is_estimated_at_its_parsed_size() -> None:
+    assert estimate("x" * 1000) == ENTRY_OVERHEAD + PARSED_FACTOR * 1000
+    assert estimate(None) == ENTRY_OVERHEAD
+
+
+def test_a_cached_none_is_not_a_miss() -> None:
+    cache = GenerationCache(max_bytes=10_000)
+    assert cache.get("k") is MISSING
+    cache.put("k", None, 10)
+    assert cache.get("k") is None
+
+
+def test_the_least_recently_used_entries_are_evicted_beyond_the_budget() -> None:
+    cache = GenerationCache(max_bytes=300)
+    for key in "abc":
+        cache.put(key, key.upper(), 100)
+    cache.get("a")  # a is now the most recently used
+    cache.put("d", "D", 100)
+    assert cache.get("b") is MISSING and cache.get("a") == "A" and cache.get("d") == "D"
+    assert cache.bytes == 300 and len(cache) == 3
+
+
+def test_replacing_and_dropping_keep_the_byte_count_exact() -> None:
+    cache = GenerationCache(max_bytes=1_000)
+    cache.put("a", 1, 400)
+    cache.put("a", 2, 100)
+    assert cache.bytes == 100 and cache.get("a") == 2
+    cache.drop("a")
+    cache.drop("a")
+    assert cache.bytes == 0 and len(cache) == 0
+
+
+def test_one_entry_larger_than_the_budget_is_still_kept_alone() -> None:
+    cache = GenerationCache(max_bytes=100)
+    cache.put("small", 1, 50)
+    cache.put("huge", 2, 500)
+    assert cache.get("huge") == 2 and cache.get("small") is MISSING and cache.bytes == 500
+
+
+def test_core_makes_no_reference_cycles_accepting_or_rejecting() -> None:
+    """The worker freezes its heap (workers.heap): that is only safe while core makes no cycles."""
+    import gc
+
+    import orjson
+
+    from core import UIError, accept_checkpoint, advance_ui_stream, evaluate_derived, initial_state, parse_document
+    from core import start_ui_stream
+    from core.stream.lifecycle import resume_ui_stream
+    from tests.unit.documents import base_document
+
+    def churn() -> None:
+        document = parse_document(base_document())
+        evaluate_derived(document, initial_state(document))
+        state = start_ui_stream(base_document(), "call-1", 1)
+        root = state.document["root"]
+        frame = orjson.loads(orjson.dumps(state.checkpoint))
+        received = accept_checkpoint(None, frame)
+        state = resume_ui_stream(frame, frame_count=1, byte_count=100)
+        for i in range(3):
+            props = {**root["props"], "gap": ["sm", "md"][i % 2]}
+            state = advance_ui_stream(state, {"type": "update", "nodeId": root["id"], "props": props})
+            received = accept_checkpoint(received, orjson.loads(orjson.dumps(state.checkpoint)))
+        for bad in ({**base_document(), "extra": 1}, {"type": "update", "nodeId": "nope", "props": {}}):
+            try:
+                parse_document(bad) if "version" in bad else advance_ui_stream(state, bad)
+            except UIError:
+                pass
+
+    enabled = gc.isenabled()
+    gc.collect()
+    gc.disable()
+    try:
+        churn()
+        assert gc.collect() == 0
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def test_hostile_inputs_to_every_public_core_function_leave_no_cyclic_garbage() -> None:
+    import gc
+
+    from bench.fuzz import run
+
+    enabled = gc.isenabled()
+    gc.collect()
+    gc.disable()
+    try:
+        tally, _ = run("core", seconds=60, seed=5, max_inputs=1_500)
+        assert tally.inputs == 1_500
+        assert gc.collect() == 0
+    finally:
+        if enabled:
+            gc.enable()

@@ -1,0 +1,59 @@
+"""The process-wide cache of stored generations, bounded by an estimate of what it holds.
+
+A cached generation holds its checkpoint JSON and, once used, the parsed stream state built
+from it (document tree, revalidation cache).  The parsed state is about 17-20 times the
+checkpoint's size (measured with tracemalloc on the 10- and 200-component documents; RSS
+adds allocator overhead on top), so an entry is estimated at `PARSED_FACTOR` times its
+checkpoint plus a fixed overhead, and the least recently used entries are evicted while the
+estimates add up to more than `IUI_CACHE_BYTES`.  Only the dispatcher thread uses it.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Hashable
+from typing import Any
+
+PARSED_FACTOR = 24  # estimated bytes held per checkpoint byte once the state is parsed
+ENTRY_OVERHEAD = 2_048  # the record, its key and the cache's own bookkeeping
+MISSING: Any = object()  # `get` of a key that is not cached (None is a cached "no generation")
+
+
+def estimate(checkpoint: str | None) -> int:
+    """The bytes an entry is assumed to hold."""
+    return ENTRY_OVERHEAD + PARSED_FACTOR * len(checkpoint or "")
+
+
+class GenerationCache:
+    """Least-recently-used mapping whose entries' estimates stay within `max_bytes`."""
+
+    def __init__(self, *, max_bytes: int) -> None:
+        self.max_bytes = max_bytes
+        self.bytes = 0
+        self._entries: OrderedDict[Hashable, tuple[Any, int]] = OrderedDict()
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def get(self, key: Hashable) -> Any:
+        """The cached value (marked recently used), or `MISSING`."""
+        entry = self._entries.get(key)
+        if entry is None:
+            return MISSING
+        self._entries.move_to_end(key)
+        return entry[0]
+
+    def put(self, key: Hashable, value: Any, size: int) -> None:
+        """Cache `value`, then evict the least recently used entries beyond the budget."""
+        self.drop(key)
+        self._entries[key] = (value, size)
+        self.bytes += size
+        while self.bytes > self.max_bytes and len(self._entries) > 1:
+            _, (_, evicted) = self._entries.popitem(last=False)
+            self.bytes -= evicted
+
+    def drop(self, key: Hashable) -> None:
+        """Forget one key (no error when it is not cached)."""
+        entry = self._entries.pop(key, None)
+        if entry is not None:
+            self.bytes -= entry[1]
