@@ -30,6 +30,7 @@ from .answer_state import schema_digest
 from .entry import InputEntry, dumps, is_session_id, loads, ok_reply_text
 from .errors import ErrorCode, HostError
 from .keys import Keys
+from .redisio import text
 
 PRESENT, FINAL = "present_answer", "final_answer"
 ANSWER_TOOLS = (PRESENT, FINAL)
@@ -66,10 +67,6 @@ class Turn:
 def block_field(message_id: str, block_id: str) -> str:
     """`<message>:<block>`: the suffix of a block's fields in the answers hash."""
     return f"{message_id}:{block_id}"
-
-
-def _text(value: Any) -> str:
-    return value.decode("utf-8") if isinstance(value, bytes) else ("" if value is None else str(value))
 
 
 def _invalid(message: str) -> HostError:
@@ -143,10 +140,10 @@ class AnswerHandler:
                              f"p:{mb}", "last_call", "last_digest", "last_result"])
         deleted, values = pipe.execute()
         turn, final, listed, blocks, digest, version, phase, call, digest_of_call, result = values
-        return Turn(deleted=bool(deleted), turn=_text(turn), closed=final is not None, known=listed is not None,
-                    blocks=int(blocks or 0), digest=_text(digest) if block_id else "",
-                    version=int(version or 0) if block_id else 0, phase=_text(phase) if block_id else "",
-                    last_call=_text(call), last_digest=_text(digest_of_call), last_result=_text(result))
+        return Turn(deleted=bool(deleted), turn=text(turn), closed=final is not None, known=listed is not None,
+                    blocks=int(blocks or 0), digest=text(digest) if block_id else "",
+                    version=int(version or 0) if block_id else 0, phase=text(phase) if block_id else "",
+                    last_call=text(call), last_digest=text(digest_of_call), last_result=text(result))
 
     def _present(self, entry: InputEntry, args: Mapping[str, Any], message_id: str, turn: Turn,
                  call_digest: str) -> AnswerDecision:

@@ -22,21 +22,19 @@ from __future__ import annotations
 
 import time
 import uuid
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 from core.errors import UIStreamError
 from core.stream.lifecycle import accept_checkpoint
 
 from .entry import dumps, loads
 from .keys import PROTOCOL, Keys, partition_of
+from .redisio import text
 
 
 class ClientError(Exception):
     """The deployment cannot be used (missing or mismatched `{prefix}:meta`, reply timeout)."""
-
-
-def _text(value: Any) -> str:
-    return value.decode("utf-8") if isinstance(value, bytes) else str(value)
 
 
 class Client:
@@ -48,7 +46,7 @@ class Client:
         self.partitions = self._partitions(partitions)
 
     def _partitions(self, expected: int | None) -> int:
-        meta = {_text(k): _text(v) for k, v in self._redis.hgetall(self.keys.meta).items()}
+        meta = {text(k): text(v) for k, v in self._redis.hgetall(self.keys.meta).items()}
         if not meta:
             if expected is None:
                 raise ClientError(f"{self.keys.meta} is missing: start a worker first or pass partitions=")
@@ -96,9 +94,9 @@ class Client:
         """The session's logged frames after a log id ("-" for all), oldest first."""
         start = "-" if after == "-" else f"({after}"
         rows = self._redis.xrange(self.keys.frame_log(self.partition(session), session), min=start)
-        return [(_text(i), loads(f[b"frame"] if b"frame" in f else f["frame"])) for i, f in rows]
+        return [(text(i), loads(f[b"frame"] if b"frame" in f else f["frame"])) for i, f in rows]
 
-    def follow(self, session: str) -> "FrameFeed":
+    def follow(self, session: str) -> FrameFeed:
         """A frame follower for a session (use as a context manager)."""
         return FrameFeed(client=self, redis=self._redis, session=session)
 
@@ -143,15 +141,15 @@ class Client:
         """The session's logged receipt changes after a log id ("-" for all), oldest first."""
         start = "-" if after == "-" else f"({after}"
         rows = self._redis.xrange(self.keys.receipt_log(self.partition(session), session), min=start)
-        return [(_text(i), loads(f[b"receipt"] if b"receipt" in f else f["receipt"])) for i, f in rows]
+        return [(text(i), loads(f[b"receipt"] if b"receipt" in f else f["receipt"])) for i, f in rows]
 
     def inbox(self, session: str, after: str = "-") -> list[tuple[str, dict[str, str]]]:
         """The session's agent inbox entries (operationId, actionId, documentRef JSON, prompt)."""
         start = "-" if after == "-" else f"({after}"
         rows = self._redis.xrange(self.keys.agent_inbox(self.partition(session), session), min=start)
-        return [(_text(i), {_text(k): _text(v) for k, v in f.items()}) for i, f in rows]
+        return [(text(i), {text(k): text(v) for k, v in f.items()}) for i, f in rows]
 
-    def follow_receipts(self, session: str) -> "ReceiptFeed":
+    def follow_receipts(self, session: str) -> ReceiptFeed:
         """A receipt follower for a session (use as a context manager)."""
         return ReceiptFeed(client=self, redis=self._redis, session=session)
 
@@ -168,7 +166,7 @@ class FrameFeed:
         self.views: dict[str, Any] = {}  # uiId -> latest UIStreamState
         self.rejected = 0
 
-    def __enter__(self) -> "FrameFeed":
+    def __enter__(self) -> FrameFeed:
         self._pubsub.subscribe(self._channel)  # subscribe first: nothing falls between log and channel
         return self
 
@@ -232,7 +230,7 @@ class ReceiptFeed:
         self._seen: set[tuple[str, str]] = set()
         self.latest: dict[str, dict[str, Any]] = {}  # operationId -> newest receipt
 
-    def __enter__(self) -> "ReceiptFeed":
+    def __enter__(self) -> ReceiptFeed:
         self._pubsub.subscribe(self._channel)  # subscribe first: nothing falls between log and channel
         return self
 

@@ -14,6 +14,7 @@ import orjson
 from pydantic import AfterValidator, BaseModel, ConfigDict, ValidationError
 
 from .errors import ErrorCode, HostError, MalformedEntry
+from .redisio import text
 
 KINDS = ("tool", "action", "result", "view")
 # Always applied with `fullmatch`: `re.match(...$)` also accepts a final "\n", and pydantic's
@@ -64,13 +65,9 @@ class InputEntry(BaseModel):
     project: Annotated[str, _checked(is_session_id)] | None = None
 
 
-def _text(value: Any) -> str:
-    return value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value)
-
-
 def decode_fields(raw: Mapping[Any, Any]) -> dict[str, str]:
     """Entry fields as text (redis-py returns bytes)."""
-    return {_text(k): _text(v) for k, v in raw.items()}
+    return {text(k): text(v) for k, v in raw.items()}
 
 
 def address_of(fields: Mapping[str, str]) -> tuple[str, str] | None:

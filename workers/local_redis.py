@@ -10,7 +10,7 @@ import socket
 import subprocess
 import time
 
-import redis
+from .redisio import TRANSIENT_ERRORS, connect
 
 REDIS_BINARY = shutil.which("redis-server")
 
@@ -19,10 +19,11 @@ def free_port() -> int:
     """A currently free TCP port on 127.0.0.1."""
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+        port: int = sock.getsockname()[1]
+        return port
 
 
-def start_redis_server(directory: str) -> tuple[subprocess.Popen, int]:
+def start_redis_server(directory: str) -> tuple[subprocess.Popen[bytes], int]:
     """Start redis-server on a free loopback port in `directory`; wait until it answers PING."""
     if REDIS_BINARY is None:
         raise RuntimeError("redis-server is not installed (apt-get install -y redis-server)")
@@ -32,13 +33,13 @@ def start_redis_server(directory: str) -> tuple[subprocess.Popen, int]:
          "--daemonize", "no", "--dir", directory],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )
-    client = redis.Redis(host="127.0.0.1", port=port)
+    client = connect(f"redis://127.0.0.1:{port}/0")
     try:
         for _ in range(200):
             try:
                 if client.ping():
                     return process, port
-            except redis.ConnectionError:
+            except TRANSIENT_ERRORS:
                 time.sleep(0.05)
     finally:
         client.close()

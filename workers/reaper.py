@@ -27,13 +27,10 @@ from .jobs import JobQueue
 from .keys import Keys
 from .outcomes import OutcomeHandler
 from .receipts import ReceiptChange, read_record
+from .redisio import text
 
 log = logging.getLogger(__name__)
 SWEEP_LIMIT = 256  # operations looked at per sweep
-
-
-def _text(value: Any) -> str:
-    return value.decode("utf-8") if isinstance(value, bytes) else str(value)
 
 
 @dataclass(frozen=True)
@@ -60,7 +57,7 @@ class Reaper:
     def sweep(self, now_ms: int, quiet: Callable[[], bool]) -> list[Verdict]:
         """Enqueue missing jobs; return the verdicts to commit (only if `quiet()` holds)."""
         active = self._keys.active_operations(self._partition)
-        members = [_text(m) for m in self._redis.zrange(active, 0, SWEEP_LIMIT - 1)]
+        members = [text(m) for m in self._redis.zrange(active, 0, SWEEP_LIMIT - 1)]
         verdicts: list[Verdict] = []
         lost: list[tuple[str, Any]] = []
         for member in members:

@@ -22,6 +22,7 @@ from typing import Any
 from core import hash_canonical_json
 
 from .entry import dumps, loads
+from .redisio import text
 
 NEW = ""  # the "status" of an operation that does not exist yet
 TRANSITIONS: Mapping[str, frozenset[str]] = {
@@ -139,16 +140,12 @@ class ReceiptChange:
     inbox_max: int = 1_024
 
 
-def _text(value: Any) -> str:
-    return value.decode("utf-8") if isinstance(value, bytes) else str(value)
-
-
 def read_record(redis: Any, key: str, op: str) -> Record | None:
     """The stored record of an operation, or None."""
     values = redis.hmget(key, [f"{name}:{op}" for name in _FIELDS])
     if values[0] is None or values[1] is None:
         return None
-    status, receipt, created, updated, secret, job, capability = (None if v is None else _text(v) for v in values)
+    status, receipt, created, updated, secret, job, capability = (None if v is None else text(v) for v in values)
     return Record(operation_id=op, status=str(status), receipt=loads(str(receipt)), created_at=int(created or 0),
                   updated_at=int(updated or 0), secret=secret or "", job=loads(job) if job else None,
                   capability=capability or "")
@@ -159,14 +156,14 @@ def read_request(redis: Any, key: str, request_id: str) -> tuple[str, str] | Non
     value = redis.hget(key, request_field(request_id))
     if value is None:
         return None
-    op, _, digest = _text(value).partition(" ")
+    op, _, digest = text(value).partition(" ")
     return op, digest
 
 
 def read_ledger(redis: Any, key: str, digest: str) -> list[dict[str, Any]]:
     """The receipts of one document ref, oldest first."""
     value = redis.hget(key, ledger_field(digest))
-    ops = _text(value).split() if value is not None else []
+    ops = text(value).split() if value is not None else []
     if not ops:
         return []
     values = redis.hmget(key, [receipt_field(op) for op in ops])

@@ -35,6 +35,13 @@ class Backoff:
         self._delay = self._first
 
 
+def text(value: Any) -> str:
+    """A value of a Redis reply as text: bytes decoded as UTF-8 (bad bytes replaced), None as ""."""
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "replace")
+    return "" if value is None else str(value)
+
+
 class RedisUnavailable(Exception):
     """Redis could not be reached or did not answer in time; the message is one line."""
 

@@ -7,14 +7,16 @@ Scripts are read with `importlib.resources` and registered once per client with
 from __future__ import annotations
 
 import enum
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from .dead_letter import DeadLetterPolicy, bounded_copy
 from .errors import Fenced, StaleCache
 from .receipts import ReceiptChange
+from .redisio import text
 
 _NAMES = ("lease_acquire", "lease_renew", "lease_release", "read", "commit", "reply", "plain", "dead", "receipt")
 NEW = ">"  # read mode: entries never delivered to the group
@@ -61,7 +63,7 @@ class Code(enum.StrEnum):
 
 def reply_code(reply: Any) -> Code:
     """The named code of a script's reply: the reply itself, or the first element of a table."""
-    return Code(_text(reply[0] if isinstance(reply, list) else reply))
+    return Code(text(reply[0] if isinstance(reply, list) else reply))
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,8 +122,59 @@ def _pairs(flat: Sequence[Any]) -> dict[Any, Any]:
     return dict(zip(flat[0::2], flat[1::2]))
 
 
-def _text(value: Any) -> str:
-    return value.decode() if isinstance(value, bytes) else str(value)
+@dataclass(frozen=True, slots=True)
+class ScriptCall:
+    """One script invocation and the check that maps its reply to success or an exception."""
+
+    name: str
+    keys: list[str]
+    args: list[Any]
+    check: Callable[[Any], None]
+
+
+def _fenced_check(lease_key: str) -> Callable[[Any], None]:
+    def check(result: Any) -> None:
+        if reply_code(result) is Code.FENCED:
+            raise Fenced(lease_key)
+    return check
+
+
+class ScriptBatch:
+    """Script calls sent in one pipelined round trip; each reply is checked as its wrapper would.
+
+    Each call stays one atomic script (fence, CAS, effects, reply and XACK together), so a crash
+    still leaves every entry pending or fully committed; the batch only saves round trips.
+    """
+
+    def __init__(self, scripts: Mapping[str, Any], redis: Any) -> None:
+        self._scripts = scripts
+        self._pipe = redis.pipeline(transaction=False)
+        self._calls: list[ScriptCall] = []
+
+    def __len__(self) -> int:
+        return len(self._calls)
+
+    def add(self, call: ScriptCall) -> None:
+        """Queue a call (nothing is sent before `execute`)."""
+        self._scripts[call.name](keys=call.keys, args=call.args, client=self._pipe)
+        self._calls.append(call)
+
+    def execute(self) -> list[BaseException | None]:
+        """Send every queued call; per call None (done) or the exception its wrapper would raise."""
+        if not self._calls:
+            return []
+        results = self._pipe.execute(raise_on_error=False)
+        outcomes: list[BaseException | None] = []
+        for call, result in zip(self._calls, results, strict=True):
+            try:
+                if isinstance(result, BaseException):
+                    raise result
+                call.check(result)
+                outcomes.append(None)
+            except (Fenced, StaleCache) as error:
+                outcomes.append(error)
+        self._calls = []
+        return outcomes
 
 
 class Scripts:
@@ -148,8 +201,8 @@ class Scripts:
         pipe = self._redis.pipeline(transaction=False)
         for lease_key, epoch_key in leases:
             self._scripts["lease_acquire"](keys=[lease_key, epoch_key], args=[owner, ttl_ms], client=pipe)
-        return [LeaseAttempt(Acquired.ACQUIRED, epoch=int(result[1])) if _text(result[0]) == Acquired.ACQUIRED
-                else LeaseAttempt(Acquired.HELD, holder=_text(result[1])) for result in pipe.execute()]
+        return [LeaseAttempt(Acquired.ACQUIRED, epoch=int(result[1])) if text(result[0]) == Acquired.ACQUIRED
+                else LeaseAttempt(Acquired.HELD, holder=text(result[1])) for result in pipe.execute()]
 
     def renew(self, leases: Sequence[tuple[str, int]], ttl_ms: int) -> list[bool]:
         """Extend (lease key, epoch) pairs in one round trip; False means that lease is fenced."""
@@ -178,13 +231,17 @@ class Scripts:
                                        args=[epoch, self._group, consumer, count, mode])
         if reply_code(result) is Code.FENCED:
             raise Fenced(lease_key)
-        entries = [(_text(entry_id), _pairs(fields or [])) for entry_id, fields in result[2]]
+        entries = [(text(entry_id), _pairs(fields or [])) for entry_id, fields in result[2]]
         flat = result[3]
-        deliveries = {_text(flat[i]): int(flat[i + 1]) for i in range(0, len(flat), 2)}
-        return ReadBatch(entries, deliveries, _text(result[1]))
+        deliveries = {text(flat[i]): int(flat[i + 1]) for i in range(0, len(flat), 2)}
+        return ReadBatch(entries, deliveries, text(result[1]))
 
     def commit(self, lease_key: str, input_key: str, epoch: int, entry_id: str, plan: CommitPlan) -> None:
         """Apply one accepted call atomically; raises `Fenced` or `StaleCache`."""
+        self._run(self.commit_call(lease_key, input_key, epoch, entry_id, plan))
+
+    def commit_call(self, lease_key: str, input_key: str, epoch: int, entry_id: str, plan: CommitPlan) -> ScriptCall:
+        """`commit` as a call to run now or in a `ScriptBatch`."""
         session, generations, frame_log, plain = plan.session_keys
         keys = [lease_key, input_key, generations, session, frame_log, plain, plan.reply_key]
         args: list[Any] = [epoch, self._group, entry_id, plan.expected_seq, plan.expected_generation,
@@ -194,37 +251,50 @@ class Scripts:
                            self._session_ttl_ms, plan.ui_field, plan.field_prefix]
         for field, value in plan.fields:
             args += [field, value]
-        result = self._scripts["commit"](keys=keys, args=args)
-        code = reply_code(result)
-        if code is Code.FENCED:
-            raise Fenced(lease_key)
-        if code is Code.STALE:
-            raise StaleCache(f"stored seq {_text(result[1])}, generation {_text(result[2])}")
+
+        def check(result: Any) -> None:
+            code = reply_code(result)
+            if code is Code.FENCED:
+                raise Fenced(lease_key)
+            if code is Code.STALE:
+                raise StaleCache(f"stored seq {text(result[1])}, generation {text(result[2])}")
+        return ScriptCall("commit", keys, args, check)
 
     def reply(self, lease_key: str, input_key: str, epoch: int, entry_id: str,
               reply_key: str, reply: str, session_keys: Sequence[str] = ()) -> None:
         """Reply and ack without changing state, sliding the session's expiry; raises `Fenced`."""
-        result = self._scripts["reply"](keys=[lease_key, input_key, reply_key, *session_keys],
-                                        args=[epoch, self._group, entry_id, reply, self._reply_ttl_ms,
-                                              self._session_ttl_ms])
-        if reply_code(result) is Code.FENCED:
-            raise Fenced(lease_key)
+        self._run(self.reply_call(lease_key, input_key, epoch, entry_id, reply_key, reply, session_keys))
+
+    def reply_call(self, lease_key: str, input_key: str, epoch: int, entry_id: str,
+                   reply_key: str, reply: str, session_keys: Sequence[str] = ()) -> ScriptCall:
+        """`reply` as a call to run now or in a `ScriptBatch`."""
+        return ScriptCall("reply", [lease_key, input_key, reply_key, *session_keys],
+                          [epoch, self._group, entry_id, reply, self._reply_ttl_ms, self._session_ttl_ms],
+                          _fenced_check(lease_key))
 
     def plain(self, lease_key: str, input_key: str, epoch: int, entry_id: str,
               session_keys: tuple[str, str, str, str], fields: PlainFields, reply_key: str, reply: str) -> None:
         """Store a plain document under its call id, reply and ack; raises `Fenced` or `StaleCache`."""
+        self._run(self.plain_call(lease_key, input_key, epoch, entry_id, session_keys, fields, reply_key, reply))
+
+    def plain_call(self, lease_key: str, input_key: str, epoch: int, entry_id: str,
+                   session_keys: tuple[str, str, str, str], fields: PlainFields, reply_key: str,
+                   reply: str) -> ScriptCall:
+        """`plain` as a call to run now or in a `ScriptBatch`."""
         session, generations, frame_log, plain = session_keys
-        code = reply_code(self._scripts["plain"](
-            keys=[lease_key, input_key, plain, session, generations, frame_log, reply_key],
-            args=[epoch, self._group, entry_id, fields.document_field, fields.document, fields.ui_field,
-                  fields.ui_id, fields.digest_field, fields.digest, self._max_plain, reply,
-                  self._reply_ttl_ms, self._session_ttl_ms]))
-        if code is Code.FENCED:
-            raise Fenced(lease_key)
-        if code is Code.EXISTS:
-            raise StaleCache("the call id already holds a plain document")
-        if code is Code.FULL:
-            raise StaleCache("the session's plain documents are at capacity")
+
+        def check(result: Any) -> None:
+            code = reply_code(result)
+            if code is Code.FENCED:
+                raise Fenced(lease_key)
+            if code is Code.EXISTS:
+                raise StaleCache("the call id already holds a plain document")
+            if code is Code.FULL:
+                raise StaleCache("the session's plain documents are at capacity")
+        return ScriptCall("plain", [lease_key, input_key, plain, session, generations, frame_log, reply_key],
+                          [epoch, self._group, entry_id, fields.document_field, fields.document, fields.ui_field,
+                           fields.ui_id, fields.digest_field, fields.digest, self._max_plain, reply,
+                           self._reply_ttl_ms, self._session_ttl_ms], check)
 
     def dead(self, lease_key: str, input_key: str, dead_key: str, dead_bytes_key: str, epoch: int,
              entry_id: str, reason: str, fields: Mapping[str, str], policy: DeadLetterPolicy,
@@ -236,8 +306,14 @@ class Scripts:
                            policy.max_entries, policy.max_bytes, "1" if copy.truncated else "0"]
         for field, value in copy.fields:
             args += [field, value]
-        if reply_code(self._scripts["dead"](keys=keys, args=args)) is Code.FENCED:
-            raise Fenced(lease_key)
+        self._run(ScriptCall("dead", keys, args, _fenced_check(lease_key)))
+
+    def batch(self) -> ScriptBatch:
+        """An empty batch whose calls go to Redis in one pipelined round trip."""
+        return ScriptBatch(self._scripts, self._redis)
+
+    def _run(self, call: ScriptCall) -> None:
+        call.check(self._scripts[call.name](keys=call.keys, args=call.args))
 
     def receipt(self, lease_key: str, input_key: str, epoch: int, change: ReceiptChange) -> None:
         """Commit one receipt change (status machine in Lua); raises `Fenced` or `StaleCache`."""
@@ -254,5 +330,5 @@ class Scripts:
         if code is Code.FENCED:
             raise Fenced(lease_key)
         if code is not Code.OK:
-            detail = _text(result[1]) if len(result) > 1 else ""
+            detail = text(result[1]) if len(result) > 1 else ""
             raise StaleCache(f"receipt change refused by receipt.lua ({code} {detail})".strip())

@@ -8,10 +8,7 @@ from typing import Any
 from config.settings import Settings
 
 from .keys import GROUP, Keys
-
-
-def _text(value: Any) -> str:
-    return value.decode("utf-8") if isinstance(value, bytes) else str(value)
+from .redisio import text
 
 
 def deployment_report(redis: Any, settings: Settings) -> dict[str, Any]:
@@ -21,10 +18,10 @@ def deployment_report(redis: Any, settings: Settings) -> dict[str, Any]:
     `ttl_ms` (null without a lease), `pending` and `lag` (null when Redis cannot tell).
     """
     keys = Keys(settings.key_prefix)
-    meta = {_text(k): _text(v) for k, v in redis.hgetall(keys.meta).items()}
+    meta = {text(k): text(v) for k, v in redis.hgetall(keys.meta).items()}
     seconds, micros = redis.time()
     now = int(seconds) * 1000 + int(micros) // 1000
-    live = [_text(m) for m in redis.zrangebyscore(keys.workers, now, "+inf")]
+    live = [text(m) for m in redis.zrangebyscore(keys.workers, now, "+inf")]
     partitions = int(meta.get("partitions", settings.partitions))
     pipe = redis.pipeline(transaction=False)
     for p in range(partitions):
@@ -36,10 +33,10 @@ def deployment_report(redis: Any, settings: Settings) -> dict[str, Any]:
     report: list[dict[str, Any]] = []
     for p in range(partitions):
         lease, ttl, epoch, groups = rows[4 * p: 4 * p + 4]
-        lease = {_text(k): _text(v) for k, v in lease.items()} if isinstance(lease, dict) else {}
+        lease = {text(k): text(v) for k, v in lease.items()} if isinstance(lease, dict) else {}
         group: dict[Any, Any] = {}
         if isinstance(groups, list):
-            group = next((g for g in groups if _text(g["name"]) == GROUP), {})
+            group = next((g for g in groups if text(g["name"]) == GROUP), {})
         report.append({
             "partition": p, "owner": lease.get("owner"), "epoch": int(epoch) if epoch else None,
             "ttl_ms": ttl if isinstance(ttl, int) and ttl > 0 else None,

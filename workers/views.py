@@ -31,6 +31,7 @@ from .answers import block_field
 from .entry import InputEntry, dumps, error_reply, is_session_id, loads, ok_reply, ok_reply_text
 from .errors import ErrorCode, HostError, MalformedEntry
 from .keys import Keys
+from .redisio import text
 
 GET, PUT, DELETE = "get", "put", "delete_session"
 VIEW_NAMES = (GET, PUT, DELETE)
@@ -72,10 +73,6 @@ class Record:
         if self.written_digest == self.digest:
             return self.nodes, False
         return migrate_nodes(self.nodes, self.basis, self.block), True
-
-
-def _text(value: Any) -> str:
-    return value.decode("utf-8") if isinstance(value, bytes) else ("" if value is None else str(value))
 
 
 def _invalid(message: str) -> HostError:
@@ -146,13 +143,13 @@ class ViewHandler:
         deleted, (phase, digest, block), (revision, state, written, basis, size, total, receipt) = pipe.execute()
         if deleted:
             raise HostError("the session was deleted", code=ErrorCode.SESSION_DELETED)
-        if _text(phase) != "final" or block is None:
+        if text(phase) != "final" or block is None:
             raise HostError("no final block with this block_id was published in this message",
                             code=ErrorCode.UNKNOWN_BLOCK)
-        return Record(block=loads(block), digest=_text(digest), revision=int(revision or 0),
-                      nodes=loads(state) if state is not None else {}, written_digest=_text(written),
+        return Record(block=loads(block), digest=text(digest), revision=int(revision or 0),
+                      nodes=loads(state) if state is not None else {}, written_digest=text(written),
                       basis=loads(basis) if basis is not None else None, size=int(size or 0),
-                      session_bytes=int(total or 0), receipt=_text(receipt) if request_id else "")
+                      session_bytes=int(total or 0), receipt=text(receipt) if request_id else "")
 
     @staticmethod
     def _view(message_id: str, block_id: str, record: Record, nodes: Any, migrated: bool) -> dict[str, Any]:
