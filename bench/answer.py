@@ -9,8 +9,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from core.answer.block import parse_answer_block
 from core.answer._catalog import MAX_ELEMENTS
+from core.answer.block import parse_answer_block
 from core.json.safe import json_byte_size
 
 from .timing import median_seconds

@@ -8,13 +8,14 @@ document limits at once: 200 components, 64 state fields, 64 derived fields, clo
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from core.json._frozen import thaw
-from core.stream.lifecycle import advance_ui_stream, start_ui_stream
-from core.limits import UI_LIMITS
 from core.json.safe import assert_safe_json
+from core.limits import UI_LIMITS
+from core.stream.lifecycle import advance_ui_stream, start_ui_stream
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 MUTATIONS_EXAMPLE = "stream-mutations.json"

@@ -28,9 +28,10 @@ import json
 import math
 import random
 import time
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any
 
 import orjson
 
@@ -119,7 +120,7 @@ def run(target: str, *, seconds: float, seed: int, max_inputs: int | None = None
         began = clock()
         try:
             tally.judge(label, call())
-        except Exception as error:  # noqa: BLE001  # any foreign exception is a finding
+        except Exception as error:  # any foreign exception is a finding
             tally.add("crashes", label, f"{type(error).__name__}: {error}")
         if clock() - began > HANG_SECONDS:
             tally.add("hangs", label, f"{clock() - began:.2f} s")
@@ -212,7 +213,7 @@ def _edit(parent: Any, key: Any, rng: random.Random) -> None:
 
 def _texts(error: core.UIError) -> list[tuple[str, str]]:
     texts = [(issue.path, issue.message) for issue in getattr(error, "issues", ())]
-    return texts + [("", error.message)]
+    return [*texts, ("", error.message)]
 
 
 def _core_probe(name: str, make_args: Callable[[], tuple], kwargs: Callable[[], dict] | None = None) -> Probe:
@@ -253,7 +254,7 @@ class CoreCorpus:
         documents = [base_document()] + [_load(p.name) for p in sorted((ROOT / "examples").glob("*.json"))]
         self.documents = [d for d in documents if isinstance(d, dict) and "root" in d]
         self.parsed = [core.parse_document(d) for d in self.documents]
-        self.events = _load("stream-mutations.json") + [{"type": "complete"}, {"type": "error", "message": "m"}]
+        self.events = [*_load("stream-mutations.json"), {"type": "complete"}, {"type": "error", "message": "m"}]
         self.streams = [core.start_ui_stream(d, "call-1", 1) for d in self.documents]
         self.streams.append(core.advance_ui_stream(self.streams[-1], self.events[-2]))
         self.frames = [orjson.loads(orjson.dumps(s.checkpoint)) for s in self.streams]

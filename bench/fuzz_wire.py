@@ -262,7 +262,7 @@ class WireFuzzer:
         orphans = {s.entry_id for s in sent if not s.reply_key}
         deadline = time.monotonic() + REPLY_TIMEOUT_S
         while (waiting or orphans) and time.monotonic() < deadline:
-            for key, reply in zip(list(waiting), self._first_replies(list(waiting))):
+            for key, reply in zip(list(waiting), self._first_replies(list(waiting)), strict=False):
                 if reply is not None:
                     self._check(waiting.pop(key), reply)
             orphans -= self._new_dead_origins()

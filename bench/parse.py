@@ -8,17 +8,18 @@ ratios parse/fastjsonschema and jsonschema/parse.
 from __future__ import annotations
 
 import argparse
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import fastjsonschema
 import jsonschema
 
-from core.json.safe import assert_safe_json
 from core.document.model import parse_document
 from core.document.schema import document_json_schema
+from core.json.safe import assert_safe_json
 
-from .timing import median_seconds
 from .documents import count_components, count_expression_nodes, example_documents, maximal_document
+from .timing import median_seconds
 
 
 def _validators() -> dict[str, Callable[[Any], Any]]:
@@ -43,7 +44,7 @@ def _row(name: str, document: dict, validators: dict, repeat: int, min_time: flo
 def _print_table(header: list[str], rows: list[list[str]]) -> None:
     widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
     for line in [header, ["-" * w for w in widths], *rows]:
-        print("  ".join(cell.ljust(w) if i == 0 else cell.rjust(w) for i, (cell, w) in enumerate(zip(line, widths))))
+        print("  ".join(cell.ljust(w) if i == 0 else cell.rjust(w) for i, (cell, w) in enumerate(zip(line, widths, strict=False))))
 
 
 def main(argv: list[str]) -> int:

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import statistics
 import timeit
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 
 def median_seconds(call: Callable[[], Any], *, repeat: int, min_time: float) -> float:

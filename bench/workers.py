@@ -28,8 +28,8 @@ from typing import Any
 
 import redis
 
-from workers.local_redis import start_redis_server
 from workers.keys import Keys, partition_of
+from workers.local_redis import start_redis_server
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 PARTITIONS = 64
@@ -285,7 +285,7 @@ def scenario(url: str, name: str, document: dict[str, Any], workers: int, args: 
         rate = max(throughput(load, args.per_session) for _ in range(args.repeat))
         after = [cpu_seconds(args.redis_pid), sum(cpu_seconds(p.pid) for p in processes), cpu_seconds(os.getpid())]
         calls = args.repeat * args.per_session * args.sessions
-        cpu = [(b - a) * 1000 / calls for a, b in zip(before, after)]
+        cpu = [(b - a) * 1000 / calls for a, b in zip(before, after, strict=False)]
         p50, p99 = latency(load, rate / 2, args.latency_calls)
         return {"rate": rate, "p50": p50, "p99": p99, "cpu": cpu}
     finally:

@@ -7,7 +7,7 @@ Integration tests (marked `integration`) are skipped with a clear message only w
 from __future__ import annotations
 
 import tempfile
-from typing import Iterator
+from collections.abc import Iterator
 
 import pytest
 
@@ -40,7 +40,7 @@ def redis_url(redis_server: str) -> Iterator[str]:
 
 
 @pytest.fixture()
-def redis_client(redis_url: str) -> Iterator["object"]:
+def redis_client(redis_url: str) -> Iterator[object]:
     """A redis-py client on the flushed server."""
     import redis
 

@@ -11,8 +11,9 @@ import json
 import signal
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from config.settings import Settings, SettingsError, load_settings
 
@@ -265,7 +266,8 @@ def build_parser() -> argparse.ArgumentParser:
     _common(p)
     p.add_argument("--metrics-port", type=int, help="serve Prometheus metrics on this port (IUI_METRICS_PORT)")
     p.add_argument("--metrics-addr", help="address the metrics listen on (IUI_METRICS_ADDR, default 0.0.0.0)")
-    p.add_argument("--log-level", help="DEBUG, INFO, WARNING, ERROR or CRITICAL, any case (IUI_LOG_LEVEL, default WARNING)")
+    p.add_argument("--log-level",
+                   help="DEBUG, INFO, WARNING, ERROR or CRITICAL, any case (IUI_LOG_LEVEL, default WARNING)")
     p.add_argument("--lease-ttl-ms", type=int, help="lease TTL (IUI_LEASE_TTL_MS)")
     p.add_argument("--lease-renew-ms", type=int, help="lease renew interval (IUI_LEASE_RENEW_MS)")
     p.add_argument("--max-document-bytes", type=int, help="document budget (IUI_MAX_DOCUMENT_BYTES)")
@@ -297,7 +299,8 @@ def build_parser() -> argparse.ArgumentParser:
     _common(p)
     p.add_argument("which", nargs="?", choices=("stream", "answer"), default="stream",
                    help="stream (default) or answer: the answer-ui@1 examples and a view-state round trip")
-    p.add_argument("--examples", help="folder holding stream-initial.json and stream-mutations.json (default: the copies shipped with iui)")
+    p.add_argument("--examples", help="folder holding stream-initial.json and stream-mutations.json "
+                                      "(default: the copies shipped with iui)")
     p.set_defaults(run=cmd_demo)
     add_action_commands(sub, _common)
     return parser
@@ -316,7 +319,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:  # the reader went away (e.g. `| head`): nothing left to say
         sys.stderr.close()
         return 1
-    except Exception as error:  # noqa: BLE001 - the CLI boundary: one line, never a traceback
+    except Exception as error:
         print(f"iui: error: {_describe(error, args)}", file=sys.stderr)
         return 1
 

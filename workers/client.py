@@ -78,7 +78,8 @@ class Client:
         popped = self._redis.blpop([key], timeout=timeout)
         if popped is None:
             raise ClientError(f"no reply to request {request} within {timeout} s")
-        return loads(popped[1])
+        reply: dict[str, Any] = loads(popped[1])
+        return reply
 
     def peek_reply(self, session: str, request: str) -> dict[str, Any] | None:
         """Read the reply without consuming it (LINDEX 0), or None if there is none yet."""
@@ -175,7 +176,7 @@ class FrameFeed:
 
     def accept(self, frame: Any) -> Any | None:
         """Feed one frame; returns the new state if the view changed, else None."""
-        ui_id = frame.get("uiId") if isinstance(frame, dict) else None
+        ui_id: Any = frame.get("uiId") if isinstance(frame, dict) else None
         current = self.views.get(ui_id)
         try:
             if current is not None and frame.get("generation", 0) > current.generation:

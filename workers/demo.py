@@ -12,9 +12,10 @@ import json
 import threading
 import time
 import uuid
+from collections.abc import Callable, Iterator
 from importlib import resources
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any
 
 from prometheus_client import CollectorRegistry
 
@@ -75,7 +76,7 @@ def _start_pools(settings: Settings, factory: Callable[[], Any], metrics: Metric
 def _show(out: Callable[[str], None], reply: dict[str, Any]) -> dict[str, Any]:
     if not reply.get("ok"):
         raise RuntimeError(f"demo call rejected: {reply['error']['code']}: {reply['error']['message']}")
-    frame = reply["result"]["frame"]
+    frame: dict[str, Any] = reply["result"]["frame"]
     out(f"frame {_cursor(frame)}")
     out(f"  receipt: {reply['result']['receipt']}")
     for line in tree_lines(frame["snapshot"]["root"]):
@@ -116,9 +117,9 @@ def run_demo(settings: Settings, *, embedded: bool, out: Callable[[str], None] =
                                 examples=examples, out=out)
         out(f"actions: every step as expected={acted}")
     finally:
-        for pool, thread in pools:
+        for pool, _ in pools:
             pool.stop()
-        for pool, thread in pools:
+        for _, thread in pools:
             thread.join(timeout=10)
     out("metrics exported:")
     for line in metrics.exposition().splitlines():

@@ -81,7 +81,7 @@ def address_of(fields: Mapping[str, str]) -> tuple[str, str] | None:
 def parse_entry(fields: Mapping[str, str]) -> InputEntry:
     """Validate the entry fields or raise `MalformedEntry` naming the first bad field."""
     try:
-        return InputEntry(**fields)
+        return InputEntry.model_validate(dict(fields))
     except (ValidationError, TypeError) as error:
         errors = error.errors() if isinstance(error, ValidationError) else []
         field = str(errors[0]["loc"][0]) if errors and errors[0].get("loc") else "entry"

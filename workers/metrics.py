@@ -71,9 +71,11 @@ class Metrics:
                                  ["tool"], buckets=_LATENCY_BUCKETS, registry=registry)
         self.frames = Counter("iui_frames_published_total", "Accepted frames published.",
                               ["type"], registry=registry)
-        self.generation_frames = Histogram("iui_generation_frames", "Frames used by a generation at its terminal frame.",
+        self.generation_frames = Histogram("iui_generation_frames",
+                                           "Frames used by a generation at its terminal frame.",
                                            buckets=_FRAME_BUCKETS, registry=registry)
-        self.generation_bytes = Histogram("iui_generation_bytes", "Frame bytes used by a generation at its terminal frame.",
+        self.generation_bytes = Histogram("iui_generation_bytes",
+                                          "Frame bytes used by a generation at its terminal frame.",
                                           buckets=_BYTE_BUCKETS, registry=registry)
         self.leases_held = Gauge("iui_leases_held", "Partition leases held by this process.", registry=registry)
         self.leases_acquired = Counter("iui_leases_acquired_total", "Partition leases acquired.", registry=registry)
@@ -81,7 +83,8 @@ class Metrics:
                                    registry=registry)
         self.leases_released = Counter("iui_leases_released_total", "Partition leases released on purpose.",
                                        registry=registry)
-        self.lag = Gauge("iui_partition_lag", "Entries not yet processed (undelivered plus pending) in an owned partition.",
+        self.lag = Gauge("iui_partition_lag",
+                         "Entries not yet processed (undelivered plus pending) in an owned partition.",
                          ["partition"], registry=registry)
         self.dead_lettered = Counter("iui_dead_lettered_total", "Entries moved to a dead-letter stream.",
                                      ["reason"], registry=registry)

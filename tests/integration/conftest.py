@@ -6,8 +6,9 @@ import copy
 import json
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 from prometheus_client import CollectorRegistry
@@ -39,12 +40,12 @@ class Runtime:
         self.pools: list[tuple[WorkerPool, threading.Thread]] = []
         self._client: Client | None = None
 
-    def configure(self, **overrides: Any) -> "Runtime":
+    def configure(self, **overrides: Any) -> Runtime:
         """Change settings before `start()`."""
         self.settings = load_settings(redis_url=self.redis_url, **{**FAST, **overrides})
         return self
 
-    def start(self, count: int = 1) -> "Runtime":
+    def start(self, count: int = 1) -> Runtime:
         """Start `count` pools and wait until every partition is held."""
         for _ in range(count):
             pool = WorkerPool(settings=self.settings, redis=connect(self.redis_url), metrics=self.metrics)

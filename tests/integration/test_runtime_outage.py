@@ -9,10 +9,10 @@ import time
 
 import pytest
 
+from tests.integration.conftest import Runtime, cursor_args, example
 from workers.local_redis import REDIS_BINARY
 from workers.pool import WorkerPool
 from workers.redisio import connect
-from tests.integration.conftest import Runtime, cursor_args, example
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
@@ -28,7 +28,7 @@ def _wait_ping(rt: Runtime) -> None:
         try:
             rt.redis.ping()
             return
-        except Exception:  # noqa: BLE001 - still starting
+        except Exception:
             time.sleep(0.05)
     raise AssertionError("redis-server did not come back")
 

@@ -74,7 +74,7 @@ class Feeder:
                 self.requests[session].append(self.rt.client.submit(session, PATCH, args, call=f"{session}-{i}"))
             time.sleep(0.4)  # longer than a blocking read: the owner is often idle when paused
 
-    def __enter__(self) -> "Feeder":
+    def __enter__(self) -> Feeder:
         self._thread.start()
         return self
 
@@ -116,7 +116,7 @@ def test_a_resumed_paused_worker_leaves_nothing_pending_and_every_call_in_order(
             for _ in range(5):
                 victim = _owner(runtime)
                 workers[victim].send_signal(signal.SIGSTOP)
-                _wait(lambda: _owner(runtime) not in ("", victim), timeout=2 * ttl + 1)
+                _wait(lambda: _owner(runtime) not in ("", victim), timeout=2 * ttl + 1)  # noqa: B023 - called at once
                 time.sleep(1.5 * ttl)  # the other worker serves while the victim stays paused
                 workers[victim].send_signal(signal.SIGCONT)
                 time.sleep(ttl)  # the resumed victim runs into its lost lease under load

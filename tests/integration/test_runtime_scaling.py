@@ -30,7 +30,7 @@ class Sampler:
             self.peak = max(self.peak, sum(len(pool.partitions) for pool, _ in self.rt.pools))
             time.sleep(0.005)
 
-    def __enter__(self) -> "Sampler":
+    def __enter__(self) -> Sampler:
         self._thread.start()
         return self
 

@@ -14,14 +14,13 @@ import subprocess
 
 import orjson
 import pytest
-
-from core.limits import UI_LIMITS
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from core.json.canonical import _is_orjson_canonical, _write, canonical_json_string, hash_canonical_json
 from core.errors import UISchemaError
 from core.json._frozen import freeze
+from core.json.canonical import _is_orjson_canonical, _write, canonical_json_string, hash_canonical_json
+from core.limits import UI_LIMITS
 
 
 def reference(value: object) -> str:

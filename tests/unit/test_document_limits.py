@@ -6,11 +6,12 @@ import json
 
 import orjson
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from core.json.canonical import canonical_json_string
 from core.document.model import parse_document
 from core.errors import UISchemaError
+from core.json.canonical import canonical_json_string
 
 from .documents import base_document
 
@@ -150,10 +151,10 @@ def _paths(value, prefix=()):
     yield prefix
     if isinstance(value, dict):
         for key, item in value.items():
-            yield from _paths(item, prefix + (key,))
+            yield from _paths(item, (*prefix, key))
     elif isinstance(value, list):
         for index, item in enumerate(value):
-            yield from _paths(item, prefix + (index,))
+            yield from _paths(item, (*prefix, index))
 
 
 ALL_PATHS = list(_paths(base_document()))[1:]

@@ -4,16 +4,17 @@ from __future__ import annotations
 
 import copy
 import json
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import fastjsonschema
 import jsonschema
 import pytest
 
 from bench.documents import apply_mutations
-from core.limits import UI_LIMITS
 from core.document.schema import document_json_schema
+from core.limits import UI_LIMITS
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"

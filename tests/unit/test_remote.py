@@ -12,9 +12,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from core.remote import records as remote
 from core.errors import UNKNOWN_PROPERTY, UISchemaError
 from core.json._frozen import FrozenDict, FrozenList
+from core.remote import records as remote
 from core.remote.records import (
     parse_ui_action_query,
     parse_ui_action_receipt,
@@ -410,7 +410,7 @@ def test_a_catalog_of_exactly_64_capabilities_is_accepted_and_65_rejected():
     catalog = [capability(id=f"cap{i}") for i in range(64)]
     parsed = parse_ui_capability_catalog(catalog)
     assert isinstance(parsed, FrozenList) and len(parsed) == 64
-    assert rejection_paths(parse_ui_capability_catalog, catalog + [capability(id="one_more")]) == [""]
+    assert rejection_paths(parse_ui_capability_catalog, [*catalog, capability(id="one_more")]) == [""]
 
 
 def test_an_empty_catalog_is_accepted():
@@ -452,7 +452,7 @@ def test_a_receipt_list_locates_element_issues():
 def test_a_receipt_list_of_256_is_accepted_and_257_rejected():
     receipts = [receipt(operationId=f"op{i}") for i in range(256)]
     assert len(parse_ui_action_receipt_list(receipts)) == 256
-    assert rejection_paths(parse_ui_action_receipt_list, receipts + [receipt(operationId="x")]) == [""]
+    assert rejection_paths(parse_ui_action_receipt_list, [*receipts, receipt(operationId="x")]) == [""]
 
 
 def test_duplicate_operation_ids_in_a_list_are_rejected():
@@ -522,7 +522,7 @@ _junk = st.recursive(
     max_leaves=20,
 )
 _near_valid = st.sampled_from([ref(), request(), receipt(), capability(), {"operationId": "op"}]).flatmap(
-    lambda base: st.dictionaries(st.sampled_from(sorted(base) + ["extra"]), _junk, max_size=3).map(
+    lambda base: st.dictionaries(st.sampled_from([*sorted(base), "extra"]), _junk, max_size=3).map(
         lambda changes: {**base, **changes}
     )
 )

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from core.document._revalidation import DocumentCache
 from core.document.model import parse_document
@@ -33,7 +34,7 @@ NEW_PROPS = [{"text": "changed"}, {"text": 5}, {"text": {"expr": {"state": "ghos
 def _nodes(node: Any, trail: tuple = ()) -> list[tuple]:
     found = [(trail, node)]
     for i, child in enumerate(node.get("children", ())):
-        found += _nodes(child, trail + (i,))
+        found += _nodes(child, (*trail, i))
     return found
 
 
@@ -81,8 +82,8 @@ def test_revalidate_agrees_with_a_full_parse_after_random_patches(data):
     for _ in range(data.draw(st.integers(1, 4))):
         candidate = _mutate(document["root"], data)
         header = {k: v for k, v in document.items() if k != "root"}
-        incremental = _outcome(lambda: cache.revalidate(candidate, base=document)[0])
-        scratch = _outcome(lambda: parse_document({**header, "root": candidate}))
+        incremental = _outcome(lambda: cache.revalidate(candidate, base=document)[0])  # noqa: B023 - called at once
+        scratch = _outcome(lambda: parse_document({**header, "root": candidate}))  # noqa: B023 - called at once
         assert incremental == scratch
         if incremental[0] == "ok":
             document = incremental[1]

@@ -689,7 +689,7 @@ def test_the_receiver_accepts_a_title_change_and_keeps_untouched_nodes_identical
     retexted = evolve(wire(picker), 4, lambda d: d["root"]["children"][3]["props"].update(text="bye"))
     last = accept_checkpoint(later, retexted)
     old_children, new_children = later.document["root"]["children"], last.document["root"]["children"]
-    assert [a is b for a, b in zip(old_children, new_children)] == [True, True, True, False]
+    assert [a is b for a, b in zip(old_children, new_children, strict=False)] == [True, True, True, False]
     assert last.document["state"] is later.document["state"]
 
 

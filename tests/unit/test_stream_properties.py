@@ -10,10 +10,10 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from core.json.canonical import canonical_json_string
 from core.document.model import parse_document
 from core.errors import UISchemaError, UIStreamError
 from core.json._frozen import thaw
+from core.json.canonical import canonical_json_string
 from core.stream.lifecycle import UIStreamState, accept_checkpoint, advance_ui_stream, start_ui_stream
 
 LAYOUTS = ("Row", "Column", "Card", "Form")

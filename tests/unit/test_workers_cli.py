@@ -108,7 +108,7 @@ def one_line_failure(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tup
 def test_every_client_command_fails_in_one_line_on_a_closed_port(
     command: list[str], capsys: pytest.CaptureFixture[str]
 ) -> None:
-    _, err = one_line_failure(command + ["--redis-url", "redis://127.0.0.1:1/0"], capsys)
+    _, err = one_line_failure([*command, "--redis-url", "redis://127.0.0.1:1/0"], capsys)
     assert "127.0.0.1:1 is unreachable" in err
 
 
@@ -118,7 +118,7 @@ def test_every_client_command_fails_in_one_line_on_a_closed_port(
 def test_a_redis_that_never_answers_fails_in_one_line_within_the_command_timeout(
     command: list[str], silent_server: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    elapsed, err = one_line_failure(command + ["--redis-url", silent_server], capsys)
+    elapsed, err = one_line_failure([*command, "--redis-url", silent_server], capsys)
     assert "did not answer in time" in err
     assert elapsed < 3.0  # redis-py's own default would wait 5 s
 

@@ -25,7 +25,8 @@ from workers.scripts import Scripts
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 DOCUMENT = json.loads((EXAMPLES / "stream-initial.json").read_text("utf-8"))
-MUTATIONS = json.loads((EXAMPLES / "stream-mutations.json").read_text("utf-8")) + [
+MUTATIONS = [
+    *json.loads((EXAMPLES / "stream-mutations.json").read_text("utf-8")),
     {"type": "remove", "nodeId": "report"},  # the root: always invalid
     {"type": "update", "nodeId": "summary-card", "props": {"title": "Other", "gap": "sm"}},
     {"type": "add", "parentId": "nowhere", "index": 0, "node": {"id": "x", "type": "Text", "props": {"text": "x"}}},
