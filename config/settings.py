@@ -85,7 +85,7 @@ class Settings(BaseSettings):
         raise ValueError("must be one of " + ", ".join(LOG_LEVELS) + " (any case)")
 
     @model_validator(mode="after")
-    def _renew_before_expiry(self) -> "Settings":
+    def _renew_before_expiry(self) -> Settings:
         if self.lease_renew_ms * 2 > self.lease_ttl_ms:
             raise ValueError("lease_renew_ms must be at most half of lease_ttl_ms")
         return self

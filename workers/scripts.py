@@ -10,6 +10,7 @@ import enum
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from importlib import resources
+from importlib.resources.abc import Traversable
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +27,7 @@ PENDING = "0"  # read mode: the consumer's delivered but unacknowledged entries
 def script_source(name: str) -> str:
     """The text of `workers/lua/<name>.lua`."""
     try:
-        folder: Any = resources.files("workers").joinpath("lua")
+        folder: Traversable = resources.files("workers").joinpath("lua")
     except NotADirectoryError:  # an editable install seen as a namespace package
         folder = Path(__file__).with_name("lua")
     return folder.joinpath(f"{name}.lua").read_text("utf-8")
@@ -119,7 +120,7 @@ class ReadBatch:
 
 def _pairs(flat: Sequence[Any]) -> dict[Any, Any]:
     """A Lua field/value array as a mapping (a repeated field keeps its last value, as redis-py does)."""
-    return dict(zip(flat[0::2], flat[1::2]))
+    return dict(zip(flat[0::2], flat[1::2], strict=False))  # an odd tail never occurs
 
 
 @dataclass(frozen=True, slots=True)
