@@ -10,26 +10,39 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from dataclasses import dataclass
 from typing import Any
 
 from config.settings import Settings
 
 from .answer_runtime import PartitionAnswers, handles
+from .batch import Queued, WriteBatch
 from .cache import GenerationCache
 from .dead_letter import DeadLetterPolicy
-from .entry import address_of, decode_fields, dumps, error_reply, parse_body, parse_entry
+from .entry import address_of, decode_fields, error_reply, ok_reply_text, parse_body, parse_entry
 from .errors import Fenced, HostError, StaleCache
 from .keys import GROUP, Keys, consumer_of, partition_of
 from .metrics import Metrics, entry_label
 from .operations import ActionServices, PartitionOperations
 from .redisio import TRANSIENT_ERRORS, Backoff, is_busy_group
-from .scripts import NEW, PENDING, Scripts
+from .scripts import NEW, PENDING, Scripts, ScriptCall
 from .store import Store
 from .tools import TOOLS, Decision, ToolHandler
 
 log = logging.getLogger(__name__)
+QUEUED = "queued"  # `_process` queued the write: its metrics are recorded when Redis confirms it
 TRIM_EVERY_S = 30.0
 BODY_MARGIN = 4_096  # envelope room above the document budget for one tool call body
+
+
+@dataclass(frozen=True, slots=True)
+class _Write:
+    """The one script call that answers an entry, with what is booked once it is confirmed."""
+
+    call: ScriptCall
+    outcome: str
+    decision: Decision | None = None
+    rejection: str | None = None
 
 
 class PartitionConsumer:
@@ -63,6 +76,7 @@ class PartitionConsumer:
         self._cursor: str | None = None  # the last entry id seen by a fenced read
         self._replay = True  # replay the pending list before anything newer
         self._woken = False
+        self._batch: WriteBatch | None = None  # the writes of the read batch in hand
         self._retry_at = 0.0
         self._next_reap = 0.0
         self._backoff = Backoff(limit=settings.lease_renew_ms / 1000)  # a retry never outlasts a renewal
@@ -157,7 +171,7 @@ class PartitionConsumer:
                 self._handle(entry_id, fields, batch.deliveries.get(entry_id, 1))
 
     def _read_new(self) -> bool:
-        """Take new entries with a fenced read (only the current owner can move them to pending).
+        """Take new entries with a fenced read, decide them in order, write them in one round trip.
 
         A blocking XREADGROUP would move entries into the pending list even when this process
         lost its lease while it was paused; the fenced read script refuses that, so only the
@@ -167,10 +181,19 @@ class PartitionConsumer:
         batch = self._scripts.read(self._lease, self._input, self.epoch, self._consumer,
                                    self._settings.batch_size, NEW)
         self._cursor = batch.cursor
-        for entry_id, fields in batch.entries:
-            self._handle(entry_id, fields, 1)
-            if self._stop.is_set():
-                break
+        self._batch = WriteBatch(self._scripts.batch())
+        try:
+            for entry_id, fields in batch.entries:
+                self._handle(entry_id, fields, 1)
+                if self._stop.is_set():
+                    break
+            self._flush()
+        except BaseException:
+            for session in self._batch.sessions():  # optimistic cache entries of unsent commits
+                self._store.forget(session)
+            raise
+        finally:
+            self._batch = None
         self._woken = len(batch.entries) >= self._settings.batch_size  # more may be waiting
         return bool(batch.entries)
 
@@ -183,14 +206,18 @@ class PartitionConsumer:
                        reply_key, address[1] if address else "")
             return
         started = time.perf_counter()
+        outcome = self._process(entry_id, fields, started)
+        if outcome is not QUEUED:
+            self._count(fields, started, outcome)
+
+    def _count(self, fields: dict[str, str], started: float, outcome: str) -> None:
         tool = entry_label(fields)
-        outcome = self._process(entry_id, fields)
         self._metrics.latency.labels(tool).observe(time.perf_counter() - started)
         self._metrics.entries.labels(fields.get("kind", "") if fields.get("kind") in ("tool", "action", "result", "view")
                                      else "other", tool, outcome).inc()
 
-    def _process(self, entry_id: str, fields: dict[str, str]) -> str:
-        """Validate and commit one entry; returns the outcome label."""
+    def _process(self, entry_id: str, fields: dict[str, str], started: float) -> str:
+        """Validate one entry and write (or queue) its effect; returns the outcome label or QUEUED."""
         address = address_of(fields)
         if address is None:
             self._dead(entry_id, fields, "no_reply_address", "")
@@ -199,12 +226,10 @@ class PartitionConsumer:
         reply_key = self._keys.reply(self.partition, session, request)
         for attempt in range(self._settings.dead_letter_after):
             try:
-                return self._apply(entry_id, fields, reply_key)
-            except HostError as error:
-                self._metrics.rejections.labels(error.code).inc()
-                self._scripts.reply(self._lease, self._input, self.epoch, entry_id, reply_key,
-                                    error_reply(request, error), self._session_keys(session))
-                return "rejected"
+                write = self._decide(entry_id, fields, reply_key, session, request)
+                if isinstance(write, str):
+                    return write  # handled at once by the action or answer runtime
+                return self._submit(write, Queued(entry_id, fields, session, write.outcome, started, write.decision))
             except StaleCache:
                 self._store.forget(session)  # another writer moved the state: re-read and retry
             except (Fenced, *TRANSIENT_ERRORS):
@@ -215,40 +240,104 @@ class PartitionConsumer:
         self._dead(entry_id, fields, "failed", "the entry could not be processed", reply_key, request)
         return "dead_letter"
 
-    def _apply(self, entry_id: str, fields: dict[str, str], reply_key: str) -> str:
+    def _decide(self, entry_id: str, fields: dict[str, str], reply_key: str, session: str,
+                request: str) -> _Write | str:
+        """The write of a tool call (a rejection is a reply), or the outcome of an entry handled at once."""
+        try:
+            return self._apply(entry_id, fields, reply_key)
+        except HostError as error:
+            reply = error_reply(request, error)
+            return _Write(self._scripts.reply_call(self._lease, self._input, self.epoch, entry_id, reply_key, reply,
+                                                   self._session_keys(session)), "rejected", rejection=error.code)
+
+    def _apply(self, entry_id: str, fields: dict[str, str], reply_key: str) -> _Write | str:
         entry = parse_entry(fields)
         if partition_of(entry.session, self._settings.partitions) != self.partition:
             raise HostError(f"session belongs to partition {partition_of(entry.session, self._settings.partitions)},"
                             f" not {self.partition}", code="wrong_partition")
         if handles(entry):  # answer-ui@1 tools and view-state requests (workers.answer_runtime)
+            self._flush()  # they read committed state
             return self._answers.apply(entry_id, entry, reply_key)
         if entry.kind != "tool":  # action requests and job reports (workers.operations)
+            self._flush()
             return self._operations.apply(entry_id, entry, reply_key)
         if entry.name not in TOOLS:
             raise HostError("unknown tool; use one of " + ", ".join(TOOLS), code="unknown_tool")
         args = parse_body(entry.body, self._settings.max_document_bytes + BODY_MARGIN)
         decision = self._handler.decide(entry, args)
-        self._write(entry_id, entry.session, entry.request, reply_key, decision)
-        return "resent" if decision.action == "resend" else "accepted"
+        return self._tool_write(entry_id, entry.session, entry.request, reply_key, decision)
 
-    def _write(self, entry_id: str, session: str, request: str, reply_key: str, decision: Decision) -> None:
+    def _tool_write(self, entry_id: str, session: str, request: str, reply_key: str, decision: Decision) -> _Write:
         if decision.action == "commit":
             assert decision.plan is not None and decision.record is not None
-            self._scripts.commit(self._lease, self._input, self.epoch, entry_id, decision.plan)
-            self._store.remember(session, decision.record, opened=decision.opened)
+            return _Write(self._scripts.commit_call(self._lease, self._input, self.epoch, entry_id, decision.plan),
+                          "accepted", decision=decision)
+        reply = ok_reply_text(request, decision.reply_result)
+        if decision.action == "plain":
+            assert decision.plain is not None
+            return _Write(self._scripts.plain_call(self._lease, self._input, self.epoch, entry_id,
+                                                   self._keys.session_keys(self.partition, session), decision.plain,
+                                                   reply_key, reply), "accepted")
+        return _Write(self._scripts.reply_call(self._lease, self._input, self.epoch, entry_id, reply_key, reply,
+                                               self._session_keys(session)), "resent")
+
+    def _submit(self, write: _Write, queued: Queued) -> str:
+        """Run the write now (no batch) or queue it; raises `StaleCache` when it must be decided again."""
+        record = write.decision.record if write.decision is not None else None
+        if self._batch is None:
+            self._scripts.run(write.call)
+            self._confirmed(queued, write.rejection)
+            return queued.outcome
+        if not self._batch.can_queue(queued.session, record.ui_id if record else None):
+            if queued.session in self._flush():
+                raise StaleCache("an earlier commit of the session failed")
+        if record is not None:
+            self._store.remember(queued.session, record, opened=write.decision.opened)  # optimistic until flushed
+        queued.rejection = write.rejection
+        self._batch.add(write.call, queued, chain_ui=record.ui_id if record else None)
+        return QUEUED
+
+    def _flush(self) -> set[str]:
+        """Send the queued writes; entries whose CAS failed are decided again, in order.
+
+        Returns the sessions that had a failed commit.  A fenced write raises `Fenced`.
+        """
+        if self._batch is None or not len(self._batch):
+            return set()
+        batch = self._batch
+        failed: set[str] = set()
+        retry: list[Queued] = []
+        for queued, error in batch.execute():
+            if isinstance(error, Fenced):
+                raise error
+            if error is not None or queued.session in failed:
+                failed.add(queued.session)
+                retry.append(queued)
+            else:
+                self._confirmed(queued, queued.rejection)
+        for session in failed:
+            self._store.forget(session)
+        self._batch = None  # decided again one by one, each written at once
+        try:
+            for queued in retry:
+                self._handle(queued.entry_id, queued.fields, 1)
+        finally:
+            self._batch = batch
+        return failed
+
+    def _confirmed(self, queued: Queued, rejection: str | None) -> None:
+        """Bookkeeping of a write Redis confirmed: the cache (run at once) and the metrics."""
+        decision = queued.decision
+        if decision is not None and decision.record is not None:
+            if self._batch is None:
+                self._store.remember(queued.session, decision.record, opened=decision.opened)
             self._metrics.frames.labels(decision.frame_type).inc()
             if decision.record.status != "streaming":
                 self._metrics.generation_frames.observe(decision.record.frames)
                 self._metrics.generation_bytes.observe(decision.record.bytes)
-            return
-        reply = '{"ok":true,"request":' + dumps(request) + ',"result":' + decision.reply_result + "}"
-        if decision.action == "plain":
-            assert decision.plain is not None
-            self._scripts.plain(self._lease, self._input, self.epoch, entry_id,
-                                self._keys.session_keys(self.partition, session), decision.plain, reply_key, reply)
-        else:
-            self._scripts.reply(self._lease, self._input, self.epoch, entry_id, reply_key, reply,
-                                self._session_keys(session))
+        if rejection is not None:
+            self._metrics.rejections.labels(rejection).inc()
+        self._count(queued.fields, queued.started, queued.outcome)
 
     def _session_keys(self, session: str) -> tuple[str, ...]:
         """The keys whose expiry a call of `session` slides (none for another partition's session)."""

@@ -239,7 +239,7 @@ class Scripts:
 
     def commit(self, lease_key: str, input_key: str, epoch: int, entry_id: str, plan: CommitPlan) -> None:
         """Apply one accepted call atomically; raises `Fenced` or `StaleCache`."""
-        self._run(self.commit_call(lease_key, input_key, epoch, entry_id, plan))
+        self.run(self.commit_call(lease_key, input_key, epoch, entry_id, plan))
 
     def commit_call(self, lease_key: str, input_key: str, epoch: int, entry_id: str, plan: CommitPlan) -> ScriptCall:
         """`commit` as a call to run now or in a `ScriptBatch`."""
@@ -264,7 +264,7 @@ class Scripts:
     def reply(self, lease_key: str, input_key: str, epoch: int, entry_id: str,
               reply_key: str, reply: str, session_keys: Sequence[str] = ()) -> None:
         """Reply and ack without changing state, sliding the session's expiry; raises `Fenced`."""
-        self._run(self.reply_call(lease_key, input_key, epoch, entry_id, reply_key, reply, session_keys))
+        self.run(self.reply_call(lease_key, input_key, epoch, entry_id, reply_key, reply, session_keys))
 
     def reply_call(self, lease_key: str, input_key: str, epoch: int, entry_id: str,
                    reply_key: str, reply: str, session_keys: Sequence[str] = ()) -> ScriptCall:
@@ -276,7 +276,7 @@ class Scripts:
     def plain(self, lease_key: str, input_key: str, epoch: int, entry_id: str,
               session_keys: tuple[str, str, str, str], fields: PlainFields, reply_key: str, reply: str) -> None:
         """Store a plain document under its call id, reply and ack; raises `Fenced` or `StaleCache`."""
-        self._run(self.plain_call(lease_key, input_key, epoch, entry_id, session_keys, fields, reply_key, reply))
+        self.run(self.plain_call(lease_key, input_key, epoch, entry_id, session_keys, fields, reply_key, reply))
 
     def plain_call(self, lease_key: str, input_key: str, epoch: int, entry_id: str,
                    session_keys: tuple[str, str, str, str], fields: PlainFields, reply_key: str,
@@ -307,13 +307,14 @@ class Scripts:
                            policy.max_entries, policy.max_bytes, "1" if copy.truncated else "0"]
         for field, value in copy.fields:
             args += [field, value]
-        self._run(ScriptCall("dead", keys, args, _fenced_check(lease_key)))
+        self.run(ScriptCall("dead", keys, args, _fenced_check(lease_key)))
 
     def batch(self) -> ScriptBatch:
         """An empty batch whose calls go to Redis in one pipelined round trip."""
         return ScriptBatch(self._scripts, self._redis)
 
-    def _run(self, call: ScriptCall) -> None:
+    def run(self, call: ScriptCall) -> None:
+        """Run one call now; raises what its wrapper raises."""
         call.check(self._scripts[call.name](keys=call.keys, args=call.args))
 
     def receipt(self, lease_key: str, input_key: str, epoch: int, change: ReceiptChange) -> None:

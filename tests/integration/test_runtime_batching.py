@@ -1,0 +1,65 @@
+"""Batched writes: one read batch's commits go out in one round trip, still exactly once and in order."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from tests.integration.conftest import Runtime, cursor_args, example
+from workers.client import Client
+from workers.entry import dumps
+
+pytestmark = pytest.mark.integration
+SESSION = "batched"
+PATCH = "intelligent_ui_patch"
+
+
+def _submit_together(client: Client, calls: list[tuple[str, dict[str, Any]]]) -> list[str]:
+    """XADD several patches in one MULTI, so the owner reads them as one batch."""
+    pipe = client._redis.pipeline(transaction=True)
+    requests = []
+    for call, args in calls:
+        request = f"req-{call}"
+        pipe.xadd(client.keys.input(client.partition(SESSION)),
+                  {"session": SESSION, "request": request, "kind": "tool", "name": PATCH, "call": call,
+                   "body": dumps(args)})
+        requests.append(request)
+    pipe.execute()
+    return requests
+
+
+def _update(i: int) -> dict[str, Any]:
+    return {"type": "update", "nodeId": "summary-card", "props": {"title": f"T{i}", "gap": "sm"}}
+
+
+def test_a_batch_of_patches_is_applied_in_order_with_one_reply_each(runtime: Runtime) -> None:
+    runtime.start()
+    frame = runtime.call(SESSION, "intelligent_ui_open", {"document": example("stream-initial.json")},
+                         call="open-1")["result"]["frame"]
+    calls = [(f"p{i}", {**cursor_args(frame), "baseRevision": i, "mutation": _update(i)}) for i in range(20)]
+    calls.append(("late", {**cursor_args(frame), "baseRevision": 3, "mutation": _update(99)}))  # a stale cursor
+    replies = [runtime.client.reply(SESSION, r, timeout=10) for r in _submit_together(runtime.client, calls)]
+    assert all(reply["ok"] for reply in replies[:20])
+    assert [reply["result"]["frame"]["revision"] for reply in replies[:20]] == list(range(1, 21))
+    assert replies[20]["error"]["code"] == "cursor_conflict" and "revision=20 seq=21" in replies[20]["error"]["message"]
+    assert runtime.log_length(SESSION) == 21
+
+
+def test_commits_that_fail_their_cas_inside_a_batch_are_decided_again_not_lost(runtime: Runtime) -> None:
+    runtime.start()
+    frame = runtime.call(SESSION, "intelligent_ui_open", {"document": example("stream-initial.json")},
+                         call="open-1")["result"]["frame"]
+    key = runtime.client.keys.generations(runtime.client.partition(SESSION), SESSION)
+    runtime.redis.hset(key, mapping={"sales-report:1:seq": 7, "sales-report:1:revision": 6})  # unseen by the cache
+    calls = [(f"p{i}", {**cursor_args(frame), "baseRevision": i, "mutation": _update(i)}) for i in range(3)]
+    calls.append(("behind", {**cursor_args(frame), "baseRevision": 2, "mutation": _update(9)}))
+    replies = [runtime.client.reply(SESSION, r, timeout=10) for r in _submit_together(runtime.client, calls)]
+    # Decided on the cache, p0..p2 were queued as commits; their CAS failed, so each was decided
+    # again on the stored cursor, and so was the rejection that followed them.
+    for reply in replies:
+        assert reply["error"]["code"] == "cursor_conflict", reply
+        assert "revision=6 seq=7" in reply["error"]["message"]
+    for request in [f"req-{call}" for call, _ in calls]:
+        assert runtime.client.peek_reply(SESSION, request) is None
+    assert runtime.log_length(SESSION) == 1
