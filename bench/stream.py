@@ -1,27 +1,36 @@
-"""Stream patch cost: one `update` of a single node's props, small document vs large.
+"""Stream costs on both sides: one `update` of a single node's props, small document vs large.
 
-`advance_ui_stream` re-validates only the path from the root to the change (the
+Producer: `advance_ui_stream` re-validates only the path from the root to the change (the
 document cache keeps every untouched subtree's facts), so a patch on a 200-component
 document should cost about what it costs on a 10-component one, and far less than a
 full `parse_document` of the 200-component candidate.  Each row times one update
 applied to the same base state (states are immutable), next to a from-scratch parse of
 the same candidate; the patch result is first checked equal to that parse.
+
+Receiver: `accept_checkpoint` of that patch's frame by a subscriber holding the previous
+revision.  The frame is decoded afresh for every call (outside the timed region), as a
+subscriber gets it from the wire; the full check of the same frame is timed beside it.
 """
 
 from __future__ import annotations
 
 import argparse
+import gc
 import math
+import statistics
 import sys
+from collections.abc import Callable
+from time import perf_counter
 from typing import Any
 
-from core.json.canonical import canonical_json_string
+import orjson
+
 from core.document.model import parse_document
 from core.json._frozen import thaw
+from core.json.canonical import canonical_json_string
 from core.json.safe import assert_safe_json
-from core.stream.lifecycle import UIStreamState, advance_ui_stream, start_ui_stream
+from core.stream.lifecycle import UIStreamState, _accept_fully, accept_checkpoint, advance_ui_stream, start_ui_stream
 
-from .timing import median_seconds
 from .documents import count_components, maximal_document
 
 FIELDS = 8
@@ -90,16 +99,54 @@ def _candidate(document: dict[str, Any], event: dict[str, Any]) -> dict[str, Any
     return candidate
 
 
-def _measure(document: dict[str, Any], event: dict[str, Any], repeat: int, min_time: float) -> dict[str, float]:
+def _round(call: Callable[[Any], Any], wire: bytes | None, min_time: float) -> float:
+    """Seconds per call over one round of at least `min_time`.
+
+    With `wire`, each call gets a frame decoded from it just before (decoding is not timed),
+    as a subscriber gets a frame from the network.
+    """
+    elapsed, calls = 0.0, 0
+    gc.disable()  # as timeit does
+    try:
+        while elapsed < min_time:
+            frame = orjson.loads(wire) if wire is not None else None
+            start = perf_counter()
+            call(frame)
+            elapsed += perf_counter() - start
+            calls += 1
+    finally:
+        gc.enable()
+    return elapsed / calls
+
+
+def _calls(document: dict[str, Any], event: dict[str, Any]) -> dict[str, tuple[Callable[[Any], Any], bytes | None]]:
+    """The timed calls of one document, each checked against its reference first."""
     base: UIStreamState = start_ui_stream(document, "bench-call", 1)
     candidate = _candidate(document, event)
     patched = advance_ui_stream(base, event)
     if canonical_json_string(patched.document) != canonical_json_string(parse_document(candidate)):
         raise AssertionError("the patch and the from-scratch parse disagree")
+    held = accept_checkpoint(None, orjson.loads(orjson.dumps(base.checkpoint)))  # a subscriber at revision 0
+    wire = orjson.dumps(patched.checkpoint)
+    if accept_checkpoint(held, orjson.loads(wire)) != _accept_fully(held, orjson.loads(wire)):
+        raise AssertionError("the incremental and the full receiver disagree")
     return {
-        "patch": median_seconds(lambda: advance_ui_stream(base, event), repeat=repeat, min_time=min_time) * 1e6,
-        "parse": median_seconds(lambda: parse_document(candidate), repeat=repeat, min_time=min_time) * 1e6,
+        "patch": (lambda _: advance_ui_stream(base, event), None),
+        "accept": (lambda frame: accept_checkpoint(held, frame), wire),
+        "full accept": (lambda frame: _accept_fully(held, frame), wire),
+        "parse": (lambda _: parse_document(candidate), None),
     }
+
+
+def _measure(cases: dict[str, tuple[dict[str, Any], dict[str, Any]]], repeat: int,
+             min_time: float) -> list[dict[str, dict[str, float]]]:
+    """µs per call of every call of every case, round by round (cases interleaved, so drift hits all)."""
+    calls = {name: _calls(document, event) for name, (document, event) in cases.items()}
+    return [
+        {name: {column: _round(call, wire, min_time) * 1e6 for column, (call, wire) in columns.items()}
+         for name, columns in calls.items()}
+        for _ in range(repeat)
+    ]
 
 
 def _print_table(header: list[str], rows: list[list[str]]) -> None:
@@ -120,18 +167,29 @@ def main(argv: list[str] | None = None) -> int:
         "200 components": (large, _update_event(large)),
         "maximal (200, 256 KiB)": (maximal, _maximal_event(maximal)),
     }
-    times = {name: _measure(doc, event, args.repeat, args.min_time) for name, (doc, event) in cases.items()}
-    base = times["10 components"]["patch"]
+    rounds = _measure(cases, args.repeat, args.min_time)
+    times = {name: {column: statistics.median(r[name][column] for r in rounds) for column in rounds[0][name]}
+             for name in cases}
+
+    def ratio(top: tuple[str, str], bottom: tuple[str, str]) -> float:
+        """The median over rounds of a ratio measured within one round."""
+        return statistics.median(r[top[0]][top[1]] / r[bottom[0]][bottom[1]] for r in rounds)
+
+    small = "10 components"
     rows = [
-        [name, str(count_components(doc)), str(assert_safe_json(doc)), f"{t['patch']:.1f}", f"{t['parse']:.1f}",
-         f"{t['patch'] / base:.2f}", f"{t['parse'] / t['patch']:.1f}"]
+        [name, str(count_components(doc)), str(assert_safe_json(doc)), f"{t['patch']:.1f}", f"{t['accept']:.1f}",
+         f"{t['full accept']:.1f}", f"{t['parse']:.1f}", f"{ratio((name, 'patch'), (small, 'patch')):.2f}",
+         f"{ratio((name, 'accept'), (small, 'accept')):.2f}", f"{ratio((name, 'accept'), (name, 'patch')):.2f}"]
         for (name, (doc, _)), t in zip(cases.items(), times.values())
     ]  # fmt: skip
-    _print_table(["document", "components", "bytes", "update patch µs", "full parse µs", "patch / 10-comp patch",
-                  "parse / patch"], rows)
-    ratio = times["200 components"]["patch"] / base
-    print(f"200/10 patch ratio {ratio:.2f} (target <= 3); median µs per call, {args.repeat} rounds of >= "
-          f"{args.min_time}s each")
+    _print_table(["document", "components", "bytes", "update patch µs", "accept µs", "full accept µs",
+                  "full parse µs", "patch / 10-comp", "accept / 10-comp", "accept / patch"], rows)
+    large = "200 components"
+    print(f"200/10 patch ratio {ratio((large, 'patch'), (small, 'patch')):.2f} (target <= 3); 200/10 accept ratio "
+          f"{ratio((large, 'accept'), (small, 'accept')):.2f} (target <= 3); 200-component accept / patch "
+          f"{ratio((large, 'accept'), (large, 'patch')):.2f} (target <= 2)")
+    print(f"median µs per call and median of per-round ratios, {args.repeat} interleaved rounds of >= "
+          f"{args.min_time}s per call; accept and full accept on a freshly decoded frame")
     return 0
 
 

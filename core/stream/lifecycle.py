@@ -20,7 +20,7 @@ from typing import Any
 
 from core._rules import ascii_token, integer
 from core.document._revalidation import DocumentCache
-from core.document.model import parse_document
+from core.document.model import DocumentModel, ParsedDocument, parse_document
 from core.errors import Issue, UISchemaError, UIStreamError
 from core.json._frozen import FrozenDict
 from core.json.canonical import hash_canonical_json
@@ -36,6 +36,7 @@ from core.stream._checkpoint import (
 )
 from core.stream._continuity import DigestLog, frozen_rule_issues, share_unchanged
 from core.stream._mutation import (
+    NodeIndex,
     build_index,
     domain_change,
     next_index,
@@ -43,6 +44,7 @@ from core.stream._mutation import (
     read_event,
     seen_types,
 )
+from core.stream._receiver import HeldBytes, successor_document, successor_envelope
 
 MAX_FRAMES = UI_PROTOCOL_LIMITS["maxStreamFrames"]
 MAX_STREAM_BYTES = UI_PROTOCOL_LIMITS["maxStreamBytes"]
@@ -51,23 +53,36 @@ STATUSES = ("streaming", *TERMINAL_TYPES)
 
 
 class _Lineage:
-    """The producer's memo for one document: its validation cache, facts and node index.
+    """The memo of one document: its validation cache, facts and (built on need) node index.
 
     `types` is every node id seen in the generation with its component type (an id keeps
     its type for the whole generation, so a receiver that skips frames agrees).  A state
-    taken in by `accept_checkpoint` starts it from its own snapshot on the first advance.
+    taken in by `accept_checkpoint` starts it from its own snapshot on the first advance,
+    or carries its predecessor's cache forward when the frame was checked incrementally.
     The memo takes no part in equality; states of one generation share the cache object.
     """
 
-    __slots__ = ("cache", "index", "info", "types")
+    __slots__ = ("_index", "_root", "cache", "held_bytes", "info", "types")
 
-    def __init__(self, cache: Any, info: Any, index: Mapping[str, Any], types: Mapping[str, str]) -> None:
-        self.cache, self.info, self.index, self.types = cache, info, index, types
+    def __init__(self, cache: DocumentCache, info: DocumentModel, index: NodeIndex | None,
+                 types: Mapping[str, str], root: Mapping[str, Any] | None = None,
+                 held_bytes: HeldBytes | None = None) -> None:
+        self.cache, self.info, self.types = cache, info, types
+        self._index, self._root = index, root
+        self.held_bytes = HeldBytes() if held_bytes is None else held_bytes
 
     @classmethod
-    def of(cls, document: FrozenDict) -> _Lineage:
+    def of(cls, document: ParsedDocument) -> _Lineage:
         cache = DocumentCache(document)
-        return cls(cache, cache.info, build_index(document["root"]), cache.info.node_types)
+        return cls(cache, cache.info, None, cache.info.node_types, document["root"])
+
+    @property
+    def index(self) -> NodeIndex:
+        """The parent and position of every node (one walk, on the first patch that needs it)."""
+        if self._index is None:
+            assert self._root is not None, "a lineage without an index knows its root"
+            self._index = build_index(self._root)
+        return self._index
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -237,6 +252,42 @@ def accept_checkpoint(current: Any, frame: Any) -> UIStreamState:
     """Take in one delivered frame (repeated, stale, out of order or after a gap)."""
     if current is not None and not isinstance(current, UIStreamState):
         raise UIStreamError([Issue("", "current must be a UIStreamState or None", "type")])
+    if current is not None and current.status == "streaming":
+        successor = _accept_incrementally(current, frame)
+        if successor is not None:
+            return successor
+    return _accept_fully(current, frame)
+
+
+def _accept_incrementally(current: UIStreamState, frame: Any) -> UIStreamState | None:
+    """The next frame of a stream, checked in proportion to its change; None when undecided.
+
+    Decides only frames the full check accepts, with the same resulting state; everything
+    else (rejections included) is left to `_accept_fully`.
+    """
+    envelope = successor_envelope(frame, current.checkpoint)
+    if envelope is None:
+        return None
+    lineage = current._lineage()
+    same_revision = envelope["revision"] == current.revision
+    checked = successor_document(frame["snapshot"], current.document, lineage.cache, lineage.held_bytes,
+                                 same_revision=same_revision)
+    if checked is None:
+        return None
+    document, info = checked
+    checkpoint = FrozenDict({**envelope, "snapshot": document})
+    size = frame_bytes(checkpoint, info.byte_size)
+    if size > FRAME_BYTES:
+        return None
+    successor = _Lineage(lineage.cache, info, None, info.node_types, document["root"], lineage.held_bytes)
+    try:
+        return _state(checkpoint, current, size, DigestLog(current._log, envelope["seq"], checkpoint), successor)
+    except UIStreamError:
+        return None  # over the generation's budget: the full check reports it
+
+
+def _accept_fully(current: UIStreamState | None, frame: Any) -> UIStreamState:
+    """Every check on the whole frame: the reference the incremental path agrees with."""
     checkpoint, size = parse_checkpoint(frame)
     if current is None:
         return _first(checkpoint, size)
