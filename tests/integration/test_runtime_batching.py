@@ -63,3 +63,25 @@ def test_commits_that_fail_their_cas_inside_a_batch_are_decided_again_not_lost(r
     for request in [f"req-{call}" for call, _ in calls]:
         assert runtime.client.peek_reply(SESSION, request) is None
     assert runtime.log_length(SESSION) == 1
+
+
+def test_a_live_pool_makes_no_cyclic_garbage(runtime: Runtime) -> None:
+    """The worker freezes its heap every second (workers.heap): only safe while it makes no cycles."""
+    import gc
+
+    runtime.start()
+    frame = runtime.call(SESSION, "intelligent_ui_open", {"document": example("stream-initial.json")},
+                         call="open-1")["result"]["frame"]
+    runtime.call(SESSION, PATCH, {**cursor_args(frame), "mutation": _update(0)}, call="warm")
+    gc.collect()
+    gc.disable()
+    try:
+        for i in range(1, 40):
+            assert runtime.call(SESSION, PATCH, {**cursor_args(frame), "baseRevision": i, "mutation": _update(i)},
+                                call=f"p{i}")["ok"]
+            assert not runtime.call(SESSION, PATCH, {**cursor_args(frame), "baseRevision": 0,
+                                                     "mutation": _update(i)}, call=f"stale{i}")["ok"]
+            assert not runtime.call(SESSION, "no_such_tool", {}, call=f"x{i}")["ok"]
+        assert gc.collect() == 0
+    finally:
+        gc.enable()
