@@ -13,14 +13,13 @@ import re
 from dataclasses import dataclass
 from typing import Any, Mapping
 
-from core.json.canonical import hash_canonical_json
+from config.settings import Settings
 from core.document.model import parse_document
 from core.errors import UIError, UISchemaError, UIStreamError
-from core.limits import UI_LIMITS, UI_PROTOCOL_LIMITS
+from core.json.canonical import hash_canonical_json
 from core.json.safe import assert_safe_json
+from core.limits import UI_LIMITS, UI_PROTOCOL_LIMITS
 from core.stream.lifecycle import advance_ui_stream, start_ui_stream
-
-from config.settings import Settings
 
 from .entry import InputEntry, dumps, is_call_id
 from .errors import BudgetError, ConflictError, HostError

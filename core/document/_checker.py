@@ -72,7 +72,7 @@ class Checker:
     budget: ExpressionBudget = field(default_factory=ExpressionBudget)
     issues: list[Issue] = field(default_factory=list)
     # Callbacks take the checker as an argument: capturing it would make a reference cycle.
-    deferred: list[Callable[["Checker"], None]] = field(default_factory=list)
+    deferred: list[Callable[[Checker], None]] = field(default_factory=list)
 
     # ------------------------------------------------------------------ issues
     def add(self, path: str, message: str, code: str) -> None:
