@@ -76,3 +76,8 @@ def unavailable(error: BaseException, url: str) -> RedisUnavailable | None:
 def is_busy_group(error: BaseException) -> bool:
     """True for the BUSYGROUP reply of XGROUP CREATE on an existing group."""
     return isinstance(error, redis.ResponseError) and "BUSYGROUP" in str(error)
+
+
+def is_no_script(result: object) -> bool:
+    """True for the NOSCRIPT error of an EVALSHA whose script the server does not hold."""
+    return isinstance(result, redis.exceptions.NoScriptError)

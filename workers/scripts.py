@@ -17,7 +17,7 @@ from typing import Any
 from .dead_letter import DeadLetterPolicy, bounded_copy
 from .errors import Fenced, StaleCache
 from .receipts import ReceiptChange
-from .redisio import text
+from .redisio import is_no_script, text
 
 _NAMES = ("lease_acquire", "lease_renew", "lease_release", "read", "commit", "reply", "plain", "dead", "receipt")
 NEW = ">"  # read mode: entries never delivered to the group
@@ -156,25 +156,33 @@ class ScriptBatch:
         return len(self._calls)
 
     def add(self, call: ScriptCall) -> None:
-        """Queue a call (nothing is sent before `execute`)."""
-        self._scripts[call.name](keys=call.keys, args=call.args, client=self._pipe)
+        """Queue a call (nothing is sent before `execute`).
+
+        Plain EVALSHA: redis-py's pipelined `Script` calls send SCRIPT EXISTS first, one more
+        round trip per batch.  A script Redis lost (a restart, SCRIPT FLUSH) fails with NOSCRIPT
+        and changes nothing; that call comes back as `StaleCache`, so it is decided again and
+        run on its own, which loads the script.
+        """
+        self._pipe.evalsha(self._scripts[call.name].sha, len(call.keys), *call.keys, *call.args)
         self._calls.append(call)
 
     def execute(self) -> list[BaseException | None]:
         """Send every queued call; per call None (done) or the exception its wrapper would raise."""
         if not self._calls:
             return []
+        calls, self._calls = self._calls, []
         results = self._pipe.execute(raise_on_error=False)
         outcomes: list[BaseException | None] = []
-        for call, result in zip(self._calls, results, strict=True):
+        for call, result in zip(calls, results, strict=True):
             try:
+                if is_no_script(result):
+                    raise StaleCache(f"script {call.name} is not loaded on the server")
                 if isinstance(result, BaseException):
                     raise result
                 call.check(result)
                 outcomes.append(None)
             except (Fenced, StaleCache) as error:
                 outcomes.append(error)
-        self._calls = []
         return outcomes
 
 

@@ -85,3 +85,16 @@ def test_a_live_pool_makes_no_cyclic_garbage(runtime: Runtime) -> None:
         assert gc.collect() == 0
     finally:
         gc.enable()
+
+
+def test_a_batch_after_the_server_lost_its_scripts_is_written_once_each(runtime: Runtime) -> None:
+    runtime.start()
+    frame = runtime.call(SESSION, "intelligent_ui_open", {"document": example("stream-initial.json")},
+                         call="open-1")["result"]["frame"]
+    runtime.redis.script_flush()  # what a restart or SCRIPT FLUSH leaves: every EVALSHA fails NOSCRIPT
+    calls = [(f"p{i}", {**cursor_args(frame), "baseRevision": i, "mutation": _update(i)}) for i in range(6)]
+    replies = [runtime.client.reply(SESSION, r, timeout=10) for r in _submit_together(runtime.client, calls)]
+    assert [reply["result"]["frame"]["revision"] for reply in replies] == list(range(1, 7))
+    for request in [f"req-{call}" for call, _ in calls]:
+        assert runtime.client.peek_reply(SESSION, request) is None
+    assert runtime.log_length(SESSION) == 7
