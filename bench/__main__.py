@@ -16,6 +16,7 @@ BENCHMARKS = {
     "fuzz": "fuzz",
     "faults": "faults",
     "scaleout": "scaleout",
+    "idle": "idle",
     "fuzz-wire": "fuzz_wire",
 }
 

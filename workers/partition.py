@@ -79,6 +79,8 @@ class PartitionConsumer:
         self._batch: WriteBatch | None = None  # the writes of the read batch in hand
         self._retry_at = 0.0
         self._next_reap = 0.0
+        self._active_operations: int | None = None  # queued/running operations at the last look
+        self._operations_seen = False  # an action request or job report arrived since then
         self._backoff = Backoff(limit=settings.lease_renew_ms / 1000)  # a retry never outlasts a renewal
 
     def stop(self) -> None:
@@ -124,18 +126,21 @@ class PartitionConsumer:
         Transient Redis errors (and bugs) schedule a retry with back-off and a replay of the
         pending list; a lost lease marks the consumer fenced and stops it.
         """
-        self._woken = False
+        woken, self._woken = self._woken, False
         try:
+            read = False
             if self._replay:
                 self.ensure_group()
                 self._replay_pending()
                 self._cursor = None
                 self._replay = False
-            read = self._read_new()
+            if woken or self._cursor is None:
+                read = self._read_new()
             now = time.monotonic()
             if now >= self._next_reap:
                 self._next_reap = now + self._settings.reaper_interval_ms / 1000
-                self._operations.maybe_reap(self._quiet)
+                if self._may_have_operations():
+                    self._operations.maybe_reap(self._quiet)
             self._maybe_trim()
             self._backoff.reset()
             return read
@@ -149,6 +154,17 @@ class PartitionConsumer:
             log.exception("partition %d: unexpected error; replaying pending entries", self.partition)
             self._retry_later()
         return False
+
+    def _may_have_operations(self) -> bool:
+        """False while the partition is known to hold no queued or running operation.
+
+        An idle partition then costs no command per sweep: it is checked once, and again
+        only after it took an action request or a job report (only those create or move one).
+        """
+        if self._operations_seen or self._active_operations is None:
+            self._operations_seen = False
+            self._active_operations = int(self._redis.zcard(self._keys.active_operations(self.partition)))
+        return self._active_operations > 0
 
     def _retry_later(self) -> None:
         self._replay = True
@@ -259,6 +275,7 @@ class PartitionConsumer:
             self._flush()  # they read committed state
             return self._answers.apply(entry_id, entry, reply_key)
         if entry.kind != "tool":  # action requests and job reports (workers.operations)
+            self._operations_seen = True
             self._flush()
             return self._operations.apply(entry_id, entry, reply_key)
         if entry.name not in TOOLS:
