@@ -17,6 +17,7 @@ BENCHMARKS = {
     "faults": "faults",
     "scaleout": "scaleout",
     "idle": "idle",
+    "scale": "scale",
     "fuzz-wire": "fuzz_wire",
 }
 
