@@ -90,10 +90,26 @@ class Settings(BaseSettings):
             raise ValueError("lease_renew_ms must be at most half of lease_ttl_ms")
         return self
 
+    @model_validator(mode="after")
+    def _rq_on_a_plain_redis(self) -> Settings:
+        # RQ does not support Redis Cluster: with a cluster URL its queues need their own Redis.
+        if _is_cluster_url(self.rq_redis_url or ""):
+            raise ValueError("rq_redis_url must name a plain Redis (redis:// or rediss://): RQ does not "
+                             "support Redis Cluster")
+        if _is_cluster_url(self.redis_url) and self.rq_redis_url is None:
+            raise ValueError("redis_url names a Redis Cluster: set rq_redis_url (IUI_RQ_REDIS_URL) to a plain "
+                             "Redis for the RQ queues (RQ does not support Redis Cluster)")
+        return self
+
     @property
     def rq_url(self) -> str:
         """The Redis URL of the RQ queues (defaults to the main one)."""
         return self.rq_redis_url or self.redis_url
+
+
+def _is_cluster_url(url: str) -> bool:
+    """True for the `redis+cluster://` and `rediss+cluster://` schemes (see workers.redisio.connect)."""
+    return url.split("://", 1)[0].lower().endswith("+cluster")
 
 
 def _variable(error: ErrorDetails) -> str:

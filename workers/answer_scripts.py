@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .errors import Fenced, StaleCache
-from .scripts import Code, reply_code, script_source
+from .scripts import Code, register_scripts, reply_code
 
 _NAMES = ("answer", "view_put", "view_delete")
 
@@ -87,7 +87,7 @@ class AnswerScripts:
     def __init__(self, *, redis: Any, group: str, limits: AnswerLimits) -> None:
         self._group = group
         self._limits = limits
-        self._scripts = {name: redis.register_script(script_source(name)) for name in _NAMES}
+        self._scripts = register_scripts(redis, _NAMES)
 
     def answer(self, lease_key: str, input_key: str, epoch: int, entry_id: str, plan: AnswerPlan) -> None:
         """Commit one answer call; raises `Fenced` or `StaleCache` (nothing written)."""

@@ -16,6 +16,10 @@ Example::
 A follower feeds every frame, from pub/sub or from the frame log, through
 `core.stream.lifecycle.accept_checkpoint`, so one that misses pub/sub messages still converges: it
 reads the log after subscribing, and again whenever pub/sub is quiet.
+
+On a Redis Cluster (a `RedisCluster` client, e.g. `workers.redisio.connect("redis+cluster://...")`)
+the workers publish with SPUBLISH, so the followers subscribe with SSUBSCRIBE to the node that
+holds the session's partition slot.
 """
 
 from __future__ import annotations
@@ -30,7 +34,7 @@ from core.stream.lifecycle import accept_checkpoint
 
 from .entry import dumps, loads
 from .keys import PROTOCOL, Keys, partition_of
-from .redisio import text
+from .redisio import TRANSIENT_ERRORS, is_cluster, text
 
 
 class ClientError(Exception):
@@ -155,6 +159,29 @@ class Client:
         return ReceiptFeed(client=self, redis=self._redis, session=session)
 
 
+def subscribe(pubsub: Any, channel: str, sharded: bool) -> None:
+    """SUBSCRIBE, or SSUBSCRIBE on a Redis Cluster (the workers publish with SPUBLISH there)."""
+    if sharded:
+        pubsub.ssubscribe(channel)
+    else:
+        pubsub.subscribe(channel)
+
+
+def next_message(pubsub: Any, timeout: float, sharded: bool) -> Any:
+    """The next message within `timeout` seconds, or None.
+
+    On a cluster, a fail-over of the channel's node is a quiet channel: redis-py subscribes
+    again on the new master, and the caller's catch-up reads the log meanwhile.
+    """
+    if not sharded:
+        return pubsub.get_message(timeout=timeout)
+    try:
+        return pubsub.get_sharded_message(timeout=timeout)
+    except TRANSIENT_ERRORS:
+        time.sleep(timeout)
+        return None
+
+
 class FrameFeed:
     """Follows one session's frames: pub/sub for speed, the frame log for completeness."""
 
@@ -163,12 +190,13 @@ class FrameFeed:
         self._session = session
         self._pubsub = redis.pubsub(ignore_subscribe_messages=True)
         self._channel = client.keys.channel(client.partition(session), session)
+        self._sharded = is_cluster(redis)
         self._log_id = "-"
         self.views: dict[str, Any] = {}  # uiId -> latest UIStreamState
         self.rejected = 0
 
     def __enter__(self) -> FrameFeed:
-        self._pubsub.subscribe(self._channel)  # subscribe first: nothing falls between log and channel
+        subscribe(self._pubsub, self._channel, self._sharded)  # first: nothing falls between log and channel
         return self
 
     def __exit__(self, *exc: Any) -> None:
@@ -205,7 +233,7 @@ class FrameFeed:
         yield from self.catch_up()
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
-            message = self._pubsub.get_message(timeout=min(idle, max(0.0, deadline - time.monotonic())))
+            message = next_message(self._pubsub, min(idle, max(0.0, deadline - time.monotonic())), self._sharded)
             changed = [] if message is None else [self.accept(loads(message["data"]))]
             if message is None:
                 changed = self.catch_up()  # quiet channel: make sure nothing was missed
@@ -227,12 +255,13 @@ class ReceiptFeed:
         self._session = session
         self._pubsub = redis.pubsub(ignore_subscribe_messages=True)
         self._channel = client.keys.receipt_channel(client.partition(session), session)
+        self._sharded = is_cluster(redis)
         self._log_id = "-"
         self._seen: set[tuple[str, str]] = set()
         self.latest: dict[str, dict[str, Any]] = {}  # operationId -> newest receipt
 
     def __enter__(self) -> ReceiptFeed:
-        self._pubsub.subscribe(self._channel)  # subscribe first: nothing falls between log and channel
+        subscribe(self._pubsub, self._channel, self._sharded)  # first: nothing falls between log and channel
         return self
 
     def __exit__(self, *exc: Any) -> None:
@@ -264,7 +293,7 @@ class ReceiptFeed:
         yield from self.catch_up()
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
-            message = self._pubsub.get_message(timeout=min(idle, max(0.0, deadline - time.monotonic())))
+            message = next_message(self._pubsub, min(idle, max(0.0, deadline - time.monotonic())), self._sharded)
             changed = self.catch_up() if message is None else [self.accept(loads(message["data"]))]
             for receipt in changed:
                 if receipt is not None:

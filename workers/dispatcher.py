@@ -7,6 +7,12 @@ delivery).  When entries arrive, each woken partition takes one batch in turn, s
 partition cannot starve the others.  One thread instead of one per partition: the GIL lets
 only one run anyway, and 64 threads contending for it cost more than they overlap.
 
+On a Redis Cluster one XREAD cannot name streams of different slots (CROSSSLOT), and every
+partition is its own slot, so the loop polls instead: one non-blocking `XREAD COUNT 1` per
+idle partition, pipelined (redis-py sends one batch per node), then `POLL_MS` of sleep when
+nothing arrived.  That bounds the added wake-up latency by POLL_MS and costs, per pool
+process, (held partitions) x (1000 / POLL_MS) cheap XREADs a second while idle.
+
 The pool's tick thread attaches and detaches consumers; `detach` returns once the loop has
 finished the batch in hand of those partitions, so their leases can be released at once.
 """
@@ -19,9 +25,11 @@ import time
 from typing import Any
 
 from .partition import PartitionConsumer
+from .redisio import is_cluster
 
 log = logging.getLogger(__name__)
 BLOCK_MS = 250  # bounds how long a newly attached partition may wait for the loop
+POLL_MS = 20  # Redis Cluster: the sleep between two polls of the idle partitions
 
 
 class Dispatcher:
@@ -30,6 +38,7 @@ class Dispatcher:
     def __init__(self, *, redis: Any, block_ms: int = BLOCK_MS) -> None:
         self._redis = redis
         self._block_ms = block_ms
+        self._cluster = is_cluster(redis)
         self._consumers: dict[int, PartitionConsumer] = {}
         self._lock = threading.Lock()
         self._stop = threading.Event()
@@ -93,6 +102,9 @@ class Dispatcher:
         if not idle:
             self._stop.wait(self._block_ms / 1000)
             return
+        if self._cluster:
+            self._poll(idle)
+            return
         streams = {c.input_key: c.cursor for c in idle}
         by_stream = {c.input_key: c for c in idle}
         try:
@@ -108,3 +120,21 @@ class Dispatcher:
             key = stream.decode() if isinstance(stream, bytes) else str(stream)
             if key in by_stream:
                 by_stream[key].wake()
+
+    def _poll(self, idle: list[PartitionConsumer]) -> None:
+        """Redis Cluster: one non-blocking XREAD per idle partition in one pipeline, then sleep if none woke."""
+        pipe = self._redis.pipeline(transaction=False)
+        for consumer in idle:
+            pipe.xread({consumer.input_key: consumer.cursor}, count=1)
+        try:
+            replies = pipe.execute(raise_on_error=False)
+        except Exception as error:  # noqa: BLE001 - consumers see the outage on their own calls
+            log.warning("dispatcher: poll failed (%s)", error)
+            replies = [error] * len(idle)
+        woke = False
+        for consumer, reply in zip(idle, replies, strict=True):
+            if reply:  # entries, or an error the consumer should meet on its own read
+                consumer.wake()
+                woke = True
+        if not woke:
+            self._stop.wait(POLL_MS / 1000)

@@ -1,4 +1,9 @@
-"""Redis connections and the translation of Redis errors (the one module that knows them)."""
+"""Redis connections and the translation of Redis errors (the one module that knows them).
+
+A URL with the scheme `redis+cluster://` (or `rediss+cluster://`) names any one node of a
+Redis Cluster: `connect` returns a redis-py `RedisCluster`, which discovers the other nodes
+and routes every command to the node of its key's slot.  Every other scheme is one server.
+"""
 
 from __future__ import annotations
 
@@ -7,12 +12,20 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import redis
+from redis import exceptions as redis_errors
 from redis.backoff import NoBackoff
+from redis.cluster import RedisCluster
 from redis.retry import Retry
 
+CLUSTER_SCHEMES = {"redis+cluster": "redis", "rediss+cluster": "rediss"}
+
 # Errors that mean "the server is not reachable right now": retry with backoff, never exit.
+# The cluster ones (a failed-over master, slots moving, no node reachable) occur only on a
+# Redis Cluster, while it elects a new master or the client's slot map is out of date.
 TRANSIENT_ERRORS: tuple[type[BaseException], ...] = (
     redis.ConnectionError, redis.TimeoutError, redis.BusyLoadingError, ConnectionError, OSError,
+    redis_errors.ClusterError, redis_errors.AskError, redis_errors.TryAgainError,
+    redis_errors.RedisClusterException,
 )
 
 
@@ -42,16 +55,37 @@ def text(value: Any) -> str:
     return "" if value is None else str(value)
 
 
+class ScriptUnavailable(ConnectionError):
+    """A script the server lost could not be loaded again (a fail-over in progress): retry later."""
+
+
 class RedisUnavailable(Exception):
     """Redis could not be reached or did not answer in time; the message is one line."""
 
 
-def connect(url: str, **options: Any) -> redis.Redis:
-    """A redis-py client for `url` (a connection pool, safe to share between threads)."""
+def is_cluster_url(url: str) -> bool:
+    """True for a `redis+cluster://` or `rediss+cluster://` URL."""
+    return urlsplit(url).scheme in CLUSTER_SCHEMES
+
+
+def is_cluster(redis_client: Any) -> bool:
+    """True when the client talks to a Redis Cluster (a `RedisCluster` or one of its pipelines)."""
+    return isinstance(redis_client, RedisCluster)
+
+
+def connect(url: str, **options: Any) -> Any:
+    """A redis-py client for `url` (a connection pool, safe to share between threads).
+
+    A cluster URL gives a `RedisCluster` (the same command methods, routed by key slot).
+    """
+    scheme = urlsplit(url).scheme
+    if scheme in CLUSTER_SCHEMES:
+        plain = CLUSTER_SCHEMES[scheme] + url[len(scheme):]
+        return RedisCluster.from_url(plain, health_check_interval=30, socket_keepalive=True, **options)
     return redis.Redis.from_url(url, health_check_interval=30, socket_keepalive=True, **options)
 
 
-def connect_within(url: str, timeout: float, *, blocking: float = 0.0) -> redis.Redis:
+def connect_within(url: str, timeout: float, *, blocking: float = 0.0) -> Any:
     """A client whose connect and every reply are bounded by `timeout` seconds, never retried.
 
     `blocking` is the longest a command of the caller blocks on the server (BLPOP), added to the
@@ -81,3 +115,27 @@ def is_busy_group(error: BaseException) -> bool:
 def is_no_script(result: object) -> bool:
     """True for the NOSCRIPT error of an EVALSHA whose script the server does not hold."""
     return isinstance(result, redis.exceptions.NoScriptError)
+
+
+def node_of(redis_client: Any, key: str) -> Any:
+    """The cluster node (master) that serves the slot of `key`, from the client's slot map."""
+    return redis_client.get_node_from_key(key)
+
+
+def replicas_of(redis_client: Any, key: str) -> int:
+    """How many replicas the client's slot map lists for the slot of `key` (0 if unknown)."""
+    nodes = redis_client.nodes_manager.slots_cache.get(redis_client.keyslot(key)) or []
+    return max(0, len(nodes) - 1)
+
+
+def wait_replicated(redis_client: Any, key: str, timeout_ms: int) -> int | None:
+    """WAIT on the master of `key`'s slot until its replicas acknowledged every write so far.
+
+    Returns how many replicas acknowledged, or None when the slot has no replica to wait for.
+    """
+    replicas = replicas_of(redis_client, key)
+    if not replicas:
+        return None
+    acknowledged: int = redis_client.execute_command("WAIT", replicas, timeout_ms,
+                                                     target_nodes=node_of(redis_client, key))
+    return acknowledged

@@ -2,11 +2,17 @@
 
 Scripts are read with `importlib.resources` and registered once per client with
 `redis.Script` (EVALSHA with a NOSCRIPT fallback).  Nothing else calls them.
+
+On a Redis Cluster (a `RedisCluster` client) the scripts that publish are registered with
+SPUBLISH (sharded pub/sub: the channel carries the partition's hash tag, so it lives on the
+script's shard), and pipelined calls are plain EVALSHA commands, which redis-py's cluster
+pipeline sends to the node of their keys' slot (it refuses pipelined `Script` objects).
 """
 
 from __future__ import annotations
 
 import enum
+import logging
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from importlib import resources
@@ -17,20 +23,31 @@ from typing import Any
 from .dead_letter import DeadLetterPolicy, bounded_copy
 from .errors import Fenced, StaleCache
 from .receipts import ReceiptChange
-from .redisio import is_no_script, text
+from .redisio import ScriptUnavailable, is_cluster, is_no_script, node_of, text, wait_replicated
+
+log = logging.getLogger(__name__)
 
 _NAMES = ("lease_acquire", "lease_renew", "lease_release", "read", "commit", "reply", "plain", "dead", "receipt")
 NEW = ">"  # read mode: entries never delivered to the group
 PENDING = "0"  # read mode: the consumer's delivered but unacknowledged entries
+PUBLISH, SPUBLISH = "redis.call('PUBLISH', ", "redis.call('SPUBLISH', "
+ACQUIRE_WAIT_MS = 200  # how long a new lease's epoch may take to reach the slot's replicas
 
 
-def script_source(name: str) -> str:
-    """The text of `workers/lua/<name>.lua`."""
+def script_source(name: str, *, sharded: bool = False) -> str:
+    """The text of `workers/lua/<name>.lua`; `sharded` publishes with SPUBLISH (Redis Cluster)."""
     try:
         folder: Traversable = resources.files("workers").joinpath("lua")
     except NotADirectoryError:  # an editable install seen as a namespace package
         folder = Path(__file__).with_name("lua")
-    return folder.joinpath(f"{name}.lua").read_text("utf-8")
+    source = folder.joinpath(f"{name}.lua").read_text("utf-8")
+    return source.replace(PUBLISH, SPUBLISH) if sharded else source
+
+
+def register_scripts(redis: Any, names: Sequence[str]) -> dict[str, Any]:
+    """`redis.Script` objects of `names` on a client (SPUBLISH variants on a cluster client)."""
+    sharded = is_cluster(redis)
+    return {name: redis.register_script(script_source(name, sharded=sharded)) for name in names}
 
 
 class Acquired(enum.StrEnum):
@@ -163,7 +180,8 @@ class ScriptBatch:
         and changes nothing; that call comes back as `StaleCache`, so it is decided again and
         run on its own, which loads the script.
         """
-        self._pipe.evalsha(self._scripts[call.name].sha, len(call.keys), *call.keys, *call.args)
+        # execute_command: a cluster pipeline refuses .evalsha; on one server the two are the same
+        self._pipe.execute_command("EVALSHA", self._scripts[call.name].sha, len(call.keys), *call.keys, *call.args)
         self._calls.append(call)
 
     def execute(self) -> list[BaseException | None]:
@@ -199,7 +217,8 @@ class Scripts:
         self._frame_log_max_bytes = frame_log_max_bytes
         self._session_ttl_ms = session_ttl_ms
         self._max_plain = max_plain_per_session
-        self._scripts = {name: redis.register_script(script_source(name)) for name in _NAMES}
+        self._cluster = is_cluster(redis)
+        self._scripts = register_scripts(redis, _NAMES)
 
     def acquire(self, lease_key: str, epoch_key: str, owner: str, ttl_ms: int) -> LeaseAttempt:
         """Take the lease if free; returns the new epoch or the current holder."""
@@ -207,14 +226,68 @@ class Scripts:
 
     def acquire_many(self, leases: Sequence[tuple[str, str]], owner: str, ttl_ms: int) -> list[LeaseAttempt]:
         """`acquire` for several (lease key, epoch key) pairs in one round trip."""
+        if self._cluster:
+            return self._acquire_on_cluster(leases, owner, ttl_ms)
         pipe = self._redis.pipeline(transaction=False)
         for lease_key, epoch_key in leases:
             self._scripts["lease_acquire"](keys=[lease_key, epoch_key], args=[owner, ttl_ms], client=pipe)
         return [LeaseAttempt(Acquired.ACQUIRED, epoch=int(result[1])) if text(result[0]) == Acquired.ACQUIRED
                 else LeaseAttempt(Acquired.HELD, holder=text(result[1])) for result in pipe.execute()]
 
+    def _acquire_on_cluster(self, leases: Sequence[tuple[str, str]], owner: str, ttl_ms: int) -> list[LeaseAttempt]:
+        """`acquire_many` on a cluster: then WAIT until each new epoch reached its slot's replicas.
+
+        Replication is asynchronous: a master that fails right after handing out epoch e+1
+        could leave a replica at e, which would hand e+1 out again after its promotion, and
+        two owners would pass the same fence.  The lease is used only once WAIT returned (a
+        replica that does not answer in time is logged; the lease is used anyway).
+        """
+        results = self._many("lease_acquire", [([lease, epoch], [owner, ttl_ms]) for lease, epoch in leases])
+        attempts = [LeaseAttempt(Acquired.ACQUIRED, epoch=int(result[1])) if text(result[0]) == Acquired.ACQUIRED
+                    else LeaseAttempt(Acquired.HELD, holder=text(result[1])) for result in results]
+        acquired = [lease for (lease, _), attempt in zip(leases, attempts, strict=True)
+                    if attempt.outcome is Acquired.ACQUIRED]
+        one_per_node = {node_of(self._redis, lease).name: lease for lease in acquired}
+        for lease in one_per_node.values():
+            if wait_replicated(self._redis, lease, ACQUIRE_WAIT_MS) == 0:
+                log.warning("cluster: the epoch of %s reached no replica within %d ms", lease, ACQUIRE_WAIT_MS)
+        return attempts
+
+    def _many(self, name: str, calls: Sequence[tuple[list[Any], list[Any]]]) -> list[Any]:
+        """Independent calls of one script pipelined on a cluster (one round trip per node).
+
+        A NOSCRIPT reply (a promoted replica, a restarted node) changed nothing: the script is
+        loaded on every master and only those calls are sent again.
+        """
+        script = self._scripts[name]
+        results: list[Any] = [None] * len(calls)
+        todo = list(range(len(calls)))
+        for _ in range(2):
+            pipe = self._redis.pipeline(transaction=False)
+            for i in todo:
+                keys, args = calls[i]
+                pipe.execute_command("EVALSHA", script.sha, len(keys), *keys, *args)
+            missing = []
+            for i, result in zip(todo, pipe.execute(raise_on_error=False), strict=True):
+                if is_no_script(result):
+                    missing.append(i)
+                elif isinstance(result, BaseException):
+                    raise result
+                else:
+                    results[i] = result
+            if not missing:
+                break
+            self._redis.script_load(script.script)
+            todo = missing
+        else:
+            raise ScriptUnavailable(f"script {name} could not be loaded on the cluster")
+        return results
+
     def renew(self, leases: Sequence[tuple[str, int]], ttl_ms: int) -> list[bool]:
         """Extend (lease key, epoch) pairs in one round trip; False means that lease is fenced."""
+        if self._cluster:
+            renewed = self._many("lease_renew", [([lease_key], [epoch, ttl_ms]) for lease_key, epoch in leases])
+            return [reply_code(result) is Code.RENEWED for result in renewed]
         pipe = self._redis.pipeline(transaction=False)
         for lease_key, epoch in leases:
             self._scripts["lease_renew"](keys=[lease_key], args=[epoch, ttl_ms], client=pipe)
@@ -228,6 +301,9 @@ class Scripts:
         """`release` for several (lease key, epoch) pairs in one round trip."""
         if not leases:
             return []
+        if self._cluster:
+            released = self._many("lease_release", [([lease_key], [epoch]) for lease_key, epoch in leases])
+            return [reply_code(result) is Code.RELEASED for result in released]
         pipe = self._redis.pipeline(transaction=False)
         for lease_key, epoch in leases:
             self._scripts["lease_release"](keys=[lease_key], args=[epoch], client=pipe)

@@ -27,7 +27,8 @@
 -- ARGV[11] phase of the block ("process" or "final"; unused for final)
 -- ARGV[12] schema digest of the block (unused for final)
 -- ARGV[13] event JSON (appended to KEYS[4] and published)
--- ARGV[14] pub/sub channel of the session's answer events
+-- ARGV[14] pub/sub channel of the session's answer events (PUBLISH; on a Redis Cluster the script is
+--          registered with SPUBLISH instead: see scripts.script_source)
 -- ARGV[15] maximum events kept in KEYS[4], ARGV[16] maximum bytes (the newest always stays)
 -- ARGV[17] blocks a session may hold
 -- ARGV[18] reply JSON, ARGV[19] session time-to-live in ms ("0": never), ARGV[20] reply ttl ms

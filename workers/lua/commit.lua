@@ -24,7 +24,8 @@
 -- ARGV[10] maximum bytes of the frames kept in KEYS[5] (at least one maximal frame)
 -- ARGV[11] reply JSON (pushed on KEYS[7])
 -- ARGV[12] reply time-to-live in milliseconds
--- ARGV[13] pub/sub channel of the session's frames
+-- ARGV[13] pub/sub channel of the session's frames (PUBLISH; on a Redis Cluster the script is
+--          registered with SPUBLISH instead: see scripts.script_source)
 -- ARGV[14] session hash field to set ("" for none), ARGV[15] its value
 -- ARGV[16] increment of the session's generations count ("0" or "1")
 -- ARGV[17] session time-to-live in milliseconds, refreshed on KEYS[3..6] ("0": never expires)

@@ -24,7 +24,8 @@
 -- ARGV[9]  updatedAt, Unix ms
 -- ARGV[10] reply JSON ("": no reply)
 -- ARGV[11] reply time-to-live in milliseconds
--- ARGV[12] pub/sub channel of the session's receipts
+-- ARGV[12] pub/sub channel of the session's receipts (PUBLISH; on a Redis Cluster the script is
+--          registered with SPUBLISH instead: see scripts.script_source)
 -- ARGV[13] maximum entries of the receipt log
 -- ARGV[14] session time-to-live in milliseconds for KEYS[3], KEYS[4], KEYS[6], KEYS[8..] ("0": never)
 -- ARGV[15] secret the stored one must equal ("": not checked)
