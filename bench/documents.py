@@ -56,6 +56,23 @@ def apply_mutations(document: dict, mutations: list[dict]) -> dict:
     return thaw(state.document)
 
 
+def report_document(components: int) -> dict[str, Any]:
+    """The stream example grown to `components` nodes: 5 notes, then a Card of text lines.
+
+    The shape the worker benchmarks open and patch (10 components: the small document,
+    200: the large one).
+    """
+    document = json.loads((EXAMPLES / "stream-initial.json").read_text(encoding="utf-8"))
+    for i in range(5):
+        document["root"]["children"].append({"id": f"note-{i}", "type": "Text", "props": {"text": f"Note {i}"}})
+    lines = components - count_components(document) - 1
+    if lines > 0:
+        body = [{"id": f"line-{i}", "type": "Text", "props": {"text": f"Line {i} of the report"}} for i in range(lines)]
+        document["root"]["children"].append({"id": "lines", "type": "Card", "props": {"title": "Lines", "gap": "sm"},
+                                             "children": body})
+    return document
+
+
 # ---------------------------------------------------------------- the maximal document
 
 

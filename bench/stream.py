@@ -10,6 +10,10 @@ the same candidate; the patch result is first checked equal to that parse.
 Receiver: `accept_checkpoint` of that patch's frame by a subscriber holding the previous
 revision.  The frame is decoded afresh for every call (outside the timed region), as a
 subscriber gets it from the wire; the full check of the same frame is timed beside it.
+
+Opens: `start_ui_stream` of a freshly decoded document next to `parse_document` of it and
+next to the former open (the parse, then a second validating walk to build the document
+cache and the node index).
 """
 
 from __future__ import annotations
@@ -29,9 +33,11 @@ from core.document.model import parse_document
 from core.json._frozen import thaw
 from core.json.canonical import canonical_json_string
 from core.json.safe import assert_safe_json
+from core.document._revalidation import DocumentCache
+from core.stream._mutation import build_index
 from core.stream.lifecycle import UIStreamState, _accept_fully, accept_checkpoint, advance_ui_stream, start_ui_stream
 
-from .documents import count_components, maximal_document
+from .documents import count_components, maximal_document, report_document
 
 FIELDS = 8
 PER_GRID = 9
@@ -149,6 +155,38 @@ def _measure(cases: dict[str, tuple[dict[str, Any], dict[str, Any]]], repeat: in
     ]
 
 
+def _former_open(document: dict[str, Any]) -> None:
+    """What `start_ui_stream` did before the parse kept its facts: parse, walk again, index."""
+    cache = DocumentCache(parse_document(document))
+    build_index(cache.document["root"])
+
+
+def _open_rows(repeat: int, min_time: float) -> list[list[str]]:
+    """One row per document: ms per open, per parse and per former open, and opens per second."""
+    documents = {
+        "report, 10 components": report_document(10),
+        "report, 200 components": report_document(200),
+        "grids, 200 components": stream_document(200),
+        "maximal (200, 256 KiB)": maximal_document(),
+    }
+    calls: dict[str, Callable[[Any], Any]] = {
+        "open": lambda document: start_ui_stream(document, "bench-call", 1),
+        "parse": parse_document,
+        "former open": _former_open,
+    }
+    wires = {name: orjson.dumps(document) for name, document in documents.items()}
+    rounds = [{(name, column): _round(call, wire, min_time) * 1e3 for name, wire in wires.items()
+               for column, call in calls.items()} for _ in range(repeat)]
+    rows = []
+    for name, wire in wires.items():
+        t = {column: statistics.median(r[(name, column)] for r in rounds) for column in calls}
+        former = statistics.median(r[(name, "former open")] / r[(name, "open")] for r in rounds)
+        rows.append([name, str(len(wire)), f"{t['open']:.3f}", f"{t['parse']:.3f}", f"{t['former open']:.3f}",
+                     f"{t['open'] / t['parse']:.2f}", f"{former:.2f}", f"{1e3 / t['open']:.0f}",
+                     f"{1e3 / t['former open']:.0f}"])
+    return rows
+
+
 def _print_table(header: list[str], rows: list[list[str]]) -> None:
     widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
     for line in [header, ["-" * w for w in widths], *rows]:
@@ -190,6 +228,11 @@ def main(argv: list[str] | None = None) -> int:
           f"{ratio((large, 'accept'), (large, 'patch')):.2f} (target <= 2)")
     print(f"median µs per call and median of per-round ratios, {args.repeat} interleaved rounds of >= "
           f"{args.min_time}s per call; accept and full accept on a freshly decoded frame")
+    print()
+    _print_table(["open", "bytes", "open ms", "parse ms", "former open ms", "open / parse", "former / open",
+                  "opens/s", "former opens/s"], _open_rows(args.repeat, args.min_time))
+    print("start_ui_stream of a freshly decoded document; former open = parse + a second walk for the document "
+          "cache + the node index")
     return 0
 
 

@@ -25,7 +25,7 @@ from core.document._tree import (
     ComponentTree,
     finish_document,
 )
-from core.document.model import DocumentModel, ParsedDocument, parse_document
+from core.document.model import DocumentModel, ParsedDocument, parse_document, parse_walked
 from core.errors import UISchemaError
 from core.json._frozen import FrozenDict, FrozenList, freeze
 from core.json.safe import MAX_JSON_DEPTH, json_measure
@@ -34,6 +34,7 @@ from core.limits import UI_LIMITS
 MAX_DOCUMENT_BYTES = UI_LIMITS["maxDocumentBytes"]
 _ROOT_KEY_BYTES = len(',"root":')
 _CHILDREN_BYTES = len(',"children":[]')
+_UNMEASURED = -1
 
 
 @dataclass(slots=True)
@@ -61,9 +62,10 @@ class _Facts:
 class _FactTree(ComponentTree):
     """The document tree walk, reusing memoized subtrees and recording new facts."""
 
-    def __init__(self, check: Checker, memo: dict[int, _Facts]) -> None:
+    def __init__(self, check: Checker, memo: dict[int, _Facts], *, measure: bool = True) -> None:
         super().__init__(check)
         self.memo = memo
+        self.measure = measure  # False: byte counts are left for `_measured` (the parse's own walk)
         self.sinks: list[list[_Facts | None]] = [[]]
 
     def node(self, node: Any, path: str, depth: int, in_form: bool) -> None:
@@ -77,7 +79,7 @@ class _FactTree(ComponentTree):
         children = self.sinks.pop()
         fresh = None
         if len(self.check.issues) == issues and None not in children:
-            fresh = _new_facts(node, depth, in_form, children, self.check.budget.nodes - expressions)
+            fresh = _new_facts(node, depth, in_form, children, self.check.budget.nodes - expressions, self.measure)
         self.sinks[-1].append(fresh)
 
     def _reuse(self, known: _Facts, path: str) -> None:
@@ -95,8 +97,8 @@ class _FactTree(ComponentTree):
         self.sinks[-1].append(known)
 
 
-def _new_facts(node: Mapping[str, Any], depth: int, in_form: bool, children: list[_Facts], expressions: int) -> _Facts:
-    own_size, own_depth = json_measure({key: value for key, value in node.items() if key != "children"})
+def _new_facts(node: Mapping[str, Any], depth: int, in_form: bool, children: list[_Facts], expressions: int,
+               measure: bool = True) -> _Facts:
     types = {node["id"]: node["type"]}
     selects: dict[str, frozenset[str]] = {}
     if node["type"] == "Select":
@@ -106,11 +108,34 @@ def _new_facts(node: Mapping[str, Any], depth: int, in_form: bool, children: lis
         components += child.components
         types.update(child.types)
         selects.update(child.selects)
-    facts = _Facts(node, depth, in_form, components, expressions, 0, 0, types, selects,
-                   own_expressions=expressions - sum(child.expressions for child in children),
-                   own_size=own_size, own_depth=own_depth, children=children)
-    _measure_children(facts, "children" in node, sum(child.size for child in children),
-                      max((child.json_depth for child in children), default=0), len(children))
+    facts = _Facts(node, depth, in_form, components, expressions, _UNMEASURED, _UNMEASURED, types, selects,
+                   own_expressions=expressions - sum(child.expressions for child in children), children=children)
+    if measure:
+        facts.own_size, facts.own_depth = json_measure(_own(node))
+        _measure_children(facts, "children" in node, sum(_measured(child).size for child in children),
+                          max((child.json_depth for child in children), default=0), len(children))
+    return facts
+
+
+def _own(node: Mapping[str, Any]) -> dict[str, Any]:
+    return {key: value for key, value in node.items() if key != "children"}
+
+
+def _measured(facts: _Facts) -> _Facts:
+    """`facts` with its JSON byte counts, measured on first need from its (frozen) node.
+
+    Facts kept from a parse leave them out: most subtrees are never patched.  Depths read
+    from a measured parent (`children_depth`) may be upper bounds, which keeps the depth
+    budget check sound; byte counts are always exact.
+    """
+    if facts.size == _UNMEASURED:
+        node = facts.node
+        facts.own_size, facts.own_depth = json_measure(_own(node))
+        facts.size, facts.json_depth = json_measure(node)
+        if "children" in node:
+            count = len(node["children"])
+            facts.children_size = facts.size - facts.own_size - _CHILDREN_BYTES - max(count - 1, 0)
+            facts.children_depth = max(facts.json_depth - 2, 0)
     return facts
 
 
@@ -137,15 +162,51 @@ class DocumentCache:
     """Validation memo for one stream generation: `revalidate` costs O(change), not O(document)."""
 
     def __init__(self, document: Any) -> None:
-        self.document = document if type(document) is ParsedDocument else parse_document(document)
-        model = self.document.model
-        self._memo: dict[int, _Facts] = {}
-        self._header = FrozenDict({k: v for k, v in self.document.items() if k != "root"})
-        self._header_size = json_measure(self._header)[0] - 1 + _ROOT_KEY_BYTES + 1
-        root = self._walk(model, self.document["root"])
+        self._start(document if type(document) is ParsedDocument else parse_document(document))
+        root = self._walk(self.info, self.document["root"])
         assert root is not None, "a parsed document always re-validates"
-        self._header_expressions = model.expression_nodes - root.expressions
-        self.info = model
+        self._header_expressions = self.info.expression_nodes - root.expressions
+
+    @classmethod
+    def parsed(cls, value: Any) -> DocumentCache:
+        """Parse `value` (raising as `parse_document` does) and keep the facts of that very walk.
+
+        The tree is walked once: the parse records each node's facts, and the byte counts
+        of a subtree are measured only when a patch first needs them.
+        """
+        cache = cls.__new__(cls)
+        memo: dict[int, _Facts] = {}
+        document, tree, depth = parse_walked(value, lambda check: _FactTree(check, memo, measure=False))
+        cache._start(document)
+        root = tree.sinks[0][0]
+        assert root is not None, "a valid document leaves the facts of its root"
+        cache._attach(root, document["root"])
+        # The root's byte count is the document's minus the header's; its depth at most the document's.
+        root.own_size, root.own_depth = json_measure(_own(root.node))
+        count = len(root.node.get("children", ()))
+        root.size = document.model.byte_size - cache._header_size
+        root.children_size = root.size - root.own_size - _CHILDREN_BYTES - max(count - 1, 0)
+        root.children_depth = max(depth - 3, 0)  # document > root > children > child: an upper bound
+        root.json_depth = max(root.own_depth, 2, root.children_depth + 2 if count else 0)
+        cache._header_expressions = cache.info.expression_nodes - root.expressions
+        return cache
+
+    def _start(self, document: ParsedDocument) -> None:
+        self.document = document
+        self.info = document.model
+        self._memo: dict[int, _Facts] = {}
+        self._header = FrozenDict({k: v for k, v in document.items() if k != "root"})
+        self._header_size = json_measure(self._header)[0] - 1 + _ROOT_KEY_BYTES + 1
+
+    def _attach(self, facts: _Facts, node: Any) -> None:
+        """Give the facts recorded on the decoded tree the frozen nodes of the parsed document."""
+        stack = [(facts, node)]
+        while stack:
+            each, frozen = stack.pop()
+            each.node = frozen
+            self._memo[id(frozen)] = each
+            stack.extend(zip(each.children, frozen.get("children", ()), strict=True))
+            each.children = []
 
     def _checker(self, model: DocumentModel) -> Checker:
         """A checker primed with the generation's header, as the full parse leaves it."""
@@ -178,14 +239,14 @@ class DocumentCache:
             old, prefix, suffix = facts.rebuild
             middle = [self._remember(child) for child in facts.children]
             kids = FrozenList([*old[:prefix], *middle, *old[len(old) - suffix:]])
-            node = FrozenDict({**{k: freeze(v) for k, v in node.items() if k != "children"}, "children": kids})
+            node = FrozenDict({k: kids if k == "children" else freeze(v) for k, v in node.items()})
         elif "children" in node:
             children = [self._remember(child) for child in facts.children]
             same = isinstance(node, FrozenDict) and all(
                 a is b for a, b in zip(children, node["children"], strict=False))
             if not same:
-                node = FrozenDict({**{k: freeze(v) for k, v in node.items() if k != "children"},
-                                   "children": FrozenList(children)})
+                kids = FrozenList(children)
+                node = FrozenDict({k: kids if k == "children" else freeze(v) for k, v in node.items()})
         elif not isinstance(node, FrozenDict):
             node = freeze(node)
         facts.node = node
@@ -296,14 +357,22 @@ class DocumentCache:
                         known.expressions - known.own_expressions + own_expressions
                         - sum(f.expressions for f in removed) + sum(f.expressions for f in added),
                         0, 0, types, selects, own_expressions=own_expressions, children=added, rebuild=recipe)
-        merged.own_size, merged.own_depth = json_measure({k: v for k, v in node.items() if k != "children"})
+        merged.own_size, merged.own_depth = json_measure(_own(node))
+        _measured(known)
+        removed = [_measured(f) for f in removed]
+        added = [_measured(f) for f in added]
         deepest = known.children_depth
         if any(f.json_depth >= deepest for f in removed):
-            deepest = max((self._child_facts(child, added).json_depth for child in node["children"]), default=0)
+            deepest = max((self._child_depth(child, added, deepest) for child in node["children"]), default=0)
         deepest = max([deepest] + [f.json_depth for f in added])
         size = known.children_size - sum(f.size for f in removed) + sum(f.size for f in added)
         _measure_children(merged, True, size, deepest, len(node["children"]))
         return merged
+
+    def _child_depth(self, child: Any, added: list[_Facts], bound: int) -> int:
+        """A child's JSON depth, or `bound` (the parent's) while the child is unmeasured."""
+        facts = self._child_facts(child, added)
+        return bound if facts.size == _UNMEASURED else facts.json_depth
 
     def _child_facts(self, child: Any, added: list[_Facts]) -> _Facts:
         known = self._memo.get(id(child))

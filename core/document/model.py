@@ -9,9 +9,9 @@ The result is a `ParsedDocument`: a deep-immutable mapping that also carries its
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from core.document._actions import check_action_definitions
 from core.document._checker import Checker, IssueLimit
@@ -20,7 +20,7 @@ from core.document._fields import Field
 from core.document._tree import ComponentTree, finish_document
 from core.errors import UISchemaError
 from core.json._frozen import FrozenDict, freeze
-from core.json.safe import assert_safe_json
+from core.json.safe import measure_safe_json
 from core.limits import TITLE_LENGTH, UI_LIMITS
 
 VERSIONS = ("1.0", "1.1")
@@ -28,6 +28,7 @@ MODES = ("structured_ui", "interactive_ui")
 _KEYS = {"1.0": frozenset({"version", "id", "mode", "title", "state", "derived", "root"})}
 _KEYS["1.1"] = _KEYS["1.0"] | {"actions"}
 _REQUIRED = ("version", "id", "mode", "title", "state", "derived", "root")
+TreeT = TypeVar("TreeT", bound=ComponentTree)
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,9 +78,9 @@ def _header(check: Checker, value: Mapping[str, Any]) -> str | None:
     return version
 
 
-def _validate(value: Any) -> tuple[Checker, ComponentTree]:
+def _validate(value: Any, make_tree: Callable[[Checker], TreeT]) -> tuple[Checker, TreeT]:
     check = Checker()
-    tree = ComponentTree(check)
+    tree = make_tree(check)
     try:
         if not isinstance(value, dict):
             check.add("", "a document must be a JSON object", "type")
@@ -100,13 +101,19 @@ def _validate(value: Any) -> tuple[Checker, ComponentTree]:
 
 def parse_document(value: Any) -> ParsedDocument:
     """Validate an untrusted, already decoded document; return it deep-immutable."""
-    size = assert_safe_json(value, max_bytes=UI_LIMITS["maxDocumentBytes"])
-    check, tree = _validate(value)
+    return parse_walked(value, ComponentTree)[0]
+
+
+def parse_walked(value: Any, make_tree: Callable[[Checker], TreeT]) -> tuple[ParsedDocument, TreeT, int]:
+    """`parse_document` walking the components with `make_tree(checker)`; also that tree and
+    the document's JSON nesting depth (so a caller can keep what the walk learned)."""
+    size, depth = measure_safe_json(value, max_bytes=UI_LIMITS["maxDocumentBytes"])
+    check, tree = _validate(value, make_tree)
     if check.issues:
         raise UISchemaError(check.issues)
     document = ParsedDocument(freeze(value))
     document.model = _model(check, tree, document, size)
-    return document
+    return document, tree, depth
 
 
 def _model(check: Checker, tree: ComponentTree, document: Mapping[str, Any], size: int) -> DocumentModel:

@@ -185,8 +185,19 @@ def assert_safe_json(
     max_values: int = MAX_JSON_VALUES,
 ) -> int:
     """Reject unsafe JSON shapes before recursion; return the value's JSON byte size."""
-    correction = _walk(value, max_depth, max_values)
+    return measure_safe_json(value, max_bytes=max_bytes, max_depth=max_depth, max_values=max_values)[0]
+
+
+def measure_safe_json(
+    value: Any,
+    *,
+    max_bytes: int | None = None,
+    max_depth: int = MAX_JSON_DEPTH,
+    max_values: int = MAX_JSON_VALUES,
+) -> tuple[int, int]:
+    """`assert_safe_json` that also returns the nesting depth (as `json_measure` counts it)."""
+    correction, depth = _measure(value, max_depth, max_values)
     size = _encoded_size(value, correction)
     if max_bytes is not None and size > max_bytes:
         raise UISchemaError([Issue("", f"JSON is {size} bytes; the limit is {max_bytes}", "too_large")])
-    return size
+    return size, depth

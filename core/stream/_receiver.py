@@ -136,15 +136,16 @@ def successor_envelope(frame: Any, held: Mapping[str, Any]) -> dict[str, Any] | 
     seq, base, revision, kind = frame["seq"], frame["baseRevision"], frame["revision"], frame["type"]
     if (frame["protocol"] != PROTOCOL or frame["version"] != VERSION or kind not in _SUCCESSOR_STEP
             or frame["sourceCallId"] != held["sourceCallId"] or frame["uiId"] != held["uiId"]
-            or frame["generation"] != held["generation"] or type(base) is not int or type(revision) is not int):
+            or frame["generation"] != held["generation"] or type(seq) is not int or type(base) is not int
+            or type(revision) is not int):
         return None
     if not (held["seq"] < seq <= MAX_SEQ and held["revision"] <= revision < seq and 0 <= base <= MAX_REVISION
             and revision == base + _SUCCESSOR_STEP[kind] and revision <= MAX_REVISION):
         return None
     if seq == held["seq"] + 1 and base != held["revision"]:
         return None
-    message = frame.get("message")
-    if message is not None and utf16_length(message) > MESSAGE_LENGTH:
+    message = frame.get("message", "")
+    if type(message) is not str or utf16_length(message) > MESSAGE_LENGTH:
         return None
     if not exact_types(frame):
         return None
@@ -213,8 +214,7 @@ class _Sharing:
         shared = self.children(children, held["children"])
         if unchanged and shared is held["children"]:
             return held
-        node["children"] = shared
-        return node
+        return {key: shared if key == "children" else node[key] for key in new}  # the frame's key order
 
     def children(self, children: list[Any], held: list[Any]) -> list[Any]:
         """`children` with the held child object wherever the held list has the same child.

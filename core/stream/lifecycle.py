@@ -20,7 +20,7 @@ from typing import Any
 
 from core._rules import ascii_token, integer
 from core.document._revalidation import DocumentCache
-from core.document.model import DocumentModel, ParsedDocument, parse_document
+from core.document.model import DocumentModel, ParsedDocument
 from core.errors import Issue, UISchemaError, UIStreamError
 from core.json._frozen import FrozenDict
 from core.json.canonical import hash_canonical_json
@@ -193,10 +193,11 @@ def start_ui_stream(doc: Any, source_call_id: Any, generation: Any) -> UIStreamS
     if issues:
         raise UIStreamError(issues)
     try:
-        document = parse_document(doc)
+        cache = DocumentCache.parsed(doc)  # one walk: the parse keeps its facts for the patches
     except UISchemaError as error:
         raise UIStreamError(error.issues) from None
-    lineage = _Lineage.of(document)
+    document = cache.document
+    lineage = _Lineage(cache, cache.info, None, cache.info.node_types, document["root"])
     checkpoint = build_checkpoint(
         source_call_id=source_call_id, generation=int(generation), seq=1,
         base_revision=None, revision=0, kind="snapshot", snapshot=document,

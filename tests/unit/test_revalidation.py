@@ -77,8 +77,12 @@ def _outcome(call):
 @settings(max_examples=150, deadline=None)
 @given(st.data())
 def test_revalidate_agrees_with_a_full_parse_after_random_patches(data):
-    document = parse_document(base_document())
-    cache = DocumentCache(document)
+    if data.draw(st.booleans()):  # the facts of a validating walk of a parsed document
+        document = parse_document(base_document())
+        cache = DocumentCache(document)
+    else:  # the facts the parse itself kept (byte counts measured on first need)
+        cache = DocumentCache.parsed(base_document())
+        document = cache.document
     for _ in range(data.draw(st.integers(1, 4))):
         candidate = _mutate(document["root"], data)
         header = {k: v for k, v in document.items() if k != "root"}
@@ -97,6 +101,15 @@ def test_unchanged_subtrees_keep_their_identity():
     new, _ = DocumentCache(document).revalidate({**root, "children": children}, base=document)
     assert new["root"]["children"][0]["props"]["text"] == "Changed"
     assert all(new["root"]["children"][i] is root["children"][i] for i in range(1, len(children)))
+
+
+def test_a_cache_kept_from_the_parse_is_the_cache_of_a_second_walk():
+    kept, walked = DocumentCache.parsed(base_document()), DocumentCache(parse_document(base_document()))
+    assert kept.document == walked.document and kept.info == walked.info
+    root = kept.document["root"]
+    candidate = {**root, "children": list(root["children"][:-1])}
+    assert _outcome(lambda: kept.revalidate(candidate, base=kept.document)[0]) == _outcome(
+        lambda: walked.revalidate(candidate, base=walked.document)[0])
 
 
 def test_without_a_base_the_generic_walk_gives_the_same_document():
