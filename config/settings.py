@@ -97,8 +97,8 @@ class Settings(BaseSettings):
             raise ValueError("rq_redis_url must name a plain Redis (redis:// or rediss://): RQ does not "
                              "support Redis Cluster")
         if _is_cluster_url(self.redis_url) and self.rq_redis_url is None:
-            raise ValueError("redis_url names a Redis Cluster: set rq_redis_url (IUI_RQ_REDIS_URL) to a plain "
-                             "Redis for the RQ queues (RQ does not support Redis Cluster)")
+            raise ValueError("rq_redis_url must name a plain Redis for the RQ queues when redis_url names a "
+                             "Redis Cluster: RQ does not support Redis Cluster")
         return self
 
     @property
@@ -114,7 +114,11 @@ def _is_cluster_url(url: str) -> bool:
 
 def _variable(error: ErrorDetails) -> str:
     location = error.get("loc") or ()
-    field = str(location[0]) if location else "lease_renew_ms"
+    if location:
+        field = str(location[0])
+    else:  # a check across fields: its message starts with the field it blames
+        first = str(error.get("msg", "")).removeprefix("Value error, ").split(" ", 1)[0]
+        field = first if first in Settings.model_fields else "lease_renew_ms"
     return ENV_PREFIX + field.upper()
 
 

@@ -122,6 +122,11 @@ class LocalCluster:
             return all(n.cluster_state() == "ok" for n in live)
         _wait(ok, timeout)
 
+    def wait_promoted(self, replica: Node, timeout: float = 20.0) -> None:
+        """Until `replica` is a master and the cluster is `ok` again."""
+        _wait(lambda: self.master_of(replica) is None, timeout)
+        self.wait_ok(timeout)
+
     def master_of(self, replica: Node) -> Node | None:
         """The master a replica follows (None when it is a master itself)."""
         info = replica.replication()
