@@ -140,6 +140,7 @@ def test_producers_and_viewers_follow_frames(acl_server: AclServer, pool: Worker
     assert states and states[-1].checkpoint["seq"] == 1
     pubsub = acl_server.client(user).pubsub()
     pubsub.psubscribe("iui:{p*}:frames:*")  # every session's frames, as a dashboard would
+    pubsub.ssubscribe(KEYS.channel(0, session))  # sharded pub/sub, as followers do on a Redis Cluster
     pubsub.close()
 
 
@@ -158,13 +159,15 @@ def test_the_producer_is_refused_everything_else(acl_server: AclServer, pool: Wo
         ("XRANGE", KEYS.input(p), "-", "+"), ("XREADGROUP", "GROUP", "workers", "p0", "STREAMS", KEYS.input(p), ">"),
         ("XACK", KEYS.input(p), "workers", "0-1"), ("XTRIM", KEYS.input(p), "MAXLEN", "0"),
         ("HSET", KEYS.meta, "partitions", "8"), ("ZADD", KEYS.workers, "1", "w"),
-        ("PUBLISH", KEYS.channel(p, session), "{}"), ("SET", "other", "1"), ("GET", "rq:queues"),
+        ("PUBLISH", KEYS.channel(p, session), "{}"), ("SPUBLISH", KEYS.channel(p, session), "{}"),
+        ("SET", "other", "1"), ("GET", "rq:queues"),
         ("FLUSHALL",), ("FLUSHDB",), ("CONFIG", "GET", "*"), ("KEYS", "*"), ("SCAN", "0"),
         ("EVAL", "return 1", "0"), ("SCRIPT", "LOAD", "return 1"), ("INFO",), ("ACL", "LIST"),
         ("SHUTDOWN",), ("MONITOR",), ("CLIENT", "KILL", "TYPE", "normal"),
     ]:
         _refused(producer, *command)
     _refused(producer, "SUBSCRIBE", "rq:pubsub:w1")
+    _refused(producer, "SSUBSCRIBE", "rq:pubsub:w1")
 
 
 def test_the_viewer_is_refused_everything_else(acl_server: AclServer, pool: WorkerPool) -> None:
@@ -175,11 +178,13 @@ def test_the_viewer_is_refused_everything_else(acl_server: AclServer, pool: Work
         ("LINDEX", KEYS.reply(p, session, "r1"), "0"), ("HGETALL", KEYS.session(p, session)),
         ("HGETALL", KEYS.lease(p)), ("XRANGE", KEYS.input(p), "-", "+"),
         ("XADD", KEYS.frame_log(p, session), "*", "a", "b"),
-        ("DEL", KEYS.frame_log(p, session)), ("PUBLISH", KEYS.channel(p, session), "{}"), ("FLUSHALL",),
+        ("DEL", KEYS.frame_log(p, session)), ("PUBLISH", KEYS.channel(p, session), "{}"),
+        ("SPUBLISH", KEYS.channel(p, session), "{}"), ("FLUSHALL",),
         ("CONFIG", "GET", "*"), ("EVAL", "return 1", "0"), ("KEYS", "*"), ("INFO",),
     ]:
         _refused(viewer, *command)
     _refused(viewer, "SUBSCRIBE", "iui:{p0}:receipts:s-acl")
+    _refused(viewer, "SSUBSCRIBE", "iui:{p0}:receipts:s-acl")
 
 
 def test_the_worker_is_confined_to_the_runtime_and_rq_keys(acl_server: AclServer) -> None:
