@@ -13,9 +13,9 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from types import MappingProxyType
 from typing import Any
 
-from core.document._checker import is_identifier
+from core._identifier import IDENTIFIER_PATTERN, is_identifier
 from core.errors import UNKNOWN_PROPERTY, Issue, UISchemaError, escape_pointer
-from core.json._number import is_js_safe_number, is_number
+from core.json._number import is_js_safe_number, is_number_type
 from core.json._text import utf16_length
 from core.json.safe import assert_safe_json
 from core.limits import UI_LIMITS
@@ -24,7 +24,6 @@ Issues = Iterator[Issue]
 Rule = Callable[[Any], Issues]
 
 MAX_STRING_LENGTH = UI_LIMITS["maxStringLength"]
-MAX_IDENTIFIER_LENGTH = UI_LIMITS["maxIdentifierLength"]
 
 _PRINTABLE_ASCII = re.compile(r"[\x20-\x7e]+")
 _NO_RULES: Mapping[str, Rule] = MappingProxyType({})
@@ -51,7 +50,7 @@ def identifier(value: Any) -> Issues:
     elif not is_identifier(value):
         yield Issue(
             "",
-            f"must match ^[A-Za-z][A-Za-z0-9_-]{{0,{MAX_IDENTIFIER_LENGTH - 1}}}$ "
+            f"must match ^{IDENTIFIER_PATTERN}$ "
             "and not be __proto__, prototype or constructor",
             "format",
         )
@@ -132,7 +131,7 @@ def scalar(*, allow_null: bool) -> Rule:
         if isinstance(value, str):
             if utf16_length(value) > MAX_STRING_LENGTH:
                 yield Issue("", f"string exceeds {MAX_STRING_LENGTH} UTF-16 code units", "length")
-        elif is_number(value):
+        elif is_number_type(value):
             if not is_js_safe_number(value):
                 yield Issue("", "number must be finite and at most 1e15 in magnitude", "range")
         elif type(value) is bool or (value is None and allow_null):

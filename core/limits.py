@@ -120,6 +120,10 @@ CAPABILITY_TITLE_LENGTH = 256
 CAPABILITY_DESCRIPTION_LENGTH = 4_096
 HOST_CAPABILITIES = 32
 MIN_DOCUMENT_BYTES = 1_024
+# Stream and document-reference numbers (seed 000 sections 12 and 13): a generation counts
+# 1..1e9 (0 in a document reference names a plain full UI), a revision 0..256.
+MAX_GENERATION = 1_000_000_000
+MAX_REVISION = 256
 # Levels one derived value's evaluation nests through every derived value it reads (each
 # expression alone is within maxExpressionDepth).  Checked at parse time, so run-time
 # evaluation (at most this plus one expression's 32 levels) stays far from Python's

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from types import MappingProxyType
 
+from core._identifier import IDENTIFIER_PATTERN as BARE_IDENTIFIER_PATTERN
 from core.limits import UI_LIMITS
 
 VERSION = "answer-ui@1"
@@ -43,7 +44,7 @@ MAX_FIELD_OPTIONS = 32
 MAX_CHILDREN = MAX_ELEMENTS - 1
 
 # Element ids, block ids and form field names share the protocol's identifier syntax.
-IDENTIFIER_PATTERN = "[A-Za-z][A-Za-z0-9_-]{0,63}"
+IDENTIFIER_PATTERN = BARE_IDENTIFIER_PATTERN
 # A map layer names a configured layer; a feature id is an opaque printable-ASCII key.
 LAYER_PATTERN = "[A-Za-z][A-Za-z0-9_.:-]{0,63}"
 FEATURE_ID_PATTERN = "[!-~]{1,128}"

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
-from core.document._checker import is_identifier
+from core._identifier import IDENTIFIER_PATTERN, is_identifier
 
 
 class Marker(NamedTuple):
@@ -21,7 +21,7 @@ class Marker(NamedTuple):
     block_id: str
 
 
-_MARKER = re.compile(r" {0,3}\[\[ui:([A-Za-z][A-Za-z0-9_-]{0,63})\]\][ \t]*\r?")
+_MARKER = re.compile(r" {0,3}\[\[ui:(" + IDENTIFIER_PATTERN + r")\]\][ \t]*\r?")
 _FENCE = re.compile(r" {0,3}(`{3,}|~{3,})(.*)\r?")
 
 

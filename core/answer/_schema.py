@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from core._identifier import RESERVED_IDENTIFIERS
 from core.answer._catalog import (
     COMPONENTS,
     FALLBACK_LENGTH,
@@ -34,7 +35,6 @@ from core.answer._catalog import (
 )
 from core.answer.final import MAX_ANSWER_LENGTH, MAX_UI_BLOCK_IDS
 from core.answer.report import EVIDENCE_ID_LENGTH, MAX_EVIDENCE_REFS
-from core.document._checker import RESERVED
 from core.limits import UI_LIMITS
 
 SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
@@ -117,7 +117,8 @@ def _component(component: Component) -> dict[str, Any]:
 
 def _shared_defs() -> dict[str, Any]:
     return {
-        "identifier": {"type": "string", "pattern": f"^{IDENTIFIER_PATTERN}$", "not": {"enum": sorted(RESERVED)}},
+        "identifier": {"type": "string", "pattern": f"^{IDENTIFIER_PATTERN}$",
+                       "not": {"enum": sorted(RESERVED_IDENTIFIERS)}},
         "element": {"oneOf": [_ref(component.name) for component in COMPONENTS]},
         "final_answer": {
             "type": "object",

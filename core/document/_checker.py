@@ -12,6 +12,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from core._identifier import is_identifier
 from core.document._fields import Field
 from core.errors import (
     MAX_ISSUES,
@@ -30,27 +31,10 @@ from core.expression.language import (
     type_name,
 )
 from core.json._text import utf16_length
-from core.limits import UI_LIMITS
-
-IDENTIFIER_LENGTH = UI_LIMITS["maxIdentifierLength"]
-RESERVED = frozenset({"__proto__", "prototype", "constructor"})
-_IDENT_START = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")
-_IDENT_REST = _IDENT_START | frozenset("0123456789_-")
 
 
 class IssueLimit(Exception):
     """Raised inside the walk once MAX_ISSUES issues are collected."""
-
-
-def is_identifier(value: Any) -> bool:
-    """`^[A-Za-z][A-Za-z0-9_-]{0,63}$` and not a reserved prototype name."""
-    return (
-        type(value) is str
-        and 0 < len(value) <= IDENTIFIER_LENGTH
-        and value[0] in _IDENT_START
-        and _IDENT_REST.issuperset(value)
-        and value not in RESERVED
-    )
 
 
 class DerivedFailure(UIExpressionError):

@@ -17,10 +17,10 @@ from core.document._fields import (
     NumberField,
     StringField,
     grid_is_countable,
-    is_number,
 )
 from core.errors import UIExpressionError
 from core.expression.language import evaluate
+from core.json._number import is_plain_safe_number
 from core.limits import DERIVED_EVALUATION_DEPTH, UI_LIMITS
 
 _NUMBER_KEYS = frozenset({"type", "initial", "min", "max", "step"})
@@ -90,7 +90,7 @@ def _string_field(check: Checker, declaration: Mapping[str, Any], path: str) -> 
     if not check.required(declaration, ("initial",), path):
         return None
     limit = declaration.get("maxLength", MAX_STRING)
-    if type(limit) is bool or not is_number(limit) or limit != int(limit) or not 1 <= limit <= MAX_STRING:
+    if type(limit) is bool or not is_plain_safe_number(limit) or limit != int(limit) or not 1 <= limit <= MAX_STRING:
         check.add(path + "/maxLength", f"maxLength must be an integer from 1 to {MAX_STRING}", "range")
         return None
     if not check.text(declaration["initial"], path + "/initial", 0, int(limit)):

@@ -11,7 +11,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from core.json._number import js_number_string
+from core.json._number import is_plain_safe_number, js_number_string
 from core.json._text import utf16_length
 from core.limits import UI_LIMITS
 
@@ -19,16 +19,6 @@ MAX_STRING = UI_LIMITS["maxStringLength"]
 MAX_MAGNITUDE = UI_LIMITS["maxNumberMagnitude"]
 # Relative tolerance of the step grid: 0.1 + 0.2 lies on a 0.1 grid, 10.5 not on a 1 grid.
 STEP_TOLERANCE = 1e-9
-
-
-def is_number(value: Any) -> bool:
-    """A finite JSON number within 1e15 (never a bool)."""
-    kind = type(value)
-    if kind is int:
-        return -MAX_MAGNITUDE <= value <= MAX_MAGNITUDE
-    if kind is float:
-        return math.isfinite(value) and abs(value) <= MAX_MAGNITUDE
-    return False
 
 
 def grid_is_countable(step: float) -> bool:
@@ -55,7 +45,7 @@ class NumberField:
     kind = "number"
 
     def problem(self, value: Any) -> str | None:
-        if not is_number(value):
+        if not is_plain_safe_number(value):
             return "value must be a finite number (not a boolean) within 1e15"
         if self.min is not None and value < self.min:
             return f"value is below the minimum {js_number_string(self.min)}"

@@ -21,13 +21,14 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+from core._identifier import IDENTIFIER_PATTERN as BARE_IDENTIFIER_PATTERN
+from core._identifier import RESERVED_IDENTIFIERS
 from core.limits import LABEL_LENGTH, TITLE_LENGTH, UI_LIMITS, UI_PROTOCOL_LIMITS
 
 SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
 SCHEMA_ID = "urn:dsh:intelligent-ui:document:1.1"
 
-IDENTIFIER_PATTERN = "^[A-Za-z][A-Za-z0-9_-]{0,63}$"
-RESERVED_IDENTIFIERS = ("__proto__", "prototype", "constructor")
+IDENTIFIER_PATTERN = f"^{BARE_IDENTIFIER_PATTERN}$"
 VERSIONS = ("1.0", "1.1")
 MODES = ("structured_ui", "interactive_ui")
 

@@ -21,8 +21,8 @@ MAX_MAGNITUDE = 1e15
 MAX_ROUND_DIGITS = UI_LIMITS["maxRoundDigits"]
 
 
-def is_number(value: object) -> bool:
-    """True for an int or float that is not a bool."""
+def is_number_type(value: object) -> bool:
+    """An int or float that is not a bool: any magnitude, infinities and NaN included."""
     return (type(value) is int or type(value) is float) or (
         isinstance(value, (int, float)) and not isinstance(value, bool)
     )
@@ -30,11 +30,21 @@ def is_number(value: object) -> bool:
 
 def is_js_safe_number(value: object) -> bool:
     """A finite number within the protocol's magnitude budget (|x| <= 1e15)."""
-    if not is_number(value):
+    if not is_number_type(value):
         return False
     if type(value) is int:
         return -MAX_MAGNITUDE <= value <= MAX_MAGNITUDE
     return math.isfinite(value) and abs(value) <= MAX_MAGNITUDE
+
+
+def is_plain_safe_number(value: object) -> bool:
+    """An exact `int` or `float` (no bool, no subclass), finite and within 1e15: a value a
+    number field accepts before any safe-JSON check has run."""
+    if type(value) is int:
+        return -MAX_MAGNITUDE <= value <= MAX_MAGNITUDE
+    if type(value) is float:
+        return math.isfinite(value) and abs(value) <= MAX_MAGNITUDE
+    return False
 
 
 def _shortest_digits(x: float) -> tuple[str, int]:
@@ -83,14 +93,14 @@ def _to_double(value: int | float) -> float:
 
 def _fraction_digits(digits: object, limit: int) -> int:
     """An integral digit count in 0..limit, else `UIExpressionError` (JS throws RangeError)."""
-    if is_number(digits) and math.isfinite(digits) and digits == int(digits) and 0 <= digits <= limit:
+    if is_number_type(digits) and math.isfinite(digits) and digits == int(digits) and 0 <= digits <= limit:
         return int(digits)
     raise UIExpressionError(f"digits must be an integer from 0 to {limit}", code="bad_digits")
 
 
 def js_to_fixed(x: int | float, digits: int) -> str:
     """`x.toFixed(digits)` exactly as JavaScript prints it (exact binary value, ties up)."""
-    if not is_number(x):
+    if not is_number_type(x):
         raise UIExpressionError("toFixed needs a number", code="not_a_number")
     f = _fraction_digits(digits, 100)
     x = _to_double(x)
@@ -113,7 +123,7 @@ def js_to_fixed(x: int | float, digits: int) -> str:
 
 def js_round(x: int | float, digits: int = 0) -> int | float:
     """The DSL's `round`: `Number(x.toFixed(digits))`, digits 0..maxRoundDigits; -0 becomes 0."""
-    if not is_number(x) or not math.isfinite(x):
+    if not is_number_type(x) or not math.isfinite(x):
         raise UIExpressionError("round needs a finite number", code="not_a_number")
     value = float(js_to_fixed(x, _fraction_digits(digits, MAX_ROUND_DIGITS)))
     if value.is_integer() and abs(value) <= 2**53:
@@ -123,7 +133,7 @@ def js_round(x: int | float, digits: int = 0) -> int | float:
 
 def js_pow(a: int | float, b: int | float) -> float:
     """JS `a ** b` for finite numbers; `UIExpressionError` unless finite and |result| <= 1e15."""
-    if not (is_number(a) and is_number(b)):
+    if not (is_number_type(a) and is_number_type(b)):
         raise UIExpressionError("pow needs two numbers", code="not_a_number")
     x, y = _to_double(a), _to_double(b)
     if not (math.isfinite(x) and math.isfinite(y)):

@@ -22,6 +22,7 @@ from typing import Any
 
 import orjson
 
+from core._identifier import is_identifier
 from core.errors import Issue, UISchemaError, escape_pointer
 from core.json._frozen import FrozenDict, FrozenList
 from core.json._number import js_number_string
@@ -65,7 +66,6 @@ DECLARING_KEYS = frozenset({"state", "derived", "actions", "arguments"})
 
 def held_pointer(segments: Iterable[str | int]) -> str:
     """The JSON Pointer of `segments`, cut at the object holding the first foreign key."""
-    from core.document._checker import is_identifier  # only on a rejection
 
     known = protocol_keys()
     parts: list[str] = []

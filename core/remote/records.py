@@ -40,6 +40,8 @@ from core.limits import (
     CAPABILITY_DESCRIPTION_LENGTH,
     CAPABILITY_TITLE_LENGTH,
     DOCUMENT_REF_BYTES,
+    MAX_GENERATION,
+    MAX_REVISION,
     MESSAGE_LENGTH,
     QUERY_BYTES,
     REQUEST_ID_LENGTH,
@@ -58,8 +60,6 @@ SHELL_LIMITS = {
     "max_values": UI_LIMITS["maxJsonValues"] + SHELL_VALUES,
 }
 
-MAX_GENERATION = 1_000_000_000
-MAX_REVISION = 256
 MAX_TIMESTAMP = 10**15  # Unix milliseconds; the shared number budget
 MAX_RECEIPTS = 256  # per list reply; the seed names no number (documented in the README)
 MAX_STATE_VALUES = UI_LIMITS["maxStateFields"]  # `values` is the state snapshot of the click

@@ -30,6 +30,8 @@ from core.errors import MAX_ISSUES, Issue, UISchemaError, UIStreamError
 from core.json._frozen import FrozenDict
 from core.json.safe import assert_safe_json
 from core.limits import (
+    MAX_GENERATION,
+    MAX_REVISION,
     MESSAGE_LENGTH,
     SOURCE_CALL_ID_LENGTH,
     UI_LIMITS,
@@ -41,9 +43,7 @@ VERSION = "1.0"
 MUTATION_TYPES = ("add", "update", "remove")
 TERMINAL_TYPES = ("complete", "cancel", "error")
 FRAME_TYPES = ("snapshot", *MUTATION_TYPES, *TERMINAL_TYPES)
-MAX_GENERATION = 1_000_000_000
 MAX_SEQ = UI_PROTOCOL_LIMITS["maxStreamFrames"]
-MAX_REVISION = 256
 FRAME_BYTES = UI_PROTOCOL_LIMITS["maxStreamFrameBytes"]
 
 # The seed gives the fixed shell 4 levels of depth and 64 values on top of the general

@@ -35,10 +35,9 @@ from core.document.model import DocumentModel, ParsedDocument
 from core.errors import UISchemaError
 from core.json._text import utf16_length
 from core.json.safe import assert_safe_json
-from core.limits import MESSAGE_LENGTH
+from core.limits import MAX_REVISION, MESSAGE_LENGTH
 from core.stream._checkpoint import (
     ENVELOPE_ORDER,
-    MAX_REVISION,
     MAX_SEQ,
     MUTATION_TYPES,
     PROTOCOL,

@@ -24,10 +24,9 @@ from core.document.model import DocumentModel, ParsedDocument
 from core.errors import Issue, UISchemaError, UIStreamError
 from core.json._frozen import FrozenDict
 from core.json.canonical import hash_canonical_json
-from core.limits import SOURCE_CALL_ID_LENGTH, UI_PROTOCOL_LIMITS
+from core.limits import MAX_GENERATION, SOURCE_CALL_ID_LENGTH, UI_PROTOCOL_LIMITS
 from core.stream._checkpoint import (
     FRAME_BYTES,
-    MAX_GENERATION,
     MAX_SEQ,
     TERMINAL_TYPES,
     build_checkpoint,
