@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from types import MappingProxyType
-from typing import Any
+from typing import Any, TypeGuard
 
 from core._identifier import IDENTIFIER_PATTERN, is_identifier
 from core.errors import UNKNOWN_PROPERTY, Issue, UISchemaError, escape_pointer
@@ -36,7 +36,7 @@ def descend(issues: Iterable[Issue], segment: str | int) -> Issues:
         yield issue.prefixed(prefix)
 
 
-def is_integral(value: Any) -> bool:
+def is_integral(value: Any) -> TypeGuard[int | float]:
     """A JSON number with no fraction (`3` and `3.0` alike; never a bool)."""
     if type(value) is int or (isinstance(value, int) and not isinstance(value, bool)):
         return True

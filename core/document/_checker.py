@@ -30,6 +30,7 @@ from core.expression.language import (
     scalar_type,
     type_name,
 )
+from core.json._frozen import FrozenDict
 from core.json._text import utf16_length
 
 
@@ -52,7 +53,7 @@ class Checker:
     defaults: dict[str, Any] = field(default_factory=dict)
     failed_derived: set[str] = field(default_factory=set)
     actions: Mapping[str, Any] | None = None
-    initial: Mapping[str, Any] = field(default_factory=dict)
+    initial: FrozenDict = field(default_factory=FrozenDict)
     budget: ExpressionBudget = field(default_factory=ExpressionBudget)
     issues: list[Issue] = field(default_factory=list)
     # Callbacks take the checker as an argument: capturing it would make a reference cycle.

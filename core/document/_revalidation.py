@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from operator import is_not
-from typing import Any
+from typing import Any, TypeGuard
 
 from core.document._checker import Checker, IssueLimit
 from core.document._tree import (
@@ -78,7 +78,7 @@ class _FactTree(ComponentTree):
         super().node(node, path, depth, in_form)
         children = self.sinks.pop()
         fresh = None
-        if len(self.check.issues) == issues and None not in children:
+        if len(self.check.issues) == issues and _complete(children):
             fresh = _new_facts(node, depth, in_form, children, self.check.budget.nodes - expressions, self.measure)
         self.sinks[-1].append(fresh)
 
@@ -115,6 +115,11 @@ def _new_facts(node: Mapping[str, Any], depth: int, in_form: bool, children: lis
         _measure_children(facts, "children" in node, sum(_measured(child).size for child in children),
                           max((child.json_depth for child in children), default=0), len(children))
     return facts
+
+
+def _complete(facts: list[_Facts | None]) -> TypeGuard[list[_Facts]]:
+    """Whether every child left its facts (none had a problem)."""
+    return None not in facts
 
 
 def _own(node: Mapping[str, Any]) -> dict[str, Any]:
@@ -313,7 +318,7 @@ class DocumentCache:
         own_expressions = check.budget.nodes - expressions
         prefix, suffix = _common_ends(old["children"], node["children"])
         removed = [self._memo.get(id(child)) for child in old["children"][prefix:len(old["children"]) - suffix]]
-        if None in removed:
+        if not _complete(removed):
             return None
         added = self._middle(check, node, removed, prefix, suffix, path, depth + 1, in_form or node["type"] == "Form")
         if added is None:
@@ -347,11 +352,11 @@ class DocumentCache:
             if not types.keys().isdisjoint(facts.types):
                 return None  # a duplicate id: the full parse reports where
             types.update(facts.types)
-        selects = known.selects
+        selects: dict[str, frozenset[str]] | None = known.selects
         if any(facts.selects for facts in removed) or any(facts.selects for facts in added):
             selects = self._merged_selects(node, added)
-            if selects is None:
-                return None
+        if selects is None:
+            return None
         merged = _Facts(node, known.depth, known.in_form,
                         known.components - sum(f.components for f in removed) + sum(f.components for f in added),
                         known.expressions - known.own_expressions + own_expressions
@@ -380,7 +385,7 @@ class DocumentCache:
             return known
         return next(f for f in added if f.node is child)
 
-    def _merged_selects(self, node: Mapping[str, Any], added: list[_Facts]) -> dict[str, Any] | None:
+    def _merged_selects(self, node: Mapping[str, Any], added: list[_Facts]) -> dict[str, frozenset[str]] | None:
         selects: dict[str, frozenset[str]] = {}
         for child in node["children"]:
             for key, domain in self._child_facts(child, added).selects.items():

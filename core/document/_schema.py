@@ -472,8 +472,8 @@ def _component_defs() -> dict[str, Any]:
         props = {"label": _ref("requiredLabel"), "action": _ref(f"action_{tag}"), "variant": {"enum": ["primary",
                                                                                                        "secondary"]}}
         defs[f"Button_{tag}"] = _node("Button", _closed(props, ("label", "action")))
-    for family, version, in_form in _families():
-        defs.update(_family_defs(family, version, in_form))
+    for family, family_version, in_form in _families():
+        defs.update(_family_defs(family, family_version, in_form))
     return defs
 
 
@@ -499,7 +499,7 @@ def _document_body(version: str) -> dict[str, Any]:
         "state": _ref("stateMap"),
         "derived": _ref("derivedMap"),
     }
-    required = ("version", "id", "mode", "title", "state", "derived", "root")
+    required: tuple[str, ...] = ("version", "id", "mode", "title", "state", "derived", "root")
     if version != "1.0":
         properties["actions"] = _ref("actionMap")
         required += ("actions",)

@@ -13,6 +13,7 @@ from typing import Any
 
 from core.document._checker import Checker, IssueLimit
 from core.document._components import COMPONENTS, check_props
+from core.document._fields import StringField
 from core.limits import UI_LIMITS
 
 _NODE_KEYS = frozenset({"id", "type", "props"})
@@ -101,7 +102,9 @@ def finish_document(check: Checker, tree: ComponentTree) -> None:
     """Checks that need the whole tree: Select domains, deferred set values, budgets."""
     fields = dict(check.fields)
     for key, (domain, _) in tree.selects.items():
-        fields[key] = replace(fields[key], options=domain)
+        field = fields[key]
+        if isinstance(field, StringField):  # a Select domain is only kept for a string field
+            fields[key] = replace(field, options=domain)
     check.fields = fields
     for deferred in check.deferred:
         deferred(check)

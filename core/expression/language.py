@@ -278,51 +278,52 @@ def _arity(args: list[Any], low: int, high: int) -> None:
         raise UIExpressionError("wrong number of arguments")
 
 
-def _numbers(args, state, derived, depth, low=2, high=MAX_ARGS) -> list[Any]:
+def _numbers(args: list[Any], state: Mapping[str, Any], derived: DerivedLookup, depth: int, low: int = 2,
+             high: int = MAX_ARGS) -> list[Any]:
     _arity(args, low, high)
     return [_number(evaluate(arg, state, derived, depth)) for arg in args]
 
 
-def _add(args, state, derived, depth):
+def _add(args: list[Any], state: Mapping[str, Any], derived: DerivedLookup, depth: int) -> Any:
     total = 0
     for value in _numbers(args, state, derived, depth):
         total = _checked(total + value)
     return total
 
 
-def _mul(args, state, derived, depth):
+def _mul(args: list[Any], state: Mapping[str, Any], derived: DerivedLookup, depth: int) -> Any:
     product = 1
     for value in _numbers(args, state, derived, depth):
         product = _checked(product * value)
     return product
 
 
-def _sub(args, state, derived, depth):
+def _sub(args: list[Any], state: Mapping[str, Any], derived: DerivedLookup, depth: int) -> Any:
     a, b = _numbers(args, state, derived, depth, 2, 2)
     return _checked(a - b)
 
 
-def _div(args, state, derived, depth):
+def _div(args: list[Any], state: Mapping[str, Any], derived: DerivedLookup, depth: int) -> Any:
     a, b = _numbers(args, state, derived, depth, 2, 2)
     if b == 0:
         raise UIExpressionError("division by zero")
     return _checked(a / b)
 
 
-def _pow(args, state, derived, depth):
+def _pow(args: list[Any], state: Mapping[str, Any], derived: DerivedLookup, depth: int) -> Any:
     a, b = _numbers(args, state, derived, depth, 2, 2)
     return _checked(js_pow(a, b))
 
 
-def _min(args, state, derived, depth):
+def _min(args: list[Any], state: Mapping[str, Any], derived: DerivedLookup, depth: int) -> Any:
     return min(_numbers(args, state, derived, depth, 1))
 
 
-def _max(args, state, derived, depth):
+def _max(args: list[Any], state: Mapping[str, Any], derived: DerivedLookup, depth: int) -> Any:
     return max(_numbers(args, state, derived, depth, 1))
 
 
-def _round(args, state, derived, depth):
+def _round(args: list[Any], state: Mapping[str, Any], derived: DerivedLookup, depth: int) -> Any:
     values = _numbers(args, state, derived, depth, 1, 2)
     digits = values[1] if len(values) == 2 else 0
     if digits != int(digits) or not 0 <= digits <= UI_LIMITS["maxRoundDigits"]:
@@ -330,35 +331,38 @@ def _round(args, state, derived, depth):
     return _checked(js_round(values[0], int(digits)))
 
 
-def _compare(test: Callable[[Any, Any], bool]):
-    def handler(args, state, derived, depth):
+Handler = Callable[[list[Any], Mapping[str, Any], DerivedLookup, int], Any]
+
+
+def _compare(test: Callable[[Any, Any], bool]) -> Handler:
+    def handler(args: list[Any], state: Mapping[str, Any], derived: DerivedLookup, depth: int) -> bool:
         a, b = _numbers(args, state, derived, depth, 2, 2)
         return test(a, b)
     return handler
 
 
-def _eq(args, state, derived, depth):
+def _eq(args: list[Any], state: Mapping[str, Any], derived: DerivedLookup, depth: int) -> bool:
     _arity(args, 2, 2)
     a, b = (evaluate(arg, state, derived, depth) for arg in args)
     return scalar_type(a) == scalar_type(b) and a == b
 
 
-def _and(args, state, derived, depth):
+def _and(args: list[Any], state: Mapping[str, Any], derived: DerivedLookup, depth: int) -> bool:
     _arity(args, 2, MAX_ARGS)
     return all(_boolean(evaluate(arg, state, derived, depth)) for arg in args)
 
 
-def _or(args, state, derived, depth):
+def _or(args: list[Any], state: Mapping[str, Any], derived: DerivedLookup, depth: int) -> bool:
     _arity(args, 2, MAX_ARGS)
     return any(_boolean(evaluate(arg, state, derived, depth)) for arg in args)
 
 
-def _not(args, state, derived, depth):
+def _not(args: list[Any], state: Mapping[str, Any], derived: DerivedLookup, depth: int) -> bool:
     _arity(args, 1, 1)
     return not _boolean(evaluate(args[0], state, derived, depth))
 
 
-def _if(args, state, derived, depth):
+def _if(args: list[Any], state: Mapping[str, Any], derived: DerivedLookup, depth: int) -> Any:
     _arity(args, 3, 3)
     chosen = args[1] if _boolean(evaluate(args[0], state, derived, depth)) else args[2]
     return evaluate(chosen, state, derived, depth)
@@ -377,7 +381,7 @@ def js_string(value: Any) -> str:
     return js_number_string(value)
 
 
-def _concat(args, state, derived, depth):
+def _concat(args: list[Any], state: Mapping[str, Any], derived: DerivedLookup, depth: int) -> str:
     _arity(args, 1, MAX_ARGS)
     text = ""
     for arg in args:
@@ -387,7 +391,7 @@ def _concat(args, state, derived, depth):
     return text
 
 
-_HANDLERS: dict[str, Callable[..., Any]] = {
+_HANDLERS: dict[str, Handler] = {
     "add": _add, "sub": _sub, "mul": _mul, "div": _div, "pow": _pow,
     "min": _min, "max": _max, "round": _round, "eq": _eq,
     "lt": _compare(lambda a, b: a < b), "lte": _compare(lambda a, b: a <= b),

@@ -7,6 +7,7 @@ equality with plain decoded JSON keep working, while every mutating method raise
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 
@@ -18,7 +19,8 @@ class FrozenDict(dict[str, Any]):
     """A dict that refuses mutation; hashable by identity is not needed, so it is unhashable."""
 
     __slots__ = ()
-    __setitem__ = __delitem__ = _immutable  # type: ignore[assignment]
+    # Every mutator raises; typeshed gives each its own signature, hence the ignores.
+    __setitem__ = __delitem__ = _immutable
     clear = pop = popitem = setdefault = update = _immutable  # type: ignore[assignment]
     __ior__ = _immutable  # type: ignore[assignment]
 
@@ -36,8 +38,9 @@ class FrozenList(list[Any]):
     """A list that refuses mutation."""
 
     __slots__ = ()
+    # Every mutator raises; typeshed gives each its own signature, hence the ignore.
     __setitem__ = __delitem__ = __iadd__ = __imul__ = _immutable  # type: ignore[assignment]
-    append = extend = insert = pop = remove = reverse = sort = clear = _immutable  # type: ignore[assignment]
+    append = extend = insert = pop = remove = reverse = sort = clear = _immutable
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (FrozenList, (list(self),))
@@ -70,6 +73,13 @@ def freeze(value: Any) -> Any:
     if isinstance(value, (list, tuple)):
         return FrozenList([_frozen_item(item) for item in value])
     return _frozen_item(value)
+
+
+def freeze_object(value: Mapping[str, Any]) -> FrozenDict:
+    """`freeze` of a decoded JSON object, typed as the `FrozenDict` it returns."""
+    if isinstance(value, FrozenDict):
+        return value
+    return FrozenDict({key: _frozen_item(item) for key, item in value.items()})
 
 
 def _frozen_item(item: Any) -> Any:

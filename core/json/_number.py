@@ -13,6 +13,7 @@ finite and within the 1e15 budget.
 from __future__ import annotations
 
 import math
+from typing import TypeGuard
 
 from core.errors import UIExpressionError
 from core.limits import UI_LIMITS
@@ -21,7 +22,7 @@ MAX_MAGNITUDE = 1e15
 MAX_ROUND_DIGITS = UI_LIMITS["maxRoundDigits"]
 
 
-def is_number_type(value: object) -> bool:
+def is_number_type(value: object) -> TypeGuard[int | float]:
     """An int or float that is not a bool: any magnitude, infinities and NaN included."""
     return (type(value) is int or type(value) is float) or (
         isinstance(value, (int, float)) and not isinstance(value, bool)

@@ -127,10 +127,9 @@ def _float_is_plain(x: float) -> bool:
 
 def _scalar_is_plain(item: Any) -> bool:
     """A str, null, bool, int within +-2**53, or float that orjson prints as JS does."""
-    kind = type(item)
-    if kind is float:
+    if type(item) is float:
         return _float_is_plain(item)
-    if kind is int:
+    if type(item) is int:
         return -_SAFE_INTEGER <= item <= _SAFE_INTEGER
     return item is None or isinstance(item, (str, bool))
 

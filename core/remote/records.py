@@ -35,7 +35,7 @@ from core._rules import (
     unique_identifiers,
 )
 from core.errors import MAX_ISSUES, Issue, UISchemaError
-from core.json._frozen import FrozenDict, FrozenList, freeze
+from core.json._frozen import FrozenDict, FrozenList, freeze_object
 from core.limits import (
     CAPABILITY_DESCRIPTION_LENGTH,
     CAPABILITY_TITLE_LENGTH,
@@ -163,14 +163,14 @@ _CAPABILITY = closed_object(
 )
 
 
-def _parse(value: Any, max_bytes: int, rule: Rule) -> Any:
-    """Safe JSON and the byte budget, then the structure, then a frozen copy."""
+def _parse(value: Any, max_bytes: int, rule: Rule) -> FrozenDict:
+    """Safe JSON and the byte budget, then the structure (always an object), then a frozen copy."""
     problems = safe_json_issues(value, max_bytes=max_bytes, **SHELL_LIMITS)
     if not problems:
         problems = list(islice(rule(value), MAX_ISSUES))
     if problems:
         raise UISchemaError(problems)
-    return freeze(value)
+    return freeze_object(value)
 
 
 def _with_integers(value: FrozenDict, *keys: str) -> FrozenDict:

@@ -35,7 +35,8 @@ def _definition(model: DocumentModel, state: Any, action_id: Any) -> Mapping[str
         assert_state_for(model, state)
     except UIStateError as error:
         raise UIActionError(f"invalid state: {error.message}", code="invalid_state") from None
-    return model.actions[action_id]
+    definition: Mapping[str, Any] = model.actions[action_id]
+    return definition
 
 
 def _resolve(value: Any, state: Mapping[str, Any], model: DocumentModel) -> Any:

@@ -7,7 +7,7 @@ the structural sharing that gives untouched nodes of a new snapshot the previous
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from typing import Any
+from typing import Any, cast
 
 from core.document.model import ParsedDocument
 from core.errors import MAX_ISSUES, Issue
@@ -28,7 +28,7 @@ class DigestLog:
         self.previous, self.seq = previous, seq
         self._frame: FrozenDict | None = frame
         self._digest: str | None = None
-        self._table: FrozenDict | None = None
+        self._table: Mapping[int, str] | None = None
         if eager:
             self.digest()
 
@@ -37,25 +37,36 @@ class DigestLog:
         digest = self._digest
         if digest is None:
             frame = self._frame
-            if frame is None:  # another thread finished in between
-                return self._digest  # type: ignore[return-value]
+            if frame is None:  # another thread finished in between: it stored the digest first
+                finished = self._digest
+                assert finished is not None
+                return finished
             digest = self._digest = hash_canonical_json(frame)
             self._frame = None
         return digest
 
-    def table(self) -> FrozenDict:
+    def table(self) -> Mapping[int, str]:
         """Every digest of the log by seq (at most 256 entries: seqs are distinct)."""
         if self._table is None:
             pending: list[DigestLog] = []
             node: DigestLog | None = self
-            while node is not None and node._table is None:
+            known: Mapping[int, str] = {}
+            while node is not None:
+                if node._table is not None:
+                    known = node._table
+                    break
                 pending.append(node)
                 node = node.previous
-            table = dict(node._table) if node is not None else {}
+            table = dict(known)
             for each in reversed(pending):
                 table[each.seq] = each.digest()
-            self._table = FrozenDict(table)
+            self._table = _frozen_table(table)
         return self._table
+
+
+def _frozen_table(table: dict[int, str]) -> Mapping[int, str]:
+    # FrozenDict is typed as a JSON object (str keys); this one is keyed by seq.
+    return cast("Mapping[int, str]", FrozenDict(cast("dict[str, str]", table)))
 
 
 def _json_kind(value: Any) -> int:
@@ -104,7 +115,7 @@ def subtree(node: Mapping[str, Any], pointer: str) -> Iterator[tuple[Mapping[str
             stack.append((children[position], f"{path}/children/{position}"))
 
 
-def _share_node(node: FrozenDict, previous: Mapping[str, FrozenDict]) -> FrozenDict:
+def _share_node(node: Mapping[str, Any], previous: Mapping[str, Mapping[str, Any]]) -> Mapping[str, Any]:
     """`node`, built from the previous frame's objects wherever the content is the same."""
     old = previous.get(node["id"])
     children = node.get("children")
@@ -128,7 +139,7 @@ def _share_node(node: FrozenDict, previous: Mapping[str, FrozenDict]) -> FrozenD
     return FrozenDict({**node, "props": props, **({} if children is None else {"children": children})})
 
 
-def share_unchanged(before: FrozenDict, after: FrozenDict) -> FrozenDict:
+def share_unchanged(before: ParsedDocument, after: ParsedDocument) -> ParsedDocument:
     """`after` with every part equal to `before`'s being `before`'s very object.
 
     A client keyed by node id then sees the same objects for untouched components and
@@ -155,7 +166,7 @@ def _first_path(root: Mapping[str, Any], pointer: str, wanted: Any) -> str:
     return next(path for node, path in subtree(root, pointer) if wanted(node))
 
 
-def frozen_rule_issues(before: FrozenDict, after: FrozenDict, same_revision: bool) -> list[Issue]:
+def frozen_rule_issues(before: ParsedDocument, after: ParsedDocument, same_revision: bool) -> list[Issue]:
     """The per-generation freeze rules between two valid snapshots of one generation."""
     issues = [
         Issue(f"/snapshot/{key}", f"`{key}` is frozen for the generation", "frozen")

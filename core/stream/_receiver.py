@@ -121,7 +121,7 @@ def _safe(value: Any) -> None:
 
 
 def successor_envelope(frame: Any, held: Mapping[str, Any]) -> dict[str, Any] | None:
-    """The envelope fields of a plain successor of the held checkpoint, else None.
+    """The fields (in the envelope order) of a plain successor of the held checkpoint, else None.
 
     Plain means: exact types throughout, envelope values strings, ints or null, the same
     protocol, source call, UI and generation, a newer seq, a mutation or terminal type and
@@ -148,7 +148,7 @@ def successor_envelope(frame: Any, held: Mapping[str, Any]) -> dict[str, Any] | 
         return None
     if not exact_types(frame):
         return None
-    return {key: frame[key] for key in ENVELOPE_ORDER if key in frame and key != "snapshot"}
+    return {key: frame[key] for key in ENVELOPE_ORDER if key in frame}  # the full check's order
 
 
 def successor_document(

@@ -102,34 +102,43 @@ class UIStreamState:
     _memo: _Lineage | None  # the producer's cache; built on the first advance when missing
 
     @property
-    def document(self) -> FrozenDict:
+    def document(self) -> ParsedDocument:
         """The current snapshot (a validated, deep-immutable document)."""
-        return self.checkpoint["snapshot"]
+        snapshot: ParsedDocument = self.checkpoint["snapshot"]
+        return snapshot
 
     @property
     def generation(self) -> int:
-        return self.checkpoint["generation"]
+        return self._number("generation")
 
     @property
     def seq(self) -> int:
-        return self.checkpoint["seq"]
+        return self._number("seq")
 
     @property
     def revision(self) -> int:
-        return self.checkpoint["revision"]
+        return self._number("revision")
 
     @property
     def source_call_id(self) -> str:
-        return self.checkpoint["sourceCallId"]
+        return self._text("sourceCallId")
 
     @property
     def ui_id(self) -> str:
-        return self.checkpoint["uiId"]
+        return self._text("uiId")
 
     @property
     def digests(self) -> Mapping[int, str]:
         """seq -> SHA-256 hex of the canonical JSON of each frame taken in (at most 256)."""
         return self._log.table()
+
+    def _number(self, key: str) -> int:
+        value: int = self.checkpoint[key]  # a validated envelope field
+        return value
+
+    def _text(self, key: str) -> str:
+        value: str = self.checkpoint[key]  # a validated envelope field
+        return value
 
     def __eq__(self, other: object) -> bool:
         if self is other:
@@ -144,7 +153,7 @@ class UIStreamState:
             and self.digests == other.digests
         )
 
-    __hash__ = None  # type: ignore[assignment]
+    __hash__ = None  # type: ignore[assignment]  # unhashable, as its mutable-looking peers: typeshed wants a method
 
     def __repr__(self) -> str:
         return (
@@ -154,9 +163,11 @@ class UIStreamState:
         )
 
     def _lineage(self) -> _Lineage:
-        if self._memo is None:
-            object.__setattr__(self, "_memo", _Lineage.of(self.document))
-        return self._memo  # type: ignore[return-value]
+        memo = self._memo
+        if memo is None:
+            memo = _Lineage.of(self.document)
+            object.__setattr__(self, "_memo", memo)  # a memo on a frozen dataclass, outside equality
+        return memo
 
 
 def _check_budget(kind: str, seq: int, frame_count: int, byte_count: int) -> None:
@@ -275,7 +286,7 @@ def _accept_incrementally(current: UIStreamState, frame: Any) -> UIStreamState |
     if checked is None:
         return None
     document, info = checked
-    checkpoint = FrozenDict({**envelope, "snapshot": document})
+    checkpoint = FrozenDict({key: document if key == "snapshot" else value for key, value in envelope.items()})
     size = frame_bytes(checkpoint, info.byte_size)
     if size > FRAME_BYTES:
         return None
