@@ -63,7 +63,7 @@ class Settings(BaseSettings):
     worker_id: str | None = None  # shown in leases and `iui status`; unset or "": random
     heartbeat_ms: int = Field(default=1_000, ge=50, le=60_000)
     batch_size: int = Field(default=32, ge=1, le=1_000)
-    cache_bytes: int = Field(default=256 * 1024 * 1024, ge=1024 * 1024, le=1 << 40)  # estimated, per process
+    cache_bytes: int = Field(default=512 * 1024 * 1024, ge=1024 * 1024, le=1 << 40)  # estimated, per process
     gc_freeze_s: float = Field(default=1.0, ge=0, le=86_400)  # 0: leave the garbage collector as it is
     # The action runtime: the admin capability catalog, the files root of the built-in file
     # capabilities, bounds of a session's operations, and the job liveness timings.
