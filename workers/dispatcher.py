@@ -9,9 +9,10 @@ only one run anyway, and 64 threads contending for it cost more than they overla
 
 On a Redis Cluster one XREAD cannot name streams of different slots (CROSSSLOT), and every
 partition is its own slot, so the loop polls instead: one non-blocking `XREAD COUNT 1` per
-idle partition, pipelined (redis-py sends one batch per node), then `POLL_MS` of sleep when
-nothing arrived.  That bounds the added wake-up latency by POLL_MS and costs, per pool
-process, (held partitions) x (1000 / POLL_MS) cheap XREADs a second while idle.
+idle partition, pipelined per node (`redisio.poll_streams`), then a sleep when nothing
+arrived: POLL_MS after activity, doubling to POLL_MAX_MS while the pool stays idle.  That
+bounds the added wake-up latency by POLL_MAX_MS and costs, per pool process, about
+(held partitions) x (1000 / POLL_MAX_MS) XREADs a second while idle (README, Redis Cluster).
 
 The pool's tick thread attaches and detaches consumers; `detach` returns once the loop has
 finished the batch in hand of those partitions, so their leases can be released at once.
@@ -25,11 +26,12 @@ import time
 from typing import Any
 
 from .partition import PartitionConsumer
-from .redisio import is_cluster
+from .redisio import is_cluster, poll_streams
 
 log = logging.getLogger(__name__)
 BLOCK_MS = 250  # bounds how long a newly attached partition may wait for the loop
-POLL_MS = 20  # Redis Cluster: the sleep between two polls of the idle partitions
+POLL_MS = 10  # Redis Cluster: the sleep between two polls of the idle partitions after activity,
+POLL_MAX_MS = 50  # doubling up to this while nothing arrives
 
 
 class Dispatcher:
@@ -39,6 +41,7 @@ class Dispatcher:
         self._redis = redis
         self._block_ms = block_ms
         self._cluster = is_cluster(redis)
+        self._poll_ms = POLL_MS
         self._consumers: dict[int, PartitionConsumer] = {}
         self._lock = threading.Lock()
         self._stop = threading.Event()
@@ -122,19 +125,15 @@ class Dispatcher:
                 by_stream[key].wake()
 
     def _poll(self, idle: list[PartitionConsumer]) -> None:
-        """Redis Cluster: one non-blocking XREAD per idle partition in one pipeline, then sleep if none woke."""
-        pipe = self._redis.pipeline(transaction=False)
-        for consumer in idle:
-            pipe.xread({consumer.input_key: consumer.cursor}, count=1)
-        try:
-            replies = pipe.execute(raise_on_error=False)
-        except Exception as error:  # noqa: BLE001 - consumers see the outage on their own calls
-            log.warning("dispatcher: poll failed (%s)", error)
-            replies = [error] * len(idle)
+        """Redis Cluster: one non-blocking XREAD per idle partition (pipelined per node), then sleep if none woke."""
+        replies = poll_streams(self._redis, {c.input_key: c.cursor for c in idle if c.cursor is not None})
         woke = False
-        for consumer, reply in zip(idle, replies, strict=True):
-            if reply:  # entries, or an error the consumer should meet on its own read
+        for consumer in idle:
+            if replies.get(consumer.input_key):  # entries, or an error the consumer meets on its own read
                 consumer.wake()
                 woke = True
-        if not woke:
-            self._stop.wait(POLL_MS / 1000)
+        if woke:
+            self._poll_ms = POLL_MS
+        else:
+            self._stop.wait(self._poll_ms / 1000)
+            self._poll_ms = min(POLL_MAX_MS, self._poll_ms * 2)
