@@ -71,6 +71,39 @@ def escape_pointer(segment: str | int) -> str:
     return segment.replace("~", "~0").replace("/", "~1")
 
 
+class Place:
+    """Where a checked value sits: a chain of segments from the document's root.
+
+    A walker hands each rule the place of the value it checks and descends with
+    `place / segment`; rules report issues at their place or at a child of it and never
+    build a path.  The JSON Pointer text is made only when an issue is reported.
+    """
+
+    __slots__ = ("parent", "segment")
+
+    def __init__(self, parent: Place | None = None, segment: str | int = "") -> None:
+        self.parent, self.segment = parent, segment
+
+    def __truediv__(self, segment: str | int) -> Place:
+        child = _new_place(Place)  # skips __init__: this runs once per value walked
+        child.parent, child.segment = self, segment
+        return child
+
+    @property
+    def pointer(self) -> str:
+        """The RFC 6901 JSON Pointer of this place (`""` at the root)."""
+        tokens: list[str] = []
+        place: Place = self
+        while place.parent is not None:
+            tokens.append(escape_pointer(place.segment))
+            place = place.parent
+        return "".join("/" + token for token in reversed(tokens))
+
+
+_new_place = object.__new__
+ROOT = Place()
+
+
 class UIError(Exception):
     """Base of every error the protocol library raises."""
 

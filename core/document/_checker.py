@@ -18,8 +18,8 @@ from core.errors import (
     MAX_ISSUES,
     UNKNOWN_PROPERTY,
     Issue,
+    Place,
     UIExpressionError,
-    escape_pointer,
 )
 from core.expression.language import (
     NUM,
@@ -60,64 +60,64 @@ class Checker:
     deferred: list[Callable[[Checker], None]] = field(default_factory=list)
 
     # ------------------------------------------------------------------ issues
-    def add(self, path: str, message: str, code: str) -> None:
+    def add(self, place: Place, message: str, code: str) -> None:
         """Record one issue; stop the walk when the list is full."""
-        self.issues.append(Issue(path, message, code))
+        self.issues.append(Issue(place.pointer, message, code))
         if len(self.issues) >= MAX_ISSUES:
             raise IssueLimit
 
-    def closed(self, value: Mapping[str, Any], allowed: frozenset[str] | set[str], path: str) -> None:
+    def closed(self, value: Mapping[str, Any], allowed: frozenset[str] | set[str], place: Place) -> None:
         """Report unknown properties once, without echoing them."""
         if not allowed.issuperset(value):
-            self.add(path, UNKNOWN_PROPERTY, "unknown_property")
+            self.add(place, UNKNOWN_PROPERTY, "unknown_property")
 
-    def required(self, value: Mapping[str, Any], names: tuple[str, ...], path: str) -> bool:
+    def required(self, value: Mapping[str, Any], names: tuple[str, ...], place: Place) -> bool:
         """Report each missing required property; True when all are present."""
         ok = True
         for name in names:
             if name not in value:
-                self.add(f"{path}/{name}", "required property is missing", "required")
+                self.add(place / name, "required property is missing", "required")
                 ok = False
         return ok
 
-    def mapping(self, value: Any, path: str, what: str = "value") -> bool:
+    def mapping(self, value: Any, place: Place, what: str = "value") -> bool:
         """True when `value` is an object, else report it."""
         if isinstance(value, dict):
             return True
-        self.add(path, f"{what} must be an object", "type")
+        self.add(place, f"{what} must be an object", "type")
         return False
 
-    def identifier(self, value: Any, path: str) -> bool:
+    def identifier(self, value: Any, place: Place) -> bool:
         if is_identifier(value):
             return True
-        self.add(path, "must be an identifier: a letter, then up to 63 letters, digits, _ or -"
+        self.add(place, "must be an identifier: a letter, then up to 63 letters, digits, _ or -"
                        " (not __proto__, prototype or constructor)", "format")
         return False
 
-    def text(self, value: Any, path: str, low: int, high: int) -> bool:
+    def text(self, value: Any, place: Place, low: int, high: int) -> bool:
         """A plain string whose UTF-16 length is within [low, high]."""
         if not isinstance(value, str):
-            self.add(path, "must be a string", "type")
+            self.add(place, "must be a string", "type")
             return False
         length = len(value) if value.isascii() else utf16_length(value)
         if not low <= length <= high:
-            self.add(path, f"length must be {low}-{high} UTF-16 code units" if low else
+            self.add(place, f"length must be {low}-{high} UTF-16 code units" if low else
                      f"length must be at most {high} UTF-16 code units", "length")
             return False
         return True
 
-    def keyed(self, value: Any, path: str, limit: int, what: str) -> list[tuple[str, Any, str]]:
+    def keyed(self, value: Any, place: Place, limit: int, what: str) -> list[tuple[str, Any, Place]]:
         """Entries of an object whose keys must be identifiers (bad keys are never echoed)."""
-        if not self.mapping(value, path, what):
+        if not self.mapping(value, place, what):
             return []
         if len(value) > limit:
-            self.add(path, f"{what} has more than {limit} entries", "too_many")
+            self.add(place, f"{what} has more than {limit} entries", "too_many")
         entries = []
         for key, item in value.items():
             if is_identifier(key):
-                entries.append((key, item, f"{path}/{escape_pointer(key)}"))
+                entries.append((key, item, place / key))
             else:
-                self.add(path, f"every {what} key must be an identifier"
+                self.add(place, f"every {what} key must be an identifier"
                                " (not __proto__, prototype or constructor)", "format")
         return entries
 
@@ -129,31 +129,31 @@ class Checker:
             return None if declared is None else _FIELD_TYPES[declared.kind]
         return self.derived_types.get(key)
 
-    def expression(self, expr: Any, path: str) -> int:
-        return check_expression(expr, path, self.resolve, self.budget, self.issues)
+    def expression(self, expr: Any, place: Place) -> int:
+        return check_expression(expr, place, self.resolve, self.budget, self.issues)
 
-    def value(self, value: Any, path: str, allowed: int = SCALAR, evaluate: bool = True) -> tuple[int, Any]:
+    def value(self, value: Any, place: Place, allowed: int = SCALAR, evaluate: bool = True) -> tuple[int, Any]:
         """Check a component Value (scalar or {expr}); return (type bits, default value)."""
         before = len(self.issues)
         if isinstance(value, dict):
             if len(value) != 1 or "expr" not in value:
-                self.add(path, 'dynamic values must be written as {"expr": <expression>}', "type")
+                self.add(place, 'dynamic values must be written as {"expr": <expression>}', "type")
                 return 0, None
-            bits = self.expression(value["expr"], path + "/expr")
+            bits = self.expression(value["expr"], place / "expr")
             self._check_full()
         else:
             bits = scalar_type(value)
             if not bits:
-                self.add(path, "must be a string (≤ 4,096 UTF-16 units), a finite number within 1e15,"
+                self.add(place, "must be a string (≤ 4,096 UTF-16 units), a finite number within 1e15,"
                                " a boolean, null or {\"expr\": ...}", "type")
         if len(self.issues) > before or not bits:
             return 0, None
         if bits & ~allowed:
-            self.add(path, f"must always be {type_name(allowed)}, but can be {type_name(bits)}", "expression_type")
+            self.add(place, f"must always be {type_name(allowed)}, but can be {type_name(bits)}", "expression_type")
             return 0, None
-        return bits, self.default(value, path) if evaluate else None
+        return bits, self.default(value, place) if evaluate else None
 
-    def default(self, value: Any, path: str) -> Any:
+    def default(self, value: Any, place: Place) -> Any:
         """Evaluate a checked Value at the initial state; report a failure."""
         if not isinstance(value, dict):
             return value
@@ -162,7 +162,7 @@ class Checker:
         except DerivedFailure:
             return None
         except UIExpressionError as error:
-            self.add(path, f"fails at the initial state: {error}", "default_evaluation")
+            self.add(place, f"fails at the initial state: {error}", "default_evaluation")
             return None
 
     def derived_default(self, key: str) -> Any:
@@ -175,10 +175,10 @@ class Checker:
             del self.issues[MAX_ISSUES:]
             raise IssueLimit
 
-    def number(self, value: Any, path: str) -> bool:
+    def number(self, value: Any, place: Place) -> bool:
         if scalar_type(value) == NUM:
             return True
-        self.add(path, "must be a finite number (not a boolean) within 1e15", "type")
+        self.add(place, "must be a finite number (not a boolean) within 1e15", "type")
         return False
 
 

@@ -18,7 +18,7 @@ from core.document._fields import (
     StringField,
     grid_is_countable,
 )
-from core.errors import UIExpressionError
+from core.errors import ROOT, Place, UIExpressionError
 from core.expression.language import evaluate
 from core.json._number import is_plain_safe_number
 from core.limits import DERIVED_EVALUATION_DEPTH, UI_LIMITS
@@ -29,10 +29,10 @@ _BOOLEAN_KEYS = frozenset({"type", "initial"})
 MAX_STRING = UI_LIMITS["maxStringLength"]
 
 
-def check_state(check: Checker, value: Any, path: str = "/state") -> dict[str, Field]:
+def check_state(check: Checker, value: Any, place: Place = ROOT / "state") -> dict[str, Field]:
     """Parse the `state` declarations into fields, reporting every problem."""
     fields: dict[str, Field] = {}
-    for key, declaration, where in check.keyed(value, path, UI_LIMITS["maxStateFields"], "state"):
+    for key, declaration, where in check.keyed(value, place, UI_LIMITS["maxStateFields"], "state"):
         if not check.mapping(declaration, where, "state declaration"):
             continue
         parsed = _declaration(check, declaration, where)
@@ -41,69 +41,69 @@ def check_state(check: Checker, value: Any, path: str = "/state") -> dict[str, F
     return fields
 
 
-def _declaration(check: Checker, declaration: Mapping[str, Any], path: str) -> Field | None:
+def _declaration(check: Checker, declaration: Mapping[str, Any], place: Place) -> Field | None:
     kind = declaration.get("type")
     if kind == "number":
-        return _number_field(check, declaration, path)
+        return _number_field(check, declaration, place)
     if kind == "string":
-        return _string_field(check, declaration, path)
+        return _string_field(check, declaration, place)
     if kind == "boolean":
-        check.closed(declaration, _BOOLEAN_KEYS, path)
-        if check.required(declaration, ("initial",), path):
+        check.closed(declaration, _BOOLEAN_KEYS, place)
+        if check.required(declaration, ("initial",), place):
             if declaration["initial"] is True or declaration["initial"] is False:
                 return BooleanField(declaration["initial"])
-            check.add(path + "/initial", "must be a boolean", "type")
+            check.add(place / "initial", "must be a boolean", "type")
         return None
-    check.add(path + "/type", "must be one of 'number' | 'string' | 'boolean'", "enum")
+    check.add(place / "type", "must be one of 'number' | 'string' | 'boolean'", "enum")
     return None
 
 
-def _number_field(check: Checker, declaration: Mapping[str, Any], path: str) -> NumberField | None:
-    check.closed(declaration, _NUMBER_KEYS, path)
-    ok = check.required(declaration, ("initial",), path)
+def _number_field(check: Checker, declaration: Mapping[str, Any], place: Place) -> NumberField | None:
+    check.closed(declaration, _NUMBER_KEYS, place)
+    ok = check.required(declaration, ("initial",), place)
     for name in ("initial", "min", "max", "step"):
-        if name in declaration and not check.number(declaration[name], f"{path}/{name}"):
+        if name in declaration and not check.number(declaration[name], place / name):
             ok = False
     if not ok:
         return None
     low, high, step = declaration.get("min"), declaration.get("max"), declaration.get("step")
     if low is not None and high is not None and low > high:
-        check.add(path + "/max", "max must not be below min", "range")
+        check.add(place / "max", "max must not be below min", "range")
         return None
     if step is not None and step <= 0:
-        check.add(path + "/step", "step must be greater than 0", "range")
+        check.add(place / "step", "step must be greater than 0", "range")
         return None
     if step is not None and not grid_is_countable(step):
-        check.add(path + "/step", "step is too small: values within 1e15 cannot be counted in steps",
+        check.add(place / "step", "step is too small: values within 1e15 cannot be counted in steps",
                   "step_too_small")
         return None
     field = NumberField(declaration["initial"], low, high, step)
     problem = field.problem(declaration["initial"])
     if problem:
-        check.add(path + "/initial", problem, "initial_value")
+        check.add(place / "initial", problem, "initial_value")
         return None
     return field
 
 
-def _string_field(check: Checker, declaration: Mapping[str, Any], path: str) -> StringField | None:
-    check.closed(declaration, _STRING_KEYS, path)
-    if not check.required(declaration, ("initial",), path):
+def _string_field(check: Checker, declaration: Mapping[str, Any], place: Place) -> StringField | None:
+    check.closed(declaration, _STRING_KEYS, place)
+    if not check.required(declaration, ("initial",), place):
         return None
     limit = declaration.get("maxLength", MAX_STRING)
     if type(limit) is bool or not is_plain_safe_number(limit) or limit != int(limit) or not 1 <= limit <= MAX_STRING:
-        check.add(path + "/maxLength", f"maxLength must be an integer from 1 to {MAX_STRING}", "range")
+        check.add(place / "maxLength", f"maxLength must be an integer from 1 to {MAX_STRING}", "range")
         return None
-    if not check.text(declaration["initial"], path + "/initial", 0, int(limit)):
+    if not check.text(declaration["initial"], place / "initial", 0, int(limit)):
         return None
     return StringField(declaration["initial"], int(limit))
 
 
 # ---------------------------------------------------------------- derived
 
-def check_derived(check: Checker, value: Any, path: str = "/derived") -> dict[str, Any]:
+def check_derived(check: Checker, value: Any, place: Place = ROOT / "derived") -> dict[str, Any]:
     """Check derived expressions (cycles, types) and compute their initial values."""
     entries = {key: (expr, where) for key, expr, where in
-               check.keyed(value, path, UI_LIMITS["maxDerivedFields"], "derived")}
+               check.keyed(value, place, UI_LIMITS["maxDerivedFields"], "derived")}
     order, cyclic = _dependency_order({key: set(_references(expr)) for key, (expr, _) in entries.items()})
     for key in cyclic:
         check.derived_types[key] = 0
@@ -146,14 +146,14 @@ def _evaluation_depth(expr: Any, totals: Mapping[str, int]) -> int:
     return deepest
 
 
-def _evaluate_default(check: Checker, key: str, expr: Any, path: str) -> None:
+def _evaluate_default(check: Checker, key: str, expr: Any, place: Place) -> None:
     try:
         check.defaults[key] = evaluate(expr, check.initial, check.derived_default)
     except DerivedFailure:
         check.failed_derived.add(key)
     except UIExpressionError as error:
         check.failed_derived.add(key)
-        check.add(path, f"fails at the initial state: {error}", "default_evaluation")
+        check.add(place, f"fails at the initial state: {error}", "default_evaluation")
 
 
 def _references(expr: Any) -> Iterator[str]:

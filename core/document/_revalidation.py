@@ -26,7 +26,7 @@ from core.document._tree import (
     finish_document,
 )
 from core.document.model import DocumentModel, ParsedDocument, parse_document, parse_walked
-from core.errors import UISchemaError
+from core.errors import ROOT, Place, UISchemaError
 from core.json._frozen import FrozenDict, FrozenList, freeze
 from core.json.safe import MAX_JSON_DEPTH, json_measure
 from core.limits import UI_LIMITS
@@ -68,32 +68,32 @@ class _FactTree(ComponentTree):
         self.measure = measure  # False: byte counts are left for `_measured` (the parse's own walk)
         self.sinks: list[list[_Facts | None]] = [[]]
 
-    def node(self, node: Any, path: str, depth: int, in_form: bool) -> None:
+    def node(self, node: Any, place: Place, depth: int, in_form: bool) -> None:
         known = self.memo.get(id(node)) if isinstance(node, FrozenDict) else None
         if known is not None and known.node is node and known.depth == depth and known.in_form == in_form:
-            self._reuse(known, path)
+            self._reuse(known, place)
             return
         self.sinks.append([])
         issues, expressions = len(self.check.issues), self.check.budget.nodes
-        super().node(node, path, depth, in_form)
+        super().node(node, place, depth, in_form)
         children = self.sinks.pop()
         fresh = None
         if len(self.check.issues) == issues and _complete(children):
             fresh = _new_facts(node, depth, in_form, children, self.check.budget.nodes - expressions, self.measure)
         self.sinks[-1].append(fresh)
 
-    def _reuse(self, known: _Facts, path: str) -> None:
+    def _reuse(self, known: _Facts, place: Place) -> None:
         self.components += known.components
         self.check.budget.nodes += known.expressions
         if self.components > MAX_COMPONENTS or not self.node_types.keys().isdisjoint(known.types):
-            self.check.add(path, "shared subtree conflicts with the candidate", "fallback")  # triggers the fallback
+            self.check.add(place, "shared subtree conflicts with the candidate", "fallback")  # triggers the fallback
         self.node_types.update(known.types)
         for key, domain in known.selects.items():
             seen = self.selects.get(key)
             if seen is None:
-                self.selects[key] = (domain, path)
+                self.selects[key] = (domain, place)
             elif seen[0] != domain:
-                self.check.add(path, "Select domains differ", "fallback")  # triggers the fallback
+                self.check.add(place, "Select domains differ", "fallback")  # triggers the fallback
         self.sinks[-1].append(known)
 
 
@@ -223,7 +223,7 @@ class DocumentCache:
         check = self._checker(model)
         tree = _FactTree(check, self._memo)
         try:
-            tree.node(root, "/root", 1, False)
+            tree.node(root, ROOT / "root", 1, False)
             finish_document(check, tree)
         except IssueLimit:
             return None
@@ -287,7 +287,7 @@ class DocumentCache:
     def _delta(self, model: DocumentModel, known: _Facts, root: Any) -> _Facts | None:
         check = self._checker(model)
         try:
-            facts = self._pair(check, root, known, "/root", 1, False)
+            facts = self._pair(check, root, known, ROOT / "root", 1, False)
             for deferred in check.deferred:
                 deferred(check)
         except IssueLimit:
@@ -297,12 +297,12 @@ class DocumentCache:
         self._remember(facts)
         return facts
 
-    def _fresh(self, check: Checker, node: Any, path: str, depth: int, in_form: bool) -> _Facts | None:
+    def _fresh(self, check: Checker, node: Any, place: Place, depth: int, in_form: bool) -> _Facts | None:
         tree = _FactTree(check, self._memo)
-        tree.node(node, path, depth, in_form)
+        tree.node(node, place, depth, in_form)
         return tree.sinks[0][0]
 
-    def _pair(self, check: Checker, node: Any, known: _Facts, path: str, depth: int, in_form: bool) -> _Facts | None:
+    def _pair(self, check: Checker, node: Any, known: _Facts, place: Place, depth: int, in_form: bool) -> _Facts | None:
         """Facts of `node`, a new version of the layout node `known` at the same place."""
         if node is known.node:
             return known
@@ -310,9 +310,9 @@ class DocumentCache:
         if not (isinstance(node, dict) and isinstance(node.get("children"), list) and "children" in old
                 and node.get("id") == old["id"] and node.get("type") == old["type"]
                 and known.depth == depth and known.in_form == in_form):
-            return self._fresh(check, node, path, depth, in_form)
+            return self._fresh(check, node, place, depth, in_form)
         issues, expressions = len(check.issues), check.budget.nodes
-        ComponentTree(check).shallow(node, path, depth, in_form)
+        ComponentTree(check).shallow(node, place, depth, in_form)
         if len(check.issues) > issues:
             return None
         own_expressions = check.budget.nodes - expressions
@@ -320,19 +320,19 @@ class DocumentCache:
         removed = [self._memo.get(id(child)) for child in old["children"][prefix:len(old["children"]) - suffix]]
         if not _complete(removed):
             return None
-        added = self._middle(check, node, removed, prefix, suffix, path, depth + 1, in_form or node["type"] == "Form")
+        added = self._middle(check, node, removed, prefix, suffix, place, depth + 1, in_form or node["type"] == "Form")
         if added is None:
             return None
         return self._merged(node, known, removed, added, own_expressions, (old["children"], prefix, suffix))
 
     def _middle(self, check: Checker, node: Mapping[str, Any], removed: list[_Facts], prefix: int, suffix: int,
-                path: str, depth: int, in_form: bool) -> list[_Facts] | None:
+                place: Place, depth: int, in_form: bool) -> list[_Facts] | None:
         counterparts = {facts.node["id"]: facts for facts in removed}
         added = []
         children = node["children"]
         for i in range(prefix, len(children) - suffix):
             child = children[i]
-            where = f"{path}/children/{i}"
+            where = place / "children" / i
             node_id = child.get("id") if isinstance(child, dict) else None
             twin = counterparts.get(node_id) if type(node_id) is str else None  # ids may be junk
             facts = (self._pair(check, child, twin, where, depth, in_form) if twin is not None

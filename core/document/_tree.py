@@ -14,6 +14,7 @@ from typing import Any
 from core.document._checker import Checker, IssueLimit
 from core.document._components import COMPONENTS, check_props
 from core.document._fields import StringField
+from core.errors import ROOT, Place
 from core.limits import UI_LIMITS
 
 _NODE_KEYS = frozenset({"id", "type", "props"})
@@ -30,71 +31,71 @@ class ComponentTree:
         self.check = check
         self.components = 0
         self.node_types: dict[str, str] = {}
-        self.selects: dict[str, tuple[frozenset[str], str]] = {}
+        self.selects: dict[str, tuple[frozenset[str], Place]] = {}
 
-    def node(self, node: Any, path: str, depth: int, in_form: bool) -> None:
-        if self.shallow(node, path, depth, in_form):
-            self._children(node, path, depth, in_form or node["type"] == "Form")
+    def node(self, node: Any, place: Place, depth: int, in_form: bool) -> None:
+        if self.shallow(node, place, depth, in_form):
+            self._children(node, place, depth, in_form or node["type"] == "Form")
 
-    def shallow(self, node: Any, path: str, depth: int, in_form: bool) -> bool:
+    def shallow(self, node: Any, place: Place, depth: int, in_form: bool) -> bool:
         """Check one node without its children; True when it is a layout to descend into."""
         check = self.check
         self.components += 1
         if self.components > MAX_COMPONENTS:
-            check.add(path, f"the document has more than {MAX_COMPONENTS} components", "too_many")
+            check.add(place, f"the document has more than {MAX_COMPONENTS} components", "too_many")
             raise IssueLimit
         if depth > MAX_DEPTH:
-            check.add(path, f"components nest deeper than {MAX_DEPTH} levels", "too_deep")
+            check.add(place, f"components nest deeper than {MAX_DEPTH} levels", "too_deep")
             return False
-        if not check.mapping(node, path, "component"):
+        if not check.mapping(node, place, "component"):
             return False
         kind = node.get("type")
         component = COMPONENTS.get(kind) if type(kind) is str else None
-        check.closed(node, _LAYOUT_KEYS if component is not None and component.layout else _NODE_KEYS, path)
-        self._identity(node, path, kind)
+        check.closed(node, _LAYOUT_KEYS if component is not None and component.layout else _NODE_KEYS, place)
+        self._identity(node, place, kind)
         if component is None:
-            check.add(path + "/type", "unknown component type", "unknown_component")
+            check.add(place / "type", "unknown component type", "unknown_component")
             return False
         if component.interactive and check.mode == "structured_ui":
-            check.add(path + "/type", "structured_ui documents cannot contain input, button or form components",
+            check.add(place / "type", "structured_ui documents cannot contain input, button or form components",
                       "structured_ui_input")
         if kind == "Form" and in_form:
-            check.add(path, "a Form cannot contain another Form", "nested_form")
-        if check.required(node, ("props",), path):
-            results = check_props(check, component, node["props"], path + "/props")
+            check.add(place, "a Form cannot contain another Form", "nested_form")
+        if check.required(node, ("props",), place):
+            results = check_props(check, component, node["props"], place / "props")
             if kind == "Select" and results.get("options") is not None:
-                self._select(node["props"].get("bind"), results["options"], path)
+                self._select(node["props"].get("bind"), results["options"], place)
         return component.layout
 
-    def _identity(self, node: Mapping[str, Any], path: str, kind: Any) -> None:
-        if not self.check.required(node, ("id", "type"), path):
+    def _identity(self, node: Mapping[str, Any], place: Place, kind: Any) -> None:
+        if not self.check.required(node, ("id", "type"), place):
             return
         node_id = node["id"]
-        if self.check.identifier(node_id, path + "/id"):
+        if self.check.identifier(node_id, place / "id"):
             if node_id in self.node_types:
-                self.check.add(path + "/id", "node ids must be unique within the document", "duplicate_id")
+                self.check.add(place / "id", "node ids must be unique within the document", "duplicate_id")
             else:
                 self.node_types[node_id] = kind if type(kind) is str else ""
 
-    def _children(self, node: Mapping[str, Any], path: str, depth: int, in_form: bool) -> None:
-        if not self.check.required(node, ("children",), path):
+    def _children(self, node: Mapping[str, Any], place: Place, depth: int, in_form: bool) -> None:
+        if not self.check.required(node, ("children",), place):
             return
         children = node["children"]
         if not isinstance(children, list):
-            self.check.add(path + "/children", "children must be an array", "type")
+            self.check.add(place / "children", "children must be an array", "type")
             return
         for i, child in enumerate(children):
-            self.node(child, f"{path}/children/{i}", depth + 1, in_form)
+            self.node(child, place / "children" / i, depth + 1, in_form)
 
-    def _select(self, key: Any, values: list[str], path: str) -> None:
+    def _select(self, key: Any, values: list[str], place: Place) -> None:
         if type(key) is not str or getattr(self.check.fields.get(key), "kind", None) != "string":
             return
         domain = frozenset(values)
         seen = self.selects.get(key)
         if seen is None:
-            self.selects[key] = (domain, path)
+            self.selects[key] = (domain, place)
         elif seen[0] != domain:
-            self.check.add(path + "/props/options",
+            self.check.add(place / "props" / "options",
                            "every Select bound to one field must offer the same option values", "select_domain")
 
 
@@ -109,4 +110,4 @@ def finish_document(check: Checker, tree: ComponentTree) -> None:
     for deferred in check.deferred:
         deferred(check)
     if check.budget.nodes > MAX_EXPRESSION_NODES:
-        check.add("", f"the document has more than {MAX_EXPRESSION_NODES} expression nodes", "expression_budget")
+        check.add(ROOT, f"the document has more than {MAX_EXPRESSION_NODES} expression nodes", "expression_budget")

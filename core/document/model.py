@@ -18,7 +18,7 @@ from core.document._checker import Checker, IssueLimit
 from core.document._declarations import check_derived, check_state
 from core.document._fields import Field
 from core.document._tree import ComponentTree, finish_document
-from core.errors import UISchemaError
+from core.errors import ROOT, UISchemaError
 from core.json._frozen import FrozenDict, freeze
 from core.json.safe import measure_safe_json
 from core.limits import TITLE_LENGTH, UI_LIMITS
@@ -62,19 +62,19 @@ def _header(check: Checker, value: Mapping[str, Any]) -> str | None:
     """Check version, id, mode and title; return the version to validate against."""
     version = value.get("version")
     if version not in VERSIONS or type(version) is not str:
-        check.add("/version", "must be '1.0' or '1.1'", "enum")
+        check.add(ROOT / "version", "must be '1.0' or '1.1'", "enum")
         version = "1.1" if "actions" in value else "1.0"
     check.version = version
-    check.closed(value, _KEYS[version], "")
-    check.required(value, _REQUIRED + (("actions",) if version == "1.1" else ()), "")
+    check.closed(value, _KEYS[version], ROOT)
+    check.required(value, _REQUIRED + (("actions",) if version == "1.1" else ()), ROOT)
     if "id" in value:
-        check.identifier(value["id"], "/id")
+        check.identifier(value["id"], ROOT / "id")
     mode = value.get("mode")
     if "mode" in value and (type(mode) is not str or mode not in MODES):
-        check.add("/mode", "must be 'structured_ui' or 'interactive_ui'", "enum")
+        check.add(ROOT / "mode", "must be 'structured_ui' or 'interactive_ui'", "enum")
     check.mode = mode if mode in MODES else "interactive_ui"
     if "title" in value:
-        check.text(value["title"], "/title", 1, TITLE_LENGTH)
+        check.text(value["title"], ROOT / "title", 1, TITLE_LENGTH)
     return version
 
 
@@ -83,16 +83,16 @@ def _validate(value: Any, make_tree: Callable[[Checker], TreeT]) -> tuple[Checke
     tree = make_tree(check)
     try:
         if not isinstance(value, dict):
-            check.add("", "a document must be a JSON object", "type")
+            check.add(ROOT, "a document must be a JSON object", "type")
             raise IssueLimit
         _header(check, value)
         check.fields = check_state(check, value.get("state", {}))
         check.initial = FrozenDict({key: field.initial for key, field in check.fields.items()})
         check_derived(check, value.get("derived", {}))
         if check.version == "1.1":
-            check.actions = check_action_definitions(check, value.get("actions", {}), "/actions")
+            check.actions = check_action_definitions(check, value.get("actions", {}), ROOT / "actions")
         if "root" in value:
-            tree.node(value["root"], "/root", 1, False)
+            tree.node(value["root"], ROOT / "root", 1, False)
         finish_document(check, tree)
     except IssueLimit:
         pass

@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from core.errors import UNKNOWN_PROPERTY, Issue, UIExpressionError
+from core.errors import UNKNOWN_PROPERTY, Issue, Place, UIExpressionError
 from core.json._number import js_number_string, js_pow, js_round
 from core.json._text import utf16_length
 from core.limits import UI_LIMITS
@@ -94,25 +94,25 @@ class ExpressionBudget:
 Resolver = Callable[[str, str], int | None]  # (kind "state"/"derived", key) -> type bits or None
 
 
-def check_expression(expr: Any, path: str, resolve: Resolver, budget: ExpressionBudget,
+def check_expression(expr: Any, place: Place, resolve: Resolver, budget: ExpressionBudget,
                      issues: list[Issue], depth: int = 1) -> int:
     """Statically check `expr`; append located issues; return its type bits (0 if invalid)."""
     budget.nodes += 1
     if type(expr) is not dict and not isinstance(expr, dict):
         bits = scalar_type(expr)
         if not bits:
-            issues.append(Issue(path, *_scalar_problem(expr)))
+            issues.append(Issue(place.pointer, *_scalar_problem(expr)))
         return bits
     if depth > MAX_DEPTH:
-        issues.append(Issue(path, f"expression nesting exceeds {MAX_DEPTH} levels", "too_deep"))
+        issues.append(Issue(place.pointer, f"expression nesting exceeds {MAX_DEPTH} levels", "too_deep"))
         return 0
     if "op" in expr:
-        return _check_operation(expr, path, resolve, budget, issues, depth)
+        return _check_operation(expr, place, resolve, budget, issues, depth)
     if len(expr) == 1:
         kind, key = next(iter(expr.items()))
         if kind in ("state", "derived"):
-            return _check_reference(kind, key, path, resolve, issues)
-    issues.append(Issue(path, "expression must be a scalar, {state}, {derived} or {op, args}", "type"))
+            return _check_reference(kind, key, place, resolve, issues)
+    issues.append(Issue(place.pointer, "expression must be a scalar, {state}, {derived} or {op, args}", "type"))
     return 0
 
 
@@ -125,37 +125,37 @@ def _scalar_problem(value: Any) -> tuple[str, str]:
     return "expression must be a scalar, {state}, {derived} or {op, args}", "type"
 
 
-def _check_reference(kind: str, key: Any, path: str, resolve: Resolver, issues: list[Issue]) -> int:
+def _check_reference(kind: str, key: Any, place: Place, resolve: Resolver, issues: list[Issue]) -> int:
     if type(key) is not str:
-        issues.append(Issue(path + "/" + kind, f"{kind} reference must be a string key", "type"))
+        issues.append(Issue((place / kind).pointer, f"{kind} reference must be a string key", "type"))
         return 0
     bits = resolve(kind, key)
     if bits is None:
-        issues.append(Issue(path + "/" + kind, f"{kind} reference is not declared", "unknown_reference"))
+        issues.append(Issue((place / kind).pointer, f"{kind} reference is not declared", "unknown_reference"))
         return 0
     return bits
 
 
-def _check_operation(expr: Mapping[str, Any], path: str, resolve: Resolver, budget: ExpressionBudget,
+def _check_operation(expr: Mapping[str, Any], place: Place, resolve: Resolver, budget: ExpressionBudget,
                      issues: list[Issue], depth: int) -> int:
     if len(expr) != 2 or "args" not in expr:
-        issues.append(Issue(path, UNKNOWN_PROPERTY, "unknown_property") if len(expr) > 2
-                      else Issue(path, "operation needs op and args", "required"))
+        issues.append(Issue(place.pointer, UNKNOWN_PROPERTY, "unknown_property") if len(expr) > 2
+                      else Issue(place.pointer, "operation needs op and args", "required"))
         return 0
     name, args = expr["op"], expr["args"]
     op = OPERATORS.get(name) if type(name) is str else None
     if op is None:
-        issues.append(Issue(path + "/op", "unknown operator", "unknown_operator"))
+        issues.append(Issue((place / "op").pointer, "unknown operator", "unknown_operator"))
         return 0
     if not isinstance(args, list):
-        issues.append(Issue(path + "/args", "args must be an array", "type"))
+        issues.append(Issue((place / "args").pointer, "args must be an array", "type"))
         return 0
     if not op.low <= len(args) <= op.high:
-        issues.append(Issue(path + "/args", _arity_text(name, op), "arity"))
+        issues.append(Issue((place / "args").pointer, _arity_text(name, op), "arity"))
         return 0
-    types = [check_expression(arg, f"{path}/args/{i}", resolve, budget, issues, depth + 1)
+    types = [check_expression(arg, place / "args" / i, resolve, budget, issues, depth + 1)
              for i, arg in enumerate(args)]
-    return _operation_type(name, op, types, args, path, issues)
+    return _operation_type(name, op, types, args, place, issues)
 
 
 def _arity_text(name: str, op: Operator) -> str:
@@ -163,7 +163,7 @@ def _arity_text(name: str, op: Operator) -> str:
     return f"{name} takes {count} arguments"
 
 
-def _operation_type(name: str, op: Operator, types: list[int], args: list[Any], path: str,
+def _operation_type(name: str, op: Operator, types: list[int], args: list[Any], place: Place,
                     issues: list[Issue]) -> int:
     if 0 in types:
         return 0
@@ -172,11 +172,11 @@ def _operation_type(name: str, op: Operator, types: list[int], args: list[Any], 
     ok = True
     for i, bits in enumerate(checked):
         if bits & ~wanted:
-            issues.append(Issue(f"{path}/args/{i}", f"{name} needs {type_name(wanted)}, got {type_name(bits)}",
-                                "expression_type"))
+            message = f"{name} needs {type_name(wanted)}, got {type_name(bits)}"
+            issues.append(Issue((place / "args" / i).pointer, message, "expression_type"))
             ok = False
     if name == "round" and len(args) == 2 and not _valid_digits_literal(args[1]):
-        issues.append(Issue(f"{path}/args/1", "round digits must be an integer from 0 to 6", "range"))
+        issues.append(Issue((place / "args" / 1).pointer, "round digits must be an integer from 0 to 6", "range"))
         ok = False
     if not ok:
         return 0

@@ -119,3 +119,33 @@ def test_helper_modules_are_private_by_name() -> None:
         if (CORE.parent / name.replace(".", "/") / "__init__.py").exists():
             continue
         raise AssertionError(f"{name} holds no public name: make it `_`-private")
+
+
+def _path_literals(tree: ast.Module) -> list[int]:
+    """Lines of string literals or f-strings that start a JSON Pointer (docstrings aside)."""
+    docstrings = {id(node.body[0].value) for node in ast.walk(tree)
+                  if isinstance(node, (ast.Module, ast.FunctionDef, ast.ClassDef)) and ast.get_docstring(node)}
+    lines = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.JoinedStr) and node.values and isinstance(node.values[0], ast.FormattedValue):
+            following = node.values[1] if len(node.values) > 1 else None
+            if isinstance(following, ast.Constant) and str(following.value).startswith("/"):
+                lines.append(node.lineno)  # f"{path}/..."
+        elif (isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings
+              and node.value.startswith("/") and len(node.value) > 1):
+            lines.append(node.lineno)  # "/props", path + "/type"
+    return lines
+
+
+def test_document_rules_report_at_their_place_and_never_build_a_path() -> None:
+    for name, tree in _modules().items():
+        if name.startswith(("core.document", "core.expression")):
+            assert not _path_literals(tree), f"{name} builds JSON Pointer text at lines {_path_literals(tree)}"
+
+
+def test_a_place_prints_as_an_escaped_json_pointer() -> None:
+    from core.errors import ROOT
+
+    assert ROOT.pointer == ""
+    assert (ROOT / "root" / "children" / 3 / "props").pointer == "/root/children/3/props"
+    assert (ROOT / "state" / "a/b~c").pointer == "/state/a~1b~0c"
