@@ -9,6 +9,8 @@ the kill test runs last.
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -19,11 +21,14 @@ from typing import Any
 
 import orjson
 import pytest
+import redis
 from prometheus_client import CollectorRegistry
 
 from config.settings import SettingsError, load_settings
+from tests.integration.actions_support import VALUES, RQWorkers, actions_document, configure, plain_ref
 from tests.integration.cluster_support import REDIS_CLI, REDIS_SERVER, LocalCluster
 from tests.integration.conftest import FAST, Runtime, cursor_args, example
+from workers.answer_client import AnswerClient
 from workers.client import Client, ClientError
 from workers.metrics import Metrics
 from workers.pool import WorkerPool
@@ -51,6 +56,11 @@ class ClusterRuntime(Runtime):
         self.metrics = Metrics(registry=CollectorRegistry())
         self.pools: list[tuple[WorkerPool, threading.Thread]] = []
         self._client: Client | None = None
+
+    def configure(self, **overrides: Any) -> ClusterRuntime:
+        self.settings = load_settings(redis_url=self.redis_url, rq_redis_url=self.rq_url,
+                                      **{**FAST, "partitions": PARTITIONS, **overrides})
+        return self
 
     def start_pool(self) -> WorkerPool:
         pool = WorkerPool(settings=self.settings, redis=connect(self.redis_url), metrics=self.metrics)
@@ -159,6 +169,45 @@ def test_the_frame_feed_follows_sharded_pub_sub(crt: ClusterRuntime) -> None:
                     seen.append(orjson.loads(message["data"])["seq"])
                     assert feed.accept(orjson.loads(message["data"])) is not None
             assert seen == [2, 3, 4, 5]
+
+
+def test_an_action_runs_as_an_rq_job_on_the_plain_redis_and_reports_to_the_cluster(
+        crt: ClusterRuntime, tmp_path: Path) -> None:
+    configure(crt, tmp_path).start(1)
+    session = "cl-actions"
+    assert crt.call(session, "intelligent_ui", {"document": actions_document()}, call="plain-1")["ok"]
+    rq = RQWorkers(crt)
+    environment = {**rq.environment(), "IUI_RQ_REDIS_URL": crt.rq_url}
+    rq.processes.append(subprocess.Popen([sys.executable, "-m", "rq.cli", "worker", "--url", crt.rq_url, "--quiet",
+                                          "iui"], env=environment, start_new_session=True,
+                                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+    try:
+        with crt.client.follow_receipts(session) as feed:  # SSUBSCRIBE: receipt.lua SPUBLISHes
+            reply = crt.client.reserve(session, plain_ref("plain-1"), "noop", VALUES, timeout=10)
+            assert reply["ok"], reply
+            op = reply["result"]["receipt"]["operationId"]
+            done = feed.wait_for(op, {"succeeded", "failed", "unknown"}, timeout=30)
+        assert done["status"] == "succeeded", done
+        assert [r["status"] for _, r in crt.client.receipt_log(session)] == ["queued", "running", "succeeded"]
+        assert redis.Redis.from_url(crt.rq_url).keys("rq:*")  # RQ's keys are on the plain Redis
+    finally:
+        rq.stop()
+
+
+def test_answer_events_are_published_on_the_sessions_shard(crt: ClusterRuntime) -> None:
+    crt.start(1)
+    session = "cl-answers"
+    channel = crt.client.keys.answer_channel(crt.client.partition(session), session)
+    pubsub = crt.redis.pubsub()
+    pubsub.ssubscribe(channel)
+    client = AnswerClient(client=crt.client, principal="user-1", project="project-1")
+    block = example("answer-ui/final-answer.json")["published_blocks"][1]
+    assert client.present_answer(session, "msg-1", block, call="call-1")["ok"]
+    deadline, message = time.monotonic() + 5, None
+    while message is None and time.monotonic() < deadline:
+        message = pubsub.get_sharded_message(ignore_subscribe_messages=True, timeout=0.5)
+    pubsub.close()
+    assert message is not None and orjson.loads(message["data"])["block"] == block
 
 
 # -- a master fail-over under load ---------------------------------------------------------------
