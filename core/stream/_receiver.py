@@ -93,8 +93,9 @@ class HeldBytes:
 
 
 # A held (frozen) value prints a bool as true/false and the numbers 0 and 1 as 0 and 1 (integral
-# floats are ints once frozen).  Matches inside strings only cost an extra byte comparison.
-_AMBIGUOUS = re.compile(rb"[:,\[](?:true|false|0|1)[,\]}]")
+# floats are ints once frozen), alone or between delimiters.  Matches inside strings only cost
+# an extra byte comparison.
+_AMBIGUOUS = re.compile(rb"^(?:true|false|0|1)$|[:,\[](?:true|false|0|1)[,\]}]")
 
 
 def exact_types(value: Any) -> bool:

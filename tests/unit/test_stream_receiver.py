@@ -228,3 +228,13 @@ def test_a_successor_with_a_hostile_value_gets_the_full_check_verdict(where, jun
     full = verdict(lambda: _accept_fully(held, copy.deepcopy(frame)))
     assert fast[0] == full[0] == ("ok" if junk == 0.0 and type(junk) is float else "rejected")
     assert fast[1] == full[1]
+
+
+@pytest.mark.parametrize(("held", "ambiguous"), [
+    (1, True), (True, True), (0, True), (10, False), ({"a": 1}, True), ([0, 2], True), ("1", False),
+    ({"a": "1"}, False), ({"a": 1.5}, False), ({"a": [False]}, True), ({"a": -1}, False),
+])  # fmt: skip
+def test_a_held_value_holding_a_bool_0_or_1_is_compared_by_bytes_too(held, ambiguous):
+    from core.stream._receiver import HeldBytes
+
+    assert HeldBytes().ambiguous(held) is ambiguous
