@@ -25,7 +25,7 @@ from core._rules import (
     one_of,
     text,
 )
-from core.document.model import parse_document
+from core.document._revalidation import DocumentCache
 from core.errors import MAX_ISSUES, Issue, UISchemaError, UIStreamError
 from core.json._frozen import FrozenDict
 from core.json.safe import assert_safe_json
@@ -109,8 +109,9 @@ def envelope_issues(value: Any) -> list[Issue]:
     return issues
 
 
-def parse_checkpoint(value: Any) -> tuple[FrozenDict, int]:
-    """A validated, frozen checkpoint and its JSON byte size; else `UIStreamError`."""
+def parse_checkpoint(value: Any) -> tuple[FrozenDict, int, DocumentCache]:
+    """A validated, frozen checkpoint, its JSON byte size and the document cache its snapshot's
+    parse left (for the frames that follow); else `UIStreamError`."""
     try:
         size = assert_safe_json(value, **_FRAME_LIMITS)
     except UISchemaError as error:
@@ -119,9 +120,10 @@ def parse_checkpoint(value: Any) -> tuple[FrozenDict, int]:
     if issues:
         raise UIStreamError(issues)
     try:
-        snapshot = parse_document(value["snapshot"])
+        cache = DocumentCache.parsed(value["snapshot"])
     except UISchemaError as error:
         raise UIStreamError([issue.prefixed("/snapshot") for issue in error.issues]) from None
+    snapshot = cache.document
     if value["uiId"] != snapshot["id"]:
         raise UIStreamError([Issue("/uiId", "uiId must equal the snapshot's document id", "binding")])
     # Integral fields come back as `int` (a JSON `3.0` is the JS number 3).
@@ -130,7 +132,7 @@ def parse_checkpoint(value: Any) -> tuple[FrozenDict, int]:
         if fields[key] is not None:
             fields[key] = int(fields[key])
     fields["snapshot"] = snapshot
-    return FrozenDict(fields), size
+    return FrozenDict(fields), size, cache
 
 
 def build_checkpoint(

@@ -299,16 +299,16 @@ def _accept_incrementally(current: UIStreamState, frame: Any) -> UIStreamState |
 
 def _accept_fully(current: UIStreamState | None, frame: Any) -> UIStreamState:
     """Every check on the whole frame: the reference the incremental path agrees with."""
-    checkpoint, size = parse_checkpoint(frame)
+    checkpoint, size, cache = parse_checkpoint(frame)
     if current is None:
-        return _first(checkpoint, size)
+        return _first(checkpoint, size, cache)
     if checkpoint["sourceCallId"] != current.source_call_id:
         raise UIStreamError([Issue("/sourceCallId", "the frame belongs to another source call", "binding")])
     if checkpoint["uiId"] != current.ui_id:
         raise UIStreamError([Issue("/uiId", "the frame belongs to another UI", "binding")])
     if checkpoint["generation"] != current.generation:
         # A newer generation replaces the view; an older one never overwrites it.
-        return _first(checkpoint, size) if checkpoint["generation"] > current.generation else current
+        return _first(checkpoint, size, cache) if checkpoint["generation"] > current.generation else current
     seq = checkpoint["seq"]
     seen = current.digests.get(seq)
     if seen is not None:
@@ -333,12 +333,18 @@ def resume_ui_stream(frame: Any, *, frame_count: Any, byte_count: Any) -> UIStre
     issues += [issue.prefixed("/byte_count") for issue in integer(0, MAX_STREAM_BYTES)(byte_count)]
     if issues:
         raise UIStreamError(issues)
-    return UIStreamState(state.checkpoint, state.status, int(frame_count), int(byte_count), state._log, None)
+    return UIStreamState(state.checkpoint, state.status, int(frame_count), int(byte_count), state._log, state._memo)
 
 
-def _first(checkpoint: FrozenDict, size: int) -> UIStreamState:
-    """The first visible frame of a generation: any seq and revision (partial history)."""
-    return _state(checkpoint, None, size, DigestLog(None, checkpoint["seq"], checkpoint, eager=True), None)
+def _first(checkpoint: FrozenDict, size: int, cache: DocumentCache) -> UIStreamState:
+    """The first visible frame of a generation: any seq and revision (partial history).
+
+    The snapshot's parse left its document cache, so the frames that follow (and a producer
+    resumed from this frame) need no second walk of the tree.
+    """
+    document = cache.document
+    lineage = _Lineage(cache, cache.info, None, cache.info.node_types, document["root"])
+    return _state(checkpoint, None, size, DigestLog(None, checkpoint["seq"], checkpoint, eager=True), lineage)
 
 
 def _check_successor(current: UIStreamState, checkpoint: FrozenDict) -> None:
