@@ -9,7 +9,6 @@ nothing here writes to Redis, so a rejection can never change the stored checkpo
 from __future__ import annotations
 
 import hashlib
-import re
 from dataclasses import dataclass
 from typing import Any, Mapping
 
@@ -18,7 +17,8 @@ from core.document.model import parse_document
 from core.errors import UIError, UISchemaError, UIStreamError
 from core.json.canonical import hash_canonical_json
 from core.json.safe import assert_safe_json
-from core.limits import UI_LIMITS, UI_PROTOCOL_LIMITS
+from core._identifier import is_identifier
+from core.limits import MAX_GENERATION, UI_LIMITS, UI_PROTOCOL_LIMITS
 from core.stream.lifecycle import advance_ui_stream, start_ui_stream
 
 from .entry import InputEntry, dumps, is_call_id
@@ -32,7 +32,6 @@ COMPLETE, CANCEL = "intelligent_ui_complete", "intelligent_ui_cancel"
 TOOLS = (PLAIN, OPEN, PATCH, COMPLETE, CANCEL)
 MAX_STREAM_BYTES = UI_PROTOCOL_LIMITS["maxStreamBytes"]
 ENVELOPE_BYTES = UI_PROTOCOL_LIMITS["maxStreamFrameBytes"] - UI_LIMITS["maxDocumentBytes"]
-MAX_GENERATION = 1_000_000_000
 _CURSOR_ARGS = ("sourceCallId", "generation", "baseRevision")
 
 
@@ -83,10 +82,6 @@ def _integer(args: Mapping[str, Any], name: str, low: int) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or value != int(value) or value < low:
         raise _invalid(f"argument {name!r} must be an integer >= {low}")
     return int(value)
-
-
-def _is_identifier(value: Any) -> bool:
-    return isinstance(value, str) and re.fullmatch(r"[A-Za-z][A-Za-z0-9_\-]{0,63}", value) is not None
 
 
 def _translate(error: UIError) -> HostError:
@@ -165,7 +160,7 @@ class ToolHandler:
         ui_id = document.get("id")
         # The ledger is consulted before validation so an identical resend costs no parse;
         # an id that is not an identifier cannot name a stored UI and fails validation below.
-        current = self._store.current(entry.session, ui_id) if _is_identifier(ui_id) else None
+        current = self._store.current(entry.session, ui_id) if is_identifier(ui_id) else None
         resend = self._ledger(current, entry.call, digest)
         if resend is not None:
             return resend
