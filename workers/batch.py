@@ -19,15 +19,14 @@ from .scripts import ScriptBatch, ScriptCall
 
 @dataclass
 class Queued:
-    """One entry whose write is queued, with what its metrics need after the flush."""
+    """One entry whose write is queued, with what deciding it again needs."""
 
     entry_id: str
     fields: dict[str, str]
     session: str
     outcome: str  # the metric outcome when the write succeeds
     started: float = field(default_factory=time.perf_counter)
-    decision: Any = None  # the tool Decision of a commit (cached and counted once confirmed)
-    rejection: str | None = None  # the error code of a rejection (counted once confirmed)
+    decision: Any = None  # the tool Decision of a commit (its frame is counted, its state cached)
 
 
 class WriteBatch:

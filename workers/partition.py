@@ -30,7 +30,7 @@ from .store import Store
 from .tools import TOOLS, Decision, ToolHandler
 
 log = logging.getLogger(__name__)
-QUEUED = "queued"  # `_process` queued the write: its metrics are recorded when Redis confirms it
+QUEUED = "queued"  # `_process` queued the write (its metrics are recorded already)
 TRIM_EVERY_S = 30.0
 BODY_MARGIN = 4_096  # envelope room above the document budget for one tool call body
 
@@ -302,15 +302,17 @@ class PartitionConsumer:
         """Run the write now (no batch) or queue it; raises `StaleCache` when it must be decided again."""
         record = write.decision.record if write.decision is not None else None
         if self._batch is None:
+            self._book(queued, write.rejection)  # before the reply exists, so a client never sees it first
             self._scripts.run(write.call)
-            self._confirmed(queued, write.rejection)
+            if record is not None:
+                self._store.remember(queued.session, record, opened=write.decision.opened)
             return queued.outcome
         if not self._batch.can_queue(queued.session, record.ui_id if record else None):
             if queued.session in self._flush():
                 raise StaleCache("an earlier commit of the session failed")
         if record is not None:
             self._store.remember(queued.session, record, opened=write.decision.opened)  # optimistic until flushed
-        queued.rejection = write.rejection
+        self._book(queued, write.rejection)
         self._batch.add(write.call, queued, chain_ui=record.ui_id if record else None)
         return QUEUED
 
@@ -328,10 +330,8 @@ class PartitionConsumer:
             if isinstance(error, Fenced):
                 raise error
             if error is not None or queued.session in failed:
-                failed.add(queued.session)
+                failed.add(queued.session)  # booked already; booked again when decided again (rare)
                 retry.append(queued)
-            else:
-                self._confirmed(queued, queued.rejection)
         for session in failed:
             self._store.forget(session)
         self._batch = None  # decided again one by one, each written at once
@@ -342,12 +342,10 @@ class PartitionConsumer:
             self._batch = batch
         return failed
 
-    def _confirmed(self, queued: Queued, rejection: str | None) -> None:
-        """Bookkeeping of a write Redis confirmed: the cache (run at once) and the metrics."""
+    def _book(self, queued: Queued, rejection: str | None) -> None:
+        """The metrics of a write, recorded before it is sent (a client may read the reply at once)."""
         decision = queued.decision
         if decision is not None and decision.record is not None:
-            if self._batch is None:
-                self._store.remember(queued.session, decision.record, opened=decision.opened)
             self._metrics.frames.labels(decision.frame_type).inc()
             if decision.record.status != "streaming":
                 self._metrics.generation_frames.observe(decision.record.frames)
