@@ -77,13 +77,13 @@ def connect(url: str, **options: Any) -> Any:
     """A redis-py client for `url` (a connection pool, safe to share between threads).
 
     A cluster URL gives a `RedisCluster` (the same command methods, routed by key slot).
-    redis-py's own retries are off: it would send a command (a whole pipeline of commits, an
-    XADD) again after a timeout although the first one may have run, which applies an entry
-    twice or adds it twice.  A failed call surfaces as a transient error instead; workers then
+    redis-py's own retries are off (on a cluster too; MOVED/ASK redirects still follow): it would
+    send a command (a whole pipeline of commits, an XADD) again after a timeout although the
+    first one may have run, which applies an entry twice or adds it twice.  A failed call surfaces as a transient error instead; workers then
     replay what is still pending, which only Redis knows.
     """
+    options.setdefault("retry", Retry(NoBackoff(), 0))
     if urlsplit(url).scheme not in CLUSTER_SCHEMES:
-        options.setdefault("retry", Retry(NoBackoff(), 0))
         options.setdefault("retry_on_timeout", False)
     scheme = urlsplit(url).scheme
     if scheme in CLUSTER_SCHEMES:
