@@ -29,11 +29,11 @@ from typing import Any
 
 import orjson
 
+from core.document._revalidation import DocumentCache
 from core.document.model import parse_document
 from core.json._frozen import thaw
 from core.json.canonical import canonical_json_string
 from core.json.safe import assert_safe_json
-from core.document._revalidation import DocumentCache
 from core.stream._mutation import build_index
 from core.stream.lifecycle import UIStreamState, _accept_fully, accept_checkpoint, advance_ui_stream, start_ui_stream
 
@@ -70,7 +70,8 @@ def stream_document(components: int) -> dict[str, Any]:
     ]  # fmt: skip
     return {
         "version": "1.0", "id": f"stream{components}", "mode": "interactive_ui", "title": "Stream bench",
-        "state": {f"s{i}": {"type": "number", "initial": i + 1, "min": 0, "max": 1000, "step": 1} for i in range(FIELDS)},
+        "state": {f"s{i}": {"type": "number", "initial": i + 1, "min": 0, "max": 1000, "step": 1}
+                  for i in range(FIELDS)},
         "derived": {f"d{i}": {"op": "mul", "args": [{"state": f"s{i}"}, 1.5]} for i in range(FIELDS)},
         "root": {"id": "root", "type": "Column", "props": {"gap": "md"}, "children": children},
     }  # fmt: skip
@@ -190,7 +191,8 @@ def _open_rows(repeat: int, min_time: float) -> list[list[str]]:
 def _print_table(header: list[str], rows: list[list[str]]) -> None:
     widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
     for line in [header, ["-" * w for w in widths], *rows]:
-        print("  ".join(cell.ljust(w) if i == 0 else cell.rjust(w) for i, (cell, w) in enumerate(zip(line, widths))))
+        cells = enumerate(zip(line, widths, strict=False))
+        print("  ".join(cell.ljust(w) if i == 0 else cell.rjust(w) for i, (cell, w) in cells))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -218,7 +220,7 @@ def main(argv: list[str] | None = None) -> int:
         [name, str(count_components(doc)), str(assert_safe_json(doc)), f"{t['patch']:.1f}", f"{t['accept']:.1f}",
          f"{t['full accept']:.1f}", f"{t['parse']:.1f}", f"{ratio((name, 'patch'), (small, 'patch')):.2f}",
          f"{ratio((name, 'accept'), (small, 'accept')):.2f}", f"{ratio((name, 'accept'), (name, 'patch')):.2f}"]
-        for (name, (doc, _)), t in zip(cases.items(), times.values())
+        for (name, (doc, _)), t in zip(cases.items(), times.values(), strict=False)
     ]  # fmt: skip
     _print_table(["document", "components", "bytes", "update patch µs", "accept µs", "full accept µs",
                   "full parse µs", "patch / 10-comp", "accept / 10-comp", "accept / patch"], rows)

@@ -81,7 +81,7 @@ class Dispatcher:
             try:
                 if not self._serve_ready():
                     self._wait()
-            except Exception:  # noqa: BLE001 - the loop must outlive any one failure
+            except Exception:
                 log.exception("dispatcher: unexpected error; continuing")
                 self._stop.wait(0.1)
 
@@ -112,7 +112,7 @@ class Dispatcher:
         by_stream = {c.input_key: c for c in idle}
         try:
             reply = self._redis.xread(streams, count=1, block=self._block_ms)
-        except Exception as error:  # noqa: BLE001 - consumers see the outage on their own calls
+        except Exception as error:
             log.warning("dispatcher: blocking read failed (%s)", error)
             for consumer in idle:
                 consumer.wake()

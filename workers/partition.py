@@ -20,12 +20,12 @@ from .batch import Queued, WriteBatch
 from .cache import GenerationCache
 from .dead_letter import DeadLetterPolicy
 from .entry import address_of, decode_fields, error_reply, ok_reply_text, parse_body, parse_entry
-from .errors import Fenced, HostError, StaleCache
+from .errors import ErrorCode, Fenced, HostError, StaleCache
 from .keys import GROUP, Keys, consumer_of, partition_of
 from .metrics import Metrics, entry_label
 from .operations import ActionServices, PartitionOperations
 from .redisio import TRANSIENT_ERRORS, Backoff, is_busy_group
-from .scripts import NEW, PENDING, Scripts, ScriptCall
+from .scripts import NEW, PENDING, ScriptCall, Scripts
 from .store import Store
 from .tools import TOOLS, Decision, ToolHandler
 
@@ -116,7 +116,7 @@ class PartitionConsumer:
         """Create the partition's consumer group (and stream) if needed."""
         try:
             self._redis.xgroup_create(self._input, GROUP, id="0", mkstream=True)
-        except Exception as error:  # noqa: BLE001 - only BUSYGROUP is expected here
+        except Exception as error:
             if not is_busy_group(error):
                 raise
 
@@ -150,7 +150,7 @@ class PartitionConsumer:
             self._metrics.redis_errors.inc()
             log.warning("partition %d: redis unavailable (%s); retrying", self.partition, error)
             self._retry_later()
-        except Exception:  # noqa: BLE001 - e.g. NOGROUP after a Redis restart without persistence
+        except Exception:
             log.exception("partition %d: unexpected error; replaying pending entries", self.partition)
             self._retry_later()
         return False
@@ -229,8 +229,9 @@ class PartitionConsumer:
     def _count(self, fields: dict[str, str], started: float, outcome: str) -> None:
         tool = entry_label(fields)
         self._metrics.latency.labels(tool).observe(time.perf_counter() - started)
-        self._metrics.entries.labels(fields.get("kind", "") if fields.get("kind") in ("tool", "action", "result", "view")
-                                     else "other", tool, outcome).inc()
+        kind = fields.get("kind", "")
+        self._metrics.entries.labels(kind if kind in ("tool", "action", "result", "view") else "other",
+                                     tool, outcome).inc()
 
     def _process(self, entry_id: str, fields: dict[str, str], started: float) -> str:
         """Validate one entry and write (or queue) its effect; returns the outcome label or QUEUED."""
@@ -248,9 +249,11 @@ class PartitionConsumer:
                 return self._submit(write, Queued(entry_id, fields, session, write.outcome, started, write.decision))
             except StaleCache:
                 self._store.forget(session)  # another writer moved the state: re-read and retry
-            except (Fenced, *TRANSIENT_ERRORS):
+            except Fenced:
                 raise
-            except Exception:  # noqa: BLE001 - a bug must not block the partition
+            except TRANSIENT_ERRORS:
+                raise
+            except Exception:
                 log.exception("partition %d: entry %s failed (attempt %d)", self.partition, entry_id, attempt + 1)
                 self._store.forget(session)
         self._dead(entry_id, fields, "failed", "the entry could not be processed", reply_key, request)
@@ -270,7 +273,7 @@ class PartitionConsumer:
         entry = parse_entry(fields)
         if partition_of(entry.session, self._settings.partitions) != self.partition:
             raise HostError(f"session belongs to partition {partition_of(entry.session, self._settings.partitions)},"
-                            f" not {self.partition}", code="wrong_partition")
+                            f" not {self.partition}", code=ErrorCode.WRONG_PARTITION)
         if handles(entry):  # answer-ui@1 tools and view-state requests (workers.answer_runtime)
             self._flush()  # they read committed state
             return self._answers.apply(entry_id, entry, reply_key)
@@ -279,7 +282,7 @@ class PartitionConsumer:
             self._flush()
             return self._operations.apply(entry_id, entry, reply_key)
         if entry.name not in TOOLS:
-            raise HostError("unknown tool; use one of " + ", ".join(TOOLS), code="unknown_tool")
+            raise HostError("unknown tool; use one of " + ", ".join(TOOLS), code=ErrorCode.UNKNOWN_TOOL)
         args = parse_body(entry.body, self._settings.max_document_bytes + BODY_MARGIN)
         decision = self._handler.decide(entry, args)
         return self._tool_write(entry_id, entry.session, entry.request, reply_key, decision)
@@ -300,18 +303,20 @@ class PartitionConsumer:
 
     def _submit(self, write: _Write, queued: Queued) -> str:
         """Run the write now (no batch) or queue it; raises `StaleCache` when it must be decided again."""
-        record = write.decision.record if write.decision is not None else None
+        decision = write.decision
+        record = decision.record if decision is not None else None
+        opened = decision.opened if decision is not None else False
         if self._batch is None:
             self._book(queued, write.rejection)  # before the reply exists, so a client never sees it first
             self._scripts.run(write.call)
             if record is not None:
-                self._store.remember(queued.session, record, opened=write.decision.opened)
+                self._store.remember(queued.session, record, opened=opened)
             return queued.outcome
-        if not self._batch.can_queue(queued.session, record.ui_id if record else None):
-            if queued.session in self._flush():
-                raise StaleCache("an earlier commit of the session failed")
+        if (not self._batch.can_queue(queued.session, record.ui_id if record else None)
+                and queued.session in self._flush()):
+            raise StaleCache("an earlier commit of the session failed")
         if record is not None:
-            self._store.remember(queued.session, record, opened=write.decision.opened)  # optimistic until flushed
+            self._store.remember(queued.session, record, opened=opened)  # optimistic until flushed
         self._book(queued, write.rejection)
         self._batch.add(write.call, queued, chain_ui=record.ui_id if record else None)
         return QUEUED
@@ -362,7 +367,7 @@ class PartitionConsumer:
 
     def _dead(self, entry_id: str, fields: dict[str, str], reason: str, message: str,
               reply_key: str = "", request: str = "") -> None:
-        reply = error_reply(request, HostError(message, code="dead_letter")) if reply_key else ""
+        reply = error_reply(request, HostError(message, code=ErrorCode.DEAD_LETTER)) if reply_key else ""
         self._scripts.dead(self._lease, self._input, self._keys.dead(self.partition),
                            self._keys.dead_bytes(self.partition), self.epoch, entry_id, reason, fields,
                            DeadLetterPolicy.of(self._settings), reply_key, reply)

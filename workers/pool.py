@@ -11,12 +11,14 @@ leases expire after the lease TTL.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import math
 import threading
 import time
 import uuid
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from config.settings import Settings
 
@@ -134,10 +136,8 @@ class WorkerPool:
         for thread in self._releasing:
             thread.join()
         self._dispatcher.stop()
-        try:
+        with contextlib.suppress(*TRANSIENT_ERRORS):  # else the heartbeat expires by itself
             self._redis.zrem(self._keys.workers, self.worker_id)
-        except TRANSIENT_ERRORS:
-            pass  # the heartbeat expires by itself
 
     # -- membership -----------------------------------------------------------------------
 
@@ -180,7 +180,8 @@ class WorkerPool:
         self._renewed_at = now
         held_now = list(self._held.items())
         leases = [(self._keys.lease(partition), consumer.epoch) for partition, consumer in held_now]
-        for (partition, consumer), renewed in zip(held_now, self._scripts.renew(leases, self._settings.lease_ttl_ms)):
+        renewals = self._scripts.renew(leases, self._settings.lease_ttl_ms)
+        for (partition, consumer), renewed in zip(held_now, renewals, strict=True):
             if not renewed:
                 log.warning("pool %s: lease of partition %d lost", self.worker_id, partition)
                 consumer.stop()  # its commits are fenced already; no need to wait for it
@@ -196,13 +197,13 @@ class WorkerPool:
         pipe = self._redis.pipeline(transaction=False)
         for partition in candidates:
             pipe.exists(self._keys.lease(partition))
-        free = [p for p, taken in zip(candidates, pipe.execute()) if not taken]
+        free = [p for p, taken in zip(candidates, pipe.execute(), strict=False) if not taken]
         wanted = free[: share - len(self._held)]
         if not wanted or self._stop.is_set():
             return
         attempts = self._scripts.acquire_many(
             [(self._keys.lease(p), self._keys.epoch(p)) for p in wanted], self.worker_id, self._settings.lease_ttl_ms)
-        for partition, attempt in zip(wanted, attempts):
+        for partition, attempt in zip(wanted, attempts, strict=False):
             if attempt.outcome is Acquired.ACQUIRED:
                 self._start(partition, attempt.epoch)
         self._metrics.leases_held.set(len(self._held))
@@ -247,10 +248,8 @@ class WorkerPool:
     # -- lag ------------------------------------------------------------------------------
 
     def _forget_lag(self, partition: int) -> None:
-        try:
+        with contextlib.suppress(KeyError):
             self._metrics.lag.remove(str(partition))
-        except KeyError:
-            pass
 
     def _report_lag(self) -> None:
         if not self._held or time.monotonic() - self._lag_at < LAG_EVERY_S:
@@ -260,7 +259,7 @@ class WorkerPool:
         partitions = list(self._held)
         for partition in partitions:
             pipe.xinfo_groups(self._keys.input(partition))
-        for partition, groups in zip(partitions, pipe.execute(raise_on_error=False)):
+        for partition, groups in zip(partitions, pipe.execute(raise_on_error=False), strict=False):
             if isinstance(groups, Exception):
                 continue
             for group in groups:

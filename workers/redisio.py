@@ -79,7 +79,8 @@ def connect(url: str, **options: Any) -> Any:
     A cluster URL gives a `RedisCluster` (the same command methods, routed by key slot).
     redis-py's own retries are off (on a cluster too; MOVED/ASK redirects still follow): it would
     send a command (a whole pipeline of commits, an XADD) again after a timeout although the
-    first one may have run, which applies an entry twice or adds it twice.  A failed call surfaces as a transient error instead; workers then
+    first one may have run, which applies an entry twice or adds it twice.  A failed call
+    surfaces as a transient error instead; workers then
     replay what is still pending, which only Redis knows.
     """
     options.setdefault("retry", Retry(NoBackoff(), 0))

@@ -58,7 +58,7 @@ class Generation:
         return (f"sourceCallId={self.source} uiId={self.ui_id} generation={self.generation} "
                 f"revision={self.revision} seq={self.seq} status={self.status}")
 
-    def advanced(self, **changes: Any) -> "Generation":
+    def advanced(self, **changes: Any) -> Generation:
         """A copy with some fields changed."""
         return replace(self, **changes)
 
@@ -150,7 +150,7 @@ class Store:
         self._touch(session).add(ui_id)
         self._cache.put((self._scope, session, ui_id), record, estimate(record.checkpoint if record else None))
 
-    def _remember(self, cache: OrderedDict, key: Any, value: Any) -> None:
+    def _remember(self, cache: OrderedDict[Any, Any], key: Any, value: Any) -> None:
         cache[key] = value
         cache.move_to_end(key)
         while len(cache) > CACHE_SIZE:
@@ -187,7 +187,7 @@ class Store:
                  "last_call", "last_digest", "last_receipt")
         raw = self._redis.hmget(self._keys.generations(self._partition, session),
                                 [generation_field(ui_id, generation, name) for name in names])
-        stored = {name: _text(value) for name, value in zip(names, raw) if value is not None}
+        stored = {name: _text(value) for name, value in zip(names, raw, strict=False) if value is not None}
         if len(stored) != len(names):  # expired in between: the session's keys share one deadline
             return None
         return Generation(

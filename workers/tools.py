@@ -9,20 +9,21 @@ nothing here writes to Redis, so a rejection can never change the stored checkpo
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any
 
 from config.settings import Settings
+from core._identifier import is_identifier
 from core.document.model import parse_document
 from core.errors import UIError, UISchemaError, UIStreamError
 from core.json.canonical import hash_canonical_json
 from core.json.safe import assert_safe_json
-from core._identifier import is_identifier
 from core.limits import MAX_GENERATION, UI_LIMITS, UI_PROTOCOL_LIMITS
 from core.stream.lifecycle import advance_ui_stream, start_ui_stream
 
 from .entry import InputEntry, dumps, is_call_id
-from .errors import BudgetError, ConflictError, HostError
+from .errors import BudgetError, ConflictError, ErrorCode, HostError
 from .keys import Keys, generation_field, plain_field, source_field, ui_field
 from .scripts import CommitPlan, PlainFields
 from .store import Generation, Store
@@ -66,7 +67,7 @@ def _plain_result(ui_id: str, document: str) -> str:
 
 
 def _invalid(message: str) -> HostError:
-    return HostError(message, code="invalid_arguments")
+    return HostError(message, code=ErrorCode.INVALID_ARGUMENTS)
 
 
 def _check_keys(args: Mapping[str, Any], required: tuple[str, ...]) -> None:
@@ -86,10 +87,10 @@ def _integer(args: Mapping[str, Any], name: str, low: int) -> int:
 
 def _translate(error: UIError) -> HostError:
     if isinstance(error, UISchemaError):
-        return HostError(f"document rejected: {error.message}", code="invalid_document", issues=error.issues)
+        return HostError(f"document rejected: {error.message}", code=ErrorCode.INVALID_DOCUMENT, issues=error.issues)
     if isinstance(error, UIStreamError):
-        return HostError(f"mutation rejected: {error.message}", code="invalid_mutation", issues=error.issues)
-    return HostError(f"rejected: {error.message}", code="invalid_arguments")
+        return HostError(f"mutation rejected: {error.message}", code=ErrorCode.INVALID_MUTATION, issues=error.issues)
+    return HostError(f"rejected: {error.message}", code=ErrorCode.INVALID_ARGUMENTS)
 
 
 class ToolHandler:
@@ -117,7 +118,7 @@ class ToolHandler:
                 return self._advance(entry, args, digest)
         except UIError as error:
             raise _translate(error) from None
-        raise HostError("unknown tool; use one of " + ", ".join(TOOLS), code="unknown_tool")
+        raise HostError("unknown tool; use one of " + ", ".join(TOOLS), code=ErrorCode.UNKNOWN_TOOL)
 
     # -- documents ------------------------------------------------------------------------
 
@@ -130,7 +131,7 @@ class ToolHandler:
         size = assert_safe_json(document, max_bytes=UI_LIMITS["maxDocumentBytes"])
         if size > self._settings.max_document_bytes:
             raise BudgetError(f"document is {size} bytes; the limit is {self._settings.max_document_bytes}",
-                              code="document_too_large")
+                              code=ErrorCode.DOCUMENT_TOO_LARGE)
         return document
 
     def _plain(self, entry: InputEntry, args: Mapping[str, Any], content: str) -> Decision:
@@ -139,14 +140,14 @@ class ToolHandler:
         if stored is not None:
             if stored[0] != content:
                 raise HostError("the call id already stored a plain document with other content",
-                                code="call_id_reused")
+                                code=ErrorCode.CALL_ID_REUSED)
             return Decision("resend", _plain_result(stored[1], stored[2]))
         if self._store.ui_of_source(entry.session, entry.call) is not None:
-            raise HostError("the call id already opened a stream", code="call_id_reused")
+            raise HostError("the call id already opened a stream", code=ErrorCode.CALL_ID_REUSED)
         document = parse_document(self._document(args))
         if self._store.plain_count(entry.session) >= self._settings.max_plain_per_session:
             raise BudgetError(f"the session already holds {self._settings.max_plain_per_session} plain "
-                              "documents; no new one can be stored", code="plain_capacity")
+                              "documents; no new one can be stored", code=ErrorCode.PLAIN_CAPACITY)
         ui_id, body = str(document["id"]), dumps(document)
         fields = PlainFields(document_field=plain_field("doc", entry.call), document=body,
                              ui_field=plain_field("ui", entry.call), ui_id=ui_id,
@@ -160,24 +161,24 @@ class ToolHandler:
         ui_id = document.get("id")
         # The ledger is consulted before validation so an identical resend costs no parse;
         # an id that is not an identifier cannot name a stored UI and fails validation below.
-        current = self._store.current(entry.session, ui_id) if is_identifier(ui_id) else None
+        current = self._store.current(entry.session, str(ui_id)) if is_identifier(ui_id) else None
         resend = self._ledger(current, entry.call, digest)
         if resend is not None:
             return resend
         if self._store.ui_of_source(entry.session, entry.call) is not None:
-            raise HostError("the call id already opened a stream", code="call_id_reused")
+            raise HostError("the call id already opened a stream", code=ErrorCode.CALL_ID_REUSED)
         if self._store.plain_entry(entry.session, entry.call) is not None:
-            raise HostError("the call id already stored a plain document", code="call_id_reused")
+            raise HostError("the call id already stored a plain document", code=ErrorCode.CALL_ID_REUSED)
         if self._store.generation_count(entry.session) >= self._settings.max_generations_per_session:
             raise BudgetError(f"the session already holds {self._settings.max_generations_per_session} "
-                              "generations; no new stream can be opened", code="generation_capacity")
+                              "generations; no new stream can be opened", code=ErrorCode.GENERATION_CAPACITY)
         number = (current.generation if current else 0) + 1
         if number > MAX_GENERATION:
-            raise BudgetError("generation numbers are exhausted for this uiId", code="generation_capacity")
+            raise BudgetError("generation numbers are exhausted for this uiId", code=ErrorCode.GENERATION_CAPACITY)
         try:
             state = start_ui_stream(document, entry.call, number)
         except UIStreamError as error:
-            raise HostError(f"document rejected: {error.message}", code="invalid_document",
+            raise HostError(f"document rejected: {error.message}", code=ErrorCode.INVALID_DOCUMENT,
                             issues=error.issues) from None
         return self._commit(entry, OPEN, state, current, digest, fresh=True)
 
@@ -188,13 +189,14 @@ class ToolHandler:
         source = args["sourceCallId"]
         if not isinstance(source, str) or not is_call_id(source):
             raise HostError("argument 'sourceCallId' must be 1-256 printable ASCII characters: the sourceCallId "
-                            "of the open receipt", code="invalid_source_call_id")
+                            "of the open receipt", code=ErrorCode.INVALID_SOURCE_CALL_ID)
         generation = _integer(args, "generation", 1)
         base = _integer(args, "baseRevision", 0)
         ui_id = self._store.ui_of_source(entry.session, source)
         current = None if ui_id is None else self._store.current(entry.session, ui_id)
         if current is None:
-            raise ConflictError("no stream was opened by that sourceCallId in this session", code="unknown_source")
+            raise ConflictError("no stream was opened by that sourceCallId in this session",
+                                code=ErrorCode.UNKNOWN_SOURCE)
         resend = self._ledger(current, entry.call, digest)
         if resend is not None:
             return resend
@@ -202,13 +204,13 @@ class ToolHandler:
             raise ConflictError(f"cursor conflict; the current cursor is {current.cursor()}")
         if current.status != "streaming":
             raise ConflictError(f"the stream is closed; the current cursor is {current.cursor()}",
-                                code="stream_closed")
+                                code=ErrorCode.STREAM_CLOSED)
         event = args["mutation"] if entry.name == PATCH else {"type": "complete" if entry.name == COMPLETE
                                                                   else "cancel"}
         terminal = entry.name != PATCH
         if current.seq + 1 > self._settings.max_frames_per_generation - (0 if terminal else 1):
             raise BudgetError(f"frame budget exhausted ({current.seq} frames); only a terminal frame remains",
-                              code="frame_budget")
+                              code=ErrorCode.FRAME_BUDGET)
         state = advance_ui_stream(current.stream_state(), event)
         return self._commit(entry, entry.name, state, current, digest, fresh=False)
 
@@ -223,7 +225,7 @@ class ToolHandler:
         call_part = digest.split(":", 1)[0] + ":"
         if any(d.startswith(call_part) for d in current.ledger):
             raise HostError("the call id was already used in this generation with other content "
-                            "or before a later call", code="call_id_reused")
+                            "or before a later call", code=ErrorCode.CALL_ID_REUSED)
         return None
 
     def _commit(self, entry: InputEntry, tool: str, state: Any, current: Generation | None,
@@ -233,14 +235,14 @@ class ToolHandler:
             size = len(dumps(frame["snapshot"]).encode("utf-8"))
             if size > self._settings.max_document_bytes:
                 raise BudgetError(f"the patched document would be {size} bytes; the limit is "
-                                  f"{self._settings.max_document_bytes}", code="document_too_large")
+                                  f"{self._settings.max_document_bytes}", code=ErrorCode.DOCUMENT_TOO_LARGE)
         text = dumps(frame)
         size = len(text.encode("utf-8"))
         used = 0 if fresh else current.bytes  # type: ignore[union-attr]
         reserve = 0 if state.status != "streaming" else self._settings.max_document_bytes + ENVELOPE_BYTES
         if used + size + reserve > MAX_STREAM_BYTES:
             raise BudgetError(f"byte budget exhausted ({used} bytes used); only a terminal frame remains",
-                              code="byte_budget")
+                              code=ErrorCode.BYTE_BUDGET)
         record = Generation(
             ui_id=str(frame["uiId"]), generation=int(frame["generation"]), source=str(frame["sourceCallId"]),
             seq=int(frame["seq"]), revision=int(frame["revision"]), status=str(state.status),
