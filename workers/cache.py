@@ -2,10 +2,10 @@
 
 A cached generation holds its checkpoint JSON and, once used, the parsed stream state built
 from it (document tree, revalidation cache).  The parsed state is about 17-20 times the
-checkpoint's size (tracemalloc, 10- and 200-component documents), and a worker's RSS grew
-by ~25 KiB per cached small session (1.3 KB checkpoint) at 10,000 sessions
-(`python -m bench scale`), so an entry is estimated at `PARSED_FACTOR` times its checkpoint
-plus a fixed overhead, and the least recently used entries are evicted while the estimates
+checkpoint's size (tracemalloc, 10- and 200-component documents); a worker's RSS grew by
+~25 KiB per cached small session (1.3 KB checkpoint: 19x) and ~370 KiB per 200-component one
+(15 KB: 24x) (`python -m bench scale`).  An entry is estimated at the larger factor,
+`PARSED_FACTOR` times its checkpoint, plus a fixed overhead, and the least recently used entries are evicted while the estimates
 add up to more than `IUI_CACHE_BYTES`.  Only the dispatcher thread uses it.
 """
 
@@ -15,7 +15,7 @@ from collections import OrderedDict
 from collections.abc import Hashable
 from typing import Any
 
-PARSED_FACTOR = 18  # estimated bytes held per checkpoint byte once the state is parsed
+PARSED_FACTOR = 24  # estimated bytes held per checkpoint byte once the state is parsed
 ENTRY_OVERHEAD = 2_048  # the record, its key and the cache's own bookkeeping
 MISSING: Any = object()  # `get` of a key that is not cached (None is a cached "no generation")
 
