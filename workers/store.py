@@ -63,6 +63,16 @@ class Generation:
         return replace(self, **changes)
 
 
+@dataclass(frozen=True)
+class OpenFacts:
+    """The stored facts an `intelligent_ui_open` is decided on."""
+
+    current: Generation | None  # the UI's latest generation
+    source_opened: bool  # the call id already opened a stream
+    plain_stored: bool  # the call id already stored a plain document
+    generations: int  # generations the session has opened
+
+
 def _text(value: Any) -> str:
     return value.decode("utf-8") if isinstance(value, bytes) else str(value)
 
@@ -119,6 +129,29 @@ class Store:
             return None
         self._remember(self._sources, (session, source), _text(value))
         return _text(value)
+
+    def open_facts(self, session: str, ui_id: str | None, call: str) -> OpenFacts:
+        """What an open needs to know, read in one round trip when not cached: the UI's latest
+        generation, whether the call id already opened a stream or stored a plain document,
+        and the session's generation count."""
+        self._touch(session)
+        key = self._keys.session(self._partition, session)
+        pipe = self._redis.pipeline(transaction=False)
+        pipe.hmget(key, [ui_field(ui_id or ""), source_field(call), "generations"])
+        pipe.hexists(self._keys.plain(self._partition, session), plain_field("doc", call))
+        (number, source, count), plain = pipe.execute()
+        if session not in self._counts:  # a cached count includes this batch's unconfirmed opens
+            self._remember(self._counts, session, int(count or 0))
+        if source is not None:
+            self._remember(self._sources, (session, call), _text(source))
+        current = None
+        if ui_id is not None:
+            cached = self._cache.get((self._scope, session, ui_id))
+            current = cached if cached is not MISSING else self.current(session, ui_id) if number else None
+            if cached is MISSING and not number:
+                self._keep(session, ui_id, None)
+        opened = source is not None or (session, call) in self._sources
+        return OpenFacts(current, opened, bool(plain), self._counts[session])
 
     def generation_count(self, session: str) -> int:
         """How many generations the session has opened."""

@@ -161,15 +161,16 @@ class ToolHandler:
         ui_id = document.get("id")
         # The ledger is consulted before validation so an identical resend costs no parse;
         # an id that is not an identifier cannot name a stored UI and fails validation below.
-        current = self._store.current(entry.session, str(ui_id)) if is_identifier(ui_id) else None
+        facts = self._store.open_facts(entry.session, str(ui_id) if is_identifier(ui_id) else None, entry.call)
+        current = facts.current
         resend = self._ledger(current, entry.call, digest)
         if resend is not None:
             return resend
-        if self._store.ui_of_source(entry.session, entry.call) is not None:
+        if facts.source_opened:
             raise HostError("the call id already opened a stream", code=ErrorCode.CALL_ID_REUSED)
-        if self._store.plain_entry(entry.session, entry.call) is not None:
+        if facts.plain_stored:
             raise HostError("the call id already stored a plain document", code=ErrorCode.CALL_ID_REUSED)
-        if self._store.generation_count(entry.session) >= self._settings.max_generations_per_session:
+        if facts.generations >= self._settings.max_generations_per_session:
             raise BudgetError(f"the session already holds {self._settings.max_generations_per_session} "
                               "generations; no new stream can be opened", code=ErrorCode.GENERATION_CAPACITY)
         number = (current.generation if current else 0) + 1
