@@ -18,6 +18,7 @@ BENCHMARKS = {
     "scaleout": "scaleout",
     "idle": "idle",
     "scale": "scale",
+    "opens": "opens",
     "fuzz-wire": "fuzz_wire",
 }
 
