@@ -5,8 +5,8 @@ from it (document tree, revalidation cache).  The parsed state is about 17-20 ti
 checkpoint's size (tracemalloc, 10- and 200-component documents); a worker's RSS grew by
 ~25 KiB per cached small session (1.3 KB checkpoint: 19x) and ~370 KiB per 200-component one
 (15 KB: 24x) (`python -m bench scale`).  An entry is estimated at the larger factor,
-`PARSED_FACTOR` times its checkpoint, plus a fixed overhead, and the least recently used entries are evicted while the estimates
-add up to more than `IUI_CACHE_BYTES`.  Only the dispatcher thread uses it.
+`PARSED_FACTOR` times its checkpoint, plus a fixed overhead, and the least recently used
+entries are evicted while the estimates add up to more than `IUI_CACHE_BYTES`.  Only the dispatcher thread uses it.
 """
 
 from __future__ import annotations
