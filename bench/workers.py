@@ -185,7 +185,7 @@ def throughput(load: Load, per_session: int) -> float:
     pipe.execute()
     keys = [load.keys.reply(partition_of(session, PARTITIONS), session, request) for session, request in requests]
     for reply in collect_replies(load.redis, keys):
-        if not json.loads(reply)["ok"]:
+        if not reply.startswith(b'{"ok":true'):  # no JSON parse: the load generator shares the 2 cores
             raise RuntimeError(f"rejected: {reply[:300]!r}")
     return len(requests) / (time.perf_counter() - started)
 
