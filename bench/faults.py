@@ -34,7 +34,7 @@ from typing import Any
 import redis
 
 from workers.client import Client
-from workers.keys import GROUP
+from workers.keys import GROUP, Keys
 from workers.local_redis import start_redis_server
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "stream-initial.json"
@@ -142,10 +142,12 @@ def check_logs(client: Client, sessions: list[str], tally: Tally) -> None:
                           f"{session} generation {generation} seqs {seqs[:10]}...")
 
 
-def owners(r: redis.Redis, prefix: str, partitions: int) -> list[str]:
+def owners(r: redis.Redis, partitions: int, prefix: str = "iui") -> list[str]:
+    """The lease owner of every partition ("" where none), in one round trip."""
+    keys = Keys(prefix)
     pipe = r.pipeline(transaction=False)
     for p in range(partitions):
-        pipe.hget(f"{prefix}:{{p{p}}}:lease", "owner")
+        pipe.hget(keys.lease(p), "owner")
     return [o.decode() if o else "" for o in pipe.execute()]
 
 
@@ -164,7 +166,7 @@ def inject(kind: str, workers: Workers, r: redis.Redis, args: argparse.Namespace
     started = time.monotonic()
     if kind == "SIGKILL":
         while True:
-            held = owners(r, "iui", args.partitions)
+            held = owners(r, args.partitions)
             if all(o and o != victim for o in held):
                 takeovers.append(time.monotonic() - started)
                 break
@@ -207,7 +209,7 @@ def main(argv: list[str]) -> int:
 
 
 def run(args: argparse.Namespace, r: redis.Redis, workers: Workers, document: Any, ttl: float) -> int:
-    while not all(owners(r, "iui", args.partitions)):
+    while not all(owners(r, args.partitions)):
         time.sleep(0.05)
     client = Client(redis=r, partitions=args.partitions)
     tally, stop, takeovers = Tally(), threading.Event(), []
@@ -247,7 +249,7 @@ def wait_unpending(r: redis.Redis, partitions: int, within: float) -> int:
     while True:
         pipe = r.pipeline(transaction=False)
         for p in range(partitions):
-            pipe.xpending(f"iui:{{p{p}}}:in", GROUP)
+            pipe.xpending(Keys("iui").input(p), GROUP)
         pending = sum(int(row["pending"]) for row in pipe.execute(raise_on_error=False) if isinstance(row, dict))
         if pending == 0 or time.monotonic() > deadline:
             return pending

@@ -46,8 +46,11 @@ def open_sessions(load: Load, names: list[str], document: dict[str, Any]) -> Non
         requests = [load.submit_raw(s, "intelligent_ui_open", body, f"open-{s}", pipe) for s in chunk]
         pipe.execute()
         keys = [load.keys.reply(partition_of(s, PARTITIONS), s, r) for s, r in zip(chunk, requests, strict=True)]
-        for session, reply in zip(chunk, collect_replies(load.redis, keys, timeout=300), strict=True):
-            frame = json.loads(reply)["result"]["frame"]
+        for session, reply in zip(chunk, collect_replies(load.redis, keys, timeout=600), strict=True):
+            decoded = json.loads(reply)
+            if not decoded["ok"]:
+                raise RuntimeError(f"an open was rejected: {decoded['error']}")
+            frame = decoded["result"]["frame"]
             load.cursor[session] = [f"open-{session}", frame["generation"], 0]
         load.sessions.extend(chunk)
 
@@ -75,7 +78,7 @@ def curve(url: str, name: str, document: dict[str, Any], levels: list[int], cach
     worker = subprocess.Popen([sys.executable, "-m", "workers.cli", "worker"], env=env, stderr=subprocess.DEVNULL)
     client = redis.Redis.from_url(url)
     try:
-        while client.exists(*[f"iui:{{p{p}}}:lease" for p in range(PARTITIONS)]) < PARTITIONS:
+        while client.exists(*[Keys("iui").lease(p) for p in range(PARTITIONS)]) < PARTITIONS:
             time.sleep(0.1)
         load = Load(url, document, 0, name)
         base = int(client.info("memory")["used_memory"])

@@ -28,6 +28,7 @@ from typing import Any
 import orjson
 import redis
 
+from bench.faults import owners
 from workers.client import Client
 from workers.local_redis import free_port, start_redis_server
 
@@ -58,13 +59,6 @@ class Worker:
         self.lost = self.metric("iui_leases_lost_total")
         self.process.send_signal(signal.SIGTERM)
         self.process.wait(timeout=60)
-
-
-def owners(r: redis.Redis, partitions: int) -> list[str]:
-    pipe = r.pipeline(transaction=False)
-    for p in range(partitions):
-        pipe.hget(f"iui:{{p{p}}}:lease", "owner")
-    return [o.decode() if o else "" for o in pipe.execute()]
 
 
 def settled(r: redis.Redis, partitions: int, names: list[str]) -> bool:
