@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -33,6 +34,7 @@ from workers.local_redis import start_redis_server
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 PARTITIONS = 64
 PATCH = "intelligent_ui_patch"
+REVISION = re.compile(rb'"revision":(\d+)')
 
 
 # -- documents ------------------------------------------------------------------------------
@@ -191,33 +193,31 @@ def throughput(load: Load, per_session: int) -> float:
 
 
 def latency(load: Load, rate: float, count: int) -> tuple[float, float, float]:
-    """p50, p99 and p99.9 submit -> reply latency (ms) at a paced rate (open loop).
+    """p50, p99 and p99.9 submit -> frame latency (ms) at a paced rate (open loop).
 
-    The submitter never waits for a reply; a second thread polls every outstanding reply key
-    with pipelined LPOPs (about every 0.5 ms), so a slow reader never delays a submission.
+    The submitter never waits; a second thread is a subscriber like a UI: it pattern-subscribes
+    to the sessions' frame channels and stamps each frame as it is pushed (the commit script
+    publishes the frame and pushes the reply in the same atomic step).  Nothing polls, so the
+    measurement adds no load of its own to the 2 shared cores.
     """
     load.reopen_if_needed(count // len(load.sessions) + 1)
-    outstanding: dict[str, float] = {}
-    lock = threading.Lock()
+    sent: dict[tuple[str, int], float] = {}
     samples: list[float] = []
+    subscriber = load.redis.pubsub(ignore_subscribe_messages=True)
+    subscriber.psubscribe(load.keys.channel_pattern())
     done = threading.Event()
 
     def collect() -> None:
-        reader = redis.Redis(connection_pool=load.redis.connection_pool)
-        while not (done.is_set() and not outstanding):
-            with lock:
-                waiting = list(outstanding.items())
-            if waiting:
-                pipe = reader.pipeline(transaction=False)
-                for key, _ in waiting:
-                    pipe.lpop(key)
-                now = time.perf_counter()
-                for (key, at), value in zip(waiting, pipe.execute(), strict=False):
-                    if value is not None:
-                        samples.append(now - at)
-                        with lock:
-                            del outstanding[key]
-            time.sleep(0.0005)
+        while len(samples) < count and not done.is_set():
+            message = subscriber.get_message(timeout=1.0)
+            if message is None:
+                continue
+            now = time.perf_counter()
+            session = message["channel"].decode().rsplit(":frames:", 1)[1]
+            revision = int(REVISION.search(message["data"]).group(1))
+            at = sent.pop((session, revision), None)
+            if at is not None:
+                samples.append(now - at)
 
     collector = threading.Thread(target=collect)
     collector.start()
@@ -227,13 +227,14 @@ def latency(load: Load, rate: float, count: int) -> tuple[float, float, float]:
         delay = next_at - time.perf_counter()
         if delay > 0:
             time.sleep(delay)  # sleep, not spin: the load generator shares the 2 cores
-        at = time.perf_counter()
-        request = load.patch(session, i)
-        with lock:
-            outstanding[load.keys.reply(partition_of(session, PARTITIONS), session, request)] = at
+        sent[(session, load.cursor[session][2] + 1)] = time.perf_counter()
+        load.patch(session, i)
         next_at += interval
+    collector.join(60)
     done.set()
-    collector.join(120)
+    subscriber.close()
+    if len(samples) < count:
+        raise RuntimeError(f"{count - len(samples)} frames not received")
     samples.sort()
     return tuple(samples[min(len(samples) - 1, int(len(samples) * q))] * 1000 for q in (0.5, 0.99, 0.999))
 

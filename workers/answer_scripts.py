@@ -13,8 +13,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .errors import Fenced, StaleCache
-from .scripts import Code, register_scripts, reply_code
+from .errors import StaleCache
+from .scripts import Code, check_owner, register_scripts, reply_code
 
 _NAMES = ("answer", "view_put", "view_delete")
 
@@ -98,8 +98,7 @@ class AnswerScripts:
                            lim.log_max, lim.log_max_bytes, lim.max_blocks, p.reply, lim.session_ttl_ms,
                            lim.reply_ttl_ms, p.call, p.call_digest, p.result]
         code = reply_code(self._scripts["answer"](keys=keys, args=args))
-        if code is Code.FENCED:
-            raise Fenced(lease_key)
+        check_owner(code, lease_key)
         if code is not Code.OK:
             raise StaleCache(f"answer.lua refused the commit ({code})")
 
@@ -113,8 +112,7 @@ class AnswerScripts:
                            lim.reply_ttl_ms, lim.session_ttl_ms]
         result = self._scripts["view_put"](keys=keys, args=args)
         code = reply_code(result)
-        if code is Code.FENCED:
-            raise Fenced(lease_key)
+        check_owner(code, lease_key)
         if code is not Code.OK:
             raise StaleCache(f"view_put.lua refused the write ({code})")
         return int(result[1])
@@ -125,5 +123,4 @@ class AnswerScripts:
         keys = [lease_key, input_key, tombstone_key, reply_key, *deleted]
         args: list[Any] = [epoch, self._group, entry_id, now_ms, self._limits.session_ttl_ms, reply,
                            self._limits.reply_ttl_ms]
-        if reply_code(self._scripts["view_delete"](keys=keys, args=args)) is Code.FENCED:
-            raise Fenced(lease_key)
+        check_owner(reply_code(self._scripts["view_delete"](keys=keys, args=args)), lease_key)

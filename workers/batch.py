@@ -58,7 +58,7 @@ class WriteBatch:
             self._chains[queued.session] = chain_ui
 
     def execute(self) -> list[tuple[Queued, BaseException | None]]:
-        """Send the queued calls; each entry with None (done) or its `Fenced`/`StaleCache`.
+        """Send the queued calls; each entry with None (done) or its `Fenced`/`OutOfOrder`/`StaleCache`.
 
         When sending fails (a Redis error), the queue and `sessions()` are kept, so the caller
         can drop the optimistic cache of every session whose commit may not have happened.

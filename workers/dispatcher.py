@@ -1,21 +1,29 @@
 """The one thread of a pool process that reads and processes every partition it holds.
 
-While every held partition is idle it sends one blocking `XREAD` over all their input
-streams, from the last id each one saw (a plain XREAD moves nothing into a pending list, so
-a paused-then-resumed process cannot steal entries; the fenced read script does the real
-delivery).  When entries arrive, each woken partition takes one batch in turn, so a busy
-partition cannot starve the others.  One thread instead of one per partition: the GIL lets
-only one run anyway, and 64 threads contending for it cost more than they overlap.
+Each round it gives a `step` turn to the consumers that need one (a replay of their pending
+list, the reaper, the trim), then delivers new entries to every readable partition with one
+`XREADGROUP GROUP workers owner COUNT n [BLOCK ms] STREAMS ... > ...`: blocking only when the
+previous round had nothing more to do, so an idle pool costs one blocking read per process.
+Each woken partition then takes its entries in turn (a busy partition cannot starve the
+others).  One thread instead of one per partition: the GIL lets only one run anyway, and 64
+threads contending for it cost more than they overlap.
 
-On a Redis Cluster one XREAD cannot name streams of different slots (CROSSSLOT), and every
-partition is its own slot, so the loop polls instead: one non-blocking `XREAD COUNT 1` per
-idle partition, pipelined per node (`redisio.poll_streams`), then a sleep when nothing
+Entries the read moves into a partition's pending list belong to that partition's owner
+whoever issued the read: a partition is read only while its lease is surely held
+(`PartitionConsumer.readable`), and what a read races past a lost lease (a process paused
+between the check and the send) is found by the owner's next write or renewal and replayed in
+order (`workers/partition.py`).
+
+On a Redis Cluster one XREADGROUP cannot name streams of different slots (CROSSSLOT), and
+every partition is its own slot, so the loop polls instead: one non-blocking `XREADGROUP` per
+readable partition, pipelined per node (`redisio.poll_groups`), then a sleep when nothing
 arrived: POLL_MS after activity, doubling to POLL_MAX_MS while the pool stays idle.  That
 bounds the added wake-up latency by POLL_MAX_MS and costs, per pool process, about
-(held partitions) x (1000 / POLL_MAX_MS) XREADs a second while idle (README, Redis Cluster).
+(held partitions) x (1000 / POLL_MAX_MS) reads a second while idle (README, Redis Cluster).
 
 The pool's tick thread attaches and detaches consumers; `detach` returns once the loop has
-finished the batch in hand of those partitions, so their leases can be released at once.
+finished the batch in hand of those partitions (and, with `wait_read`, the read in flight), so
+their leases can be released at once.
 """
 
 from __future__ import annotations
@@ -25,11 +33,13 @@ import threading
 import time
 from typing import Any
 
+from .keys import CONSUMER, GROUP
 from .partition import PartitionConsumer
-from .redisio import is_cluster, poll_streams
+from .redisio import is_cluster, poll_groups, text
 
 log = logging.getLogger(__name__)
 BLOCK_MS = 250  # bounds how long a newly attached partition may wait for the loop
+LEASE_MARGIN_S = 0.05  # a partition is read only while its lease outlasts the read by this much
 POLL_MS = 10  # Redis Cluster: the sleep between two polls of the idle partitions after activity,
 POLL_MAX_MS = 50  # doubling up to this while nothing arrives
 
@@ -37,13 +47,16 @@ POLL_MAX_MS = 50  # doubling up to this while nothing arrives
 class Dispatcher:
     """Serves the attached partition consumers from one thread."""
 
-    def __init__(self, *, redis: Any, block_ms: int = BLOCK_MS) -> None:
+    def __init__(self, *, redis: Any, batch_size: int = 32, block_ms: int = BLOCK_MS) -> None:
         self._redis = redis
+        self._batch_size = batch_size
         self._block_ms = block_ms
         self._cluster = is_cluster(redis)
         self._poll_ms = POLL_MS
+        self._more = True  # the last read filled a batch (or none happened yet): do not block
         self._consumers: dict[int, PartitionConsumer] = {}
         self._lock = threading.Lock()
+        self._reading = threading.Lock()  # held while a read is in flight
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="iui-dispatcher", daemon=True)
 
@@ -62,12 +75,20 @@ class Dispatcher:
         with self._lock:
             self._consumers[consumer.partition] = consumer
 
-    def detach(self, partitions: list[int]) -> list[PartitionConsumer]:
-        """Stop serving `partitions`; returns their consumers once no batch of theirs is in hand."""
+    def detach(self, partitions: list[int], *, wait_read: bool = False) -> list[PartitionConsumer]:
+        """Stop serving `partitions`; returns their consumers once no batch of theirs is in hand.
+
+        `wait_read` also waits for the read in flight (at most one block time), so that every
+        entry it moves into their pending lists is there before their leases are released.
+        """
         with self._lock:
             detached = [self._consumers.pop(p) for p in partitions if p in self._consumers]
         for consumer in detached:
             consumer.stop()
+        if wait_read and detached:
+            with self._reading:
+                pass
+        for consumer in detached:
             with consumer.busy:  # the loop holds it while the consumer works
                 pass
         return detached
@@ -79,14 +100,14 @@ class Dispatcher:
     def _run(self) -> None:
         while not self._stop.is_set():
             try:
-                if not self._serve_ready():
-                    self._wait()
+                worked = self._serve_turns()
+                self._deliver(block=not (worked or self._more))
             except Exception:
                 log.exception("dispatcher: unexpected error; continuing")
                 self._stop.wait(0.1)
 
-    def _serve_ready(self) -> bool:
-        """One batch for each ready partition; True if any took entries (more may be waiting)."""
+    def _serve_turns(self) -> bool:
+        """A `step` for each consumer that needs one; True if any read entries (more may wait)."""
         worked = False
         now = time.monotonic()
         for consumer in self._attached():
@@ -99,41 +120,57 @@ class Dispatcher:
                     worked = consumer.step() or worked
         return worked
 
-    def _wait(self) -> None:
-        """Block until an entry arrives on any idle partition (or the block time passes)."""
-        idle = [c for c in self._attached() if c.cursor is not None and not c.stopping]
-        if not idle:
-            self._stop.wait(self._block_ms / 1000)
+    def _deliver(self, *, block: bool) -> None:
+        """Read new entries of every readable partition (blocking if `block`), then hand them out."""
+        block_s = self._block_ms / 1000 if block else 0.0
+        readers = {c.input_key: c for c in self._attached()
+                   if c.readable(time.monotonic() + block_s + LEASE_MARGIN_S)}
+        if not readers:
+            self._more = False
+            if block:
+                self._stop.wait(block_s)
             return
-        if self._cluster:
-            self._poll(idle)
-            return
-        streams = {c.input_key: c.cursor for c in idle}
-        by_stream = {c.input_key: c for c in idle}
-        try:
-            reply = self._redis.xread(streams, count=1, block=self._block_ms)
-        except Exception as error:
-            log.warning("dispatcher: blocking read failed (%s)", error)
-            for consumer in idle:
-                consumer.wake()
-            self._stop.wait(self._block_ms / 1000)
-            return
-        pairs = reply.items() if isinstance(reply, dict) else (reply or ())  # RESP3 answers a map
-        for stream, _ in pairs:
-            key = stream.decode() if isinstance(stream, bytes) else str(stream)
-            if key in by_stream:
-                by_stream[key].wake()
+        with self._reading:
+            replies = self._read(readers, block)
+        self._more = False
+        for key, entries in replies:
+            consumer = readers.get(key)
+            if consumer is None or not entries:
+                continue
+            with consumer.busy:
+                if consumer.stopping:
+                    continue  # left pending: the next owner (or this one's replay) takes them
+                consumer.take(entries)
+            self._more = self._more or len(entries) >= self._batch_size
 
-    def _poll(self, idle: list[PartitionConsumer]) -> None:
-        """Redis Cluster: one non-blocking XREAD per idle partition (pipelined per node), then sleep if none woke."""
-        replies = poll_streams(self._redis, {c.input_key: c.cursor for c in idle if c.cursor is not None})
-        woke = False
-        for consumer in idle:
-            if replies.get(consumer.input_key):  # entries, or an error the consumer meets on its own read
-                consumer.wake()
-                woke = True
-        if woke:
+    def _read(self, readers: dict[str, PartitionConsumer], block: bool) -> list[tuple[str, Any]]:
+        """(stream key, entries) pairs; a failed read makes every reader replay (the group may be gone)."""
+        if self._cluster:
+            return self._poll(readers, block)
+        try:
+            reply = self._redis.xreadgroup(GROUP, CONSUMER, dict.fromkeys(readers, ">"), count=self._batch_size,
+                                           block=self._block_ms if block else None)
+        except Exception as error:
+            log.warning("dispatcher: read failed (%s)", error)
+            for consumer in readers.values():
+                consumer.reset()
+            self._stop.wait(self._block_ms / 1000)
+            return []
+        pairs = reply.items() if isinstance(reply, dict) else (reply or ())  # RESP3 answers a map
+        return [(text(stream), entries[0] if isinstance(reply, dict) else entries) for stream, entries in pairs]
+
+    def _poll(self, readers: dict[str, PartitionConsumer], block: bool) -> list[tuple[str, Any]]:
+        """Redis Cluster: one non-blocking XREADGROUP per partition (pipelined per node); sleep if none had any."""
+        replies = poll_groups(self._redis, GROUP, CONSUMER, list(readers), self._batch_size)
+        delivered = []
+        for key, reply in replies.items():
+            if isinstance(reply, BaseException):
+                readers[key].reset()
+            elif reply:
+                delivered.append((key, reply))
+        if delivered:
             self._poll_ms = POLL_MS
-        else:
+        elif block:
             self._stop.wait(self._poll_ms / 1000)
             self._poll_ms = min(POLL_MAX_MS, self._poll_ms * 2)
+        return delivered

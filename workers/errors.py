@@ -126,3 +126,9 @@ class Fenced(Exception):
 
 class StaleCache(Exception):
     """The stored checkpoint moved under the in-memory cache; reload and retry the entry."""
+
+
+class OutOfOrder(Exception):
+    """An older entry of the partition is still pending (a paused process moved it there after
+    this owner's replay, or an earlier write of the batch failed): nothing was written; replay
+    the pending list, in id order, before anything newer."""

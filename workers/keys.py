@@ -13,16 +13,13 @@ from dataclasses import dataclass
 
 PROTOCOL = 1
 GROUP = "workers"
+CONSUMER = "owner"  # the one consumer name of every partition's group: the consumer is the
+# partition's current owner, not a process, and one XREADGROUP names one consumer for all streams
 
 
 def partition_of(session: str, partitions: int) -> int:
     """The partition of a session: zlib.crc32 of its UTF-8 bytes modulo P."""
     return zlib.crc32(session.encode("utf-8")) % partitions
-
-
-def consumer_of(partition: int) -> str:
-    """The one consumer name of a partition's group: the consumer is the partition, not the process."""
-    return f"p{partition}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,6 +69,10 @@ class Keys:
     def channel(self, partition: int, session: str) -> str:
         """Pub/sub channel of the accepted frames of a session."""
         return f"{self.tag(partition)}:frames:{session}"
+
+    def channel_pattern(self) -> str:
+        """PSUBSCRIBE pattern matching the frame channels of every session (a bench subscriber)."""
+        return f"{self.prefix}:{{p*}}:frames:*"
 
     def session(self, partition: int, session: str) -> str:
         """Session hash: `generations` count, `src:<sourceCallId>` -> uiId, `ui:<uiId>` -> latest

@@ -3,6 +3,14 @@
 It owns the partition while its fencing epoch is current.  Every entry ends in exactly one
 script call that replies and XACKs together with its effect, so an entry is never lost (still
 pending for the next owner) and never applied twice (acked with its effect).
+
+New entries are delivered by the dispatcher's one `XREADGROUP` for every readable partition
+(`take`); the consumer replays its pending list itself (`step`): when it starts, after an
+error, when a write found an older entry still pending (`OutOfOrder`), and when the pool's
+renewal counted pending entries (`request_replay`).  Acks happen in id order: every
+entry-ending script refuses to write while an older entry of the partition is pending, so an
+entry that a paused-then-resumed process moved into the pending list after this owner's replay
+is applied before anything newer, never after it, and never stays behind.
 """
 
 from __future__ import annotations
@@ -10,6 +18,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,12 +29,12 @@ from .batch import Queued, WriteBatch
 from .cache import GenerationCache
 from .dead_letter import DeadLetterPolicy
 from .entry import address_of, decode_fields, error_reply, ok_reply_text, parse_body, parse_entry
-from .errors import ErrorCode, Fenced, HostError, StaleCache
-from .keys import GROUP, Keys, consumer_of, partition_of
+from .errors import ErrorCode, Fenced, HostError, OutOfOrder, StaleCache
+from .keys import CONSUMER, GROUP, Keys, partition_of
 from .metrics import Metrics, entry_label
 from .operations import ActionServices, PartitionOperations
-from .redisio import TRANSIENT_ERRORS, Backoff, is_busy_group
-from .scripts import NEW, PENDING, ScriptCall, Scripts
+from .redisio import TRANSIENT_ERRORS, Backoff, is_busy_group, stream_id, text
+from .scripts import PENDING, ScriptCall, Scripts
 from .store import Store
 from .tools import TOOLS, Decision, ToolHandler
 
@@ -50,7 +59,7 @@ class PartitionConsumer:
 
     def __init__(self, *, redis: Any, settings: Settings, keys: Keys, scripts: Scripts,
                  metrics: Metrics, partition: int, epoch: int, actions: ActionServices | None = None,
-                 cache: GenerationCache | None = None) -> None:
+                 cache: GenerationCache | None = None, valid_until: float = float("inf")) -> None:
         self.partition = partition
         self.epoch = epoch
         self._redis = redis
@@ -60,7 +69,6 @@ class PartitionConsumer:
         self._metrics = metrics
         self._lease = keys.lease(partition)
         self._input = keys.input(partition)
-        self._consumer = consumer_of(partition)
         self._store = Store(redis=redis, keys=keys, partition=partition, session_ttl_s=settings.session_ttl_s,
                             cache=cache, scope=epoch)
         self._handler = ToolHandler(settings=settings, keys=keys, partition=partition, store=self._store)
@@ -73,9 +81,9 @@ class PartitionConsumer:
         self.busy = threading.Lock()  # held by the dispatcher while this consumer works
         self.fenced = False
         self._last_trim = time.monotonic()
-        self._cursor: str | None = None  # the last entry id seen by a fenced read
-        self._replay = True  # replay the pending list before anything newer
-        self._woken = False
+        self._replay = True  # replay the pending list (and create the group) before anything newer
+        self._replay_requested = False  # the pool's renewal counted pending entries
+        self.valid_until = valid_until  # monotonic time until which the lease is surely held
         self._batch: WriteBatch | None = None  # the writes of the read batch in hand
         self._retry_at = 0.0
         self._next_reap = 0.0
@@ -97,20 +105,24 @@ class PartitionConsumer:
         """The partition's input stream."""
         return self._input
 
-    @property
-    def cursor(self) -> str | None:
-        """The id after which a plain XREAD wakes this consumer (None: it must read at once)."""
-        return None if self._replay else self._cursor
+    def readable(self, until: float) -> bool:
+        """True when the dispatcher may deliver new entries that it reads by `until`: replayed,
+        not backing off, and the lease surely held until then (a process resumed after a pause
+        past its lease must not move entries into the pending list; those it moves in a race
+        anyway are found by the owner's next write or renewal)."""
+        return (not self._replay and not self._stop.is_set() and until < self.valid_until
+                and time.monotonic() >= self._retry_at)
 
-    def wake(self) -> None:
-        """An entry arrived after the cursor (or the blocking read failed): read at the next turn."""
-        self._woken = True
+    def request_replay(self) -> None:
+        """Replay the pending list at the next turn (the renewal found entries pending)."""
+        self._replay_requested = True
 
     def ready(self, now: float) -> bool:
-        """True when the dispatcher should give this consumer a turn now."""
+        """True when the dispatcher should give this consumer a `step` turn now."""
         if self._stop.is_set() or now < self._retry_at:
             return False
-        return self._replay or self._cursor is None or self._woken or now >= self._next_reap
+        return (self._replay or self._replay_requested or now >= self._next_reap
+                or now - self._last_trim >= TRIM_EVERY_S)
 
     def ensure_group(self) -> None:
         """Create the partition's consumer group (and stream) if needed."""
@@ -121,29 +133,23 @@ class PartitionConsumer:
                 raise
 
     def step(self) -> bool:
-        """Replay pending entries if needed, then one batch of new ones; True if entries were read.
+        """Replay the pending list if needed, then the reaper and the trim; True if entries were read."""
+        return self._guarded(self._turn)
 
-        Transient Redis errors (and bugs) schedule a retry with back-off and a replay of the
-        pending list; a lost lease marks the consumer fenced and stops it.
-        """
-        woken, self._woken = self._woken, False
+    def take(self, entries: list[tuple[Any, Any]]) -> None:
+        """Decide entries the dispatcher delivered (new, in id order) and write them in one round trip."""
+        self._guarded(lambda: self._take(entries))
+
+    def _guarded(self, work: Callable[[], bool]) -> bool:
+        """Run `work`; transient Redis errors (and bugs) schedule a retry with back-off and a
+        replay, an older pending entry a replay at once, a lost lease stops the consumer."""
         try:
-            read = False
-            if self._replay:
-                self.ensure_group()
-                self._replay_pending()
-                self._cursor = None
-                self._replay = False
-            if woken or self._cursor is None:
-                read = self._read_new()
-            now = time.monotonic()
-            if now >= self._next_reap:
-                self._next_reap = now + self._settings.reaper_interval_ms / 1000
-                if self._may_have_operations():
-                    self._operations.maybe_reap(self._quiet)
-            self._maybe_trim()
+            worked = work()
             self._backoff.reset()
-            return read
+            return worked
+        except OutOfOrder:
+            self._replay = True
+            return True
         except Fenced:
             self._lost()
         except TRANSIENT_ERRORS as error:
@@ -154,6 +160,26 @@ class PartitionConsumer:
             log.exception("partition %d: unexpected error; replaying pending entries", self.partition)
             self._retry_later()
         return False
+
+    def _turn(self) -> bool:
+        replayed = False
+        if self._replay or self._replay_requested:
+            self._replay_requested = False
+            if self._replay:
+                self.ensure_group()
+            replayed = self._replay_pending()
+            self._replay = False
+        now = time.monotonic()
+        if now >= self._next_reap:
+            self._next_reap = now + self._settings.reaper_interval_ms / 1000
+            if self._may_have_operations():
+                self._operations.maybe_reap(self._quiet)
+        self._maybe_trim()
+        return replayed
+
+    def reset(self) -> None:
+        """The dispatcher's read failed (a Redis error): create the group again and replay."""
+        self._replay = True
 
     def _may_have_operations(self) -> bool:
         """False while the partition is known to hold no queued or running operation.
@@ -174,33 +200,28 @@ class PartitionConsumer:
         self.fenced = True
         self._stop.set()
 
-    def _replay_pending(self) -> None:
-        """Entries delivered to this partition's consumer but never acked (a previous owner's)."""
+    def _replay_pending(self) -> bool:
+        """Entries delivered to the partition's consumer but never acked (a previous owner's, or
+        moved there by a paused process), oldest first, each written on its own."""
+        replayed = False
         while not self._stop.is_set():
-            batch = self._scripts.read(self._lease, self._input, self.epoch, self._consumer,
+            batch = self._scripts.read(self._lease, self._input, self.epoch, CONSUMER,
                                        self._settings.batch_size, PENDING)
             if not batch.entries:
-                return
+                return replayed
+            replayed = True
             for entry_id, fields in batch.entries:
                 if self._stop.is_set():
-                    return
+                    return replayed
                 self._handle(entry_id, fields, batch.deliveries.get(entry_id, 1))
+        return replayed
 
-    def _read_new(self) -> bool:
-        """Take new entries with a fenced read, decide them in order, write them in one round trip.
-
-        A blocking XREADGROUP would move entries into the pending list even when this process
-        lost its lease while it was paused; the fenced read script refuses that, so only the
-        current owner ever delivers entries, and it finds them all in its own replay.  Waiting
-        is the dispatcher's plain XREAD, which moves nothing.
-        """
-        batch = self._scripts.read(self._lease, self._input, self.epoch, self._consumer,
-                                   self._settings.batch_size, NEW)
-        self._cursor = batch.cursor
+    def _take(self, entries: list[tuple[Any, Any]]) -> bool:
+        """Decide delivered entries in order against the cache, then write them in one round trip."""
         self._batch = WriteBatch(self._scripts.batch())
         try:
-            for entry_id, fields in batch.entries:
-                self._handle(entry_id, fields, 1)
+            for entry_id, fields in entries:
+                self._handle(text(entry_id), fields, 1)
                 if self._stop.is_set():
                     break
             self._flush()
@@ -210,8 +231,7 @@ class PartitionConsumer:
             raise
         finally:
             self._batch = None
-        self._woken = len(batch.entries) >= self._settings.batch_size  # more may be waiting
-        return bool(batch.entries)
+        return True
 
     def _handle(self, entry_id: str, raw_fields: Any, deliveries: int) -> None:
         fields = decode_fields(raw_fields or {})
@@ -249,7 +269,7 @@ class PartitionConsumer:
                 return self._submit(write, Queued(entry_id, fields, session, write.outcome, started, write.decision))
             except StaleCache:
                 self._store.forget(session)  # another writer moved the state: re-read and retry
-            except Fenced:
+            except (Fenced, OutOfOrder):
                 raise
             except TRANSIENT_ERRORS:
                 raise
@@ -333,7 +353,7 @@ class PartitionConsumer:
         retry: list[Queued] = []
         for queued, error in batch.execute():
             if isinstance(error, Fenced):
-                raise error
+                raise error  # an OutOfOrder is decided again below: its predecessor in the batch failed
             if error is not None or queued.session in failed:
                 failed.add(queued.session)  # booked already; booked again when decided again (rare)
                 retry.append(queued)
@@ -374,10 +394,16 @@ class PartitionConsumer:
         self._metrics.dead_lettered.labels(reason).inc()
 
     def _quiet(self) -> bool:
-        """True when the stream holds no entry newer than the last one read (the reaper's precondition)."""
-        if self._cursor is None:
+        """True when every entry of the stream was delivered and acked (the reaper's precondition:
+        no job report waits unread)."""
+        pipe = self._redis.pipeline(transaction=False)
+        pipe.xinfo_groups(self._input)
+        pipe.xrevrange(self._input, count=1)
+        groups, newest = pipe.execute()
+        group = next((g for g in groups if text(g["name"]) == GROUP), None)
+        if group is None or group.get("pending"):
             return False
-        return not self._redis.xread({self._input: self._cursor}, count=1)
+        return not newest or stream_id(newest[0][0]) <= stream_id(group["last-delivered-id"])
 
     def _maybe_trim(self) -> None:
         """Trim the input stream below the oldest pending entry (MINID), never by MAXLEN."""

@@ -67,10 +67,11 @@ class WorkerPool:
                                 frame_log_max=settings.frame_log_max,
                                 frame_log_max_bytes=settings.frame_log_max_bytes,
                                 session_ttl_ms=settings.session_ttl_s * 1000,
-                                max_plain_per_session=settings.max_plain_per_session)
+                                max_plain_per_session=settings.max_plain_per_session,
+                                max_generations_per_session=settings.max_generations_per_session)
         self._actions = actions or ActionServices.of(settings, redis)  # the catalog: validated at start
         self._held: dict[int, PartitionConsumer] = {}
-        self._dispatcher = Dispatcher(redis=redis)
+        self._dispatcher = Dispatcher(redis=redis, batch_size=settings.batch_size)
         self._cache = GenerationCache(max_bytes=settings.cache_bytes)  # shared by every held partition
         self._heap = HeapPolicy(every_s=settings.gc_freeze_s)
         self._stop = threading.Event()
@@ -179,10 +180,15 @@ class WorkerPool:
             return
         self._renewed_at = now
         held_now = list(self._held.items())
-        leases = [(self._keys.lease(partition), consumer.epoch) for partition, consumer in held_now]
-        renewals = self._scripts.renew(leases, self._settings.lease_ttl_ms)
-        for (partition, consumer), renewed in zip(held_now, renewals, strict=True):
-            if not renewed:
+        leases = [(self._keys.lease(partition), consumer.epoch, self._keys.input(partition))
+                  for partition, consumer in held_now]
+        renewals = self._scripts.renew_counting(leases, self._settings.lease_ttl_ms)
+        for (partition, consumer), renewal in zip(held_now, renewals, strict=True):
+            if renewal is not None:
+                consumer.valid_until = now + self._settings.lease_ttl_ms / 1000  # `now`: before the renewal was sent
+                if renewal.pending:  # in hand, or moved there by a paused process: a replay finds out
+                    consumer.request_replay()
+            else:
                 log.warning("pool %s: lease of partition %d lost", self.worker_id, partition)
                 consumer.stop()  # its commits are fenced already; no need to wait for it
                 self._dispatcher.detach([partition])
@@ -201,17 +207,18 @@ class WorkerPool:
         wanted = free[: share - len(self._held)]
         if not wanted or self._stop.is_set():
             return
+        sent = time.monotonic()
         attempts = self._scripts.acquire_many(
             [(self._keys.lease(p), self._keys.epoch(p)) for p in wanted], self.worker_id, self._settings.lease_ttl_ms)
         for partition, attempt in zip(wanted, attempts, strict=False):
             if attempt.outcome is Acquired.ACQUIRED:
-                self._start(partition, attempt.epoch)
+                self._start(partition, attempt.epoch, sent + self._settings.lease_ttl_ms / 1000)
         self._metrics.leases_held.set(len(self._held))
 
-    def _start(self, partition: int, epoch: int) -> None:
+    def _start(self, partition: int, epoch: int, valid_until: float) -> None:
         consumer = PartitionConsumer(redis=self._redis, settings=self._settings, keys=self._keys,
                                      scripts=self._scripts, metrics=self._metrics, partition=partition, epoch=epoch,
-                                     actions=self._actions, cache=self._cache)
+                                     actions=self._actions, cache=self._cache, valid_until=valid_until)
         self._held[partition] = consumer
         self._metrics.leases_acquired.inc()
         self._dispatcher.attach(consumer)
@@ -236,7 +243,7 @@ class WorkerPool:
 
     def _hand_over(self, held: list[PartitionConsumer]) -> None:
         """Wait for the batches in hand, then release the leases in one round trip."""
-        self._dispatcher.detach([consumer.partition for consumer in held])
+        self._dispatcher.detach([consumer.partition for consumer in held], wait_read=True)
         try:
             released = self._scripts.release_many([(self._keys.lease(c.partition), c.epoch) for c in held])
             self._metrics.leases_released.inc(sum(released))

@@ -55,6 +55,12 @@ def text(value: Any) -> str:
     return "" if value is None else str(value)
 
 
+def stream_id(value: Any) -> tuple[int, int]:
+    """A stream entry id ("<ms>-<seq>", text or bytes) as a pair that sorts as Redis orders ids."""
+    ms, _, seq = text(value).partition("-")
+    return int(ms), int(seq or 0)
+
+
 class ScriptUnavailable(ConnectionError):
     """A script the server lost could not be loaded again (a fail-over in progress): retry later."""
 
@@ -149,26 +155,35 @@ def wait_replicated(redis_client: Any, key: str, timeout_ms: int) -> int | None:
     return acknowledged
 
 
-def poll_streams(redis_client: Any, streams: dict[str, str]) -> dict[str, Any]:
-    """Redis Cluster: a non-blocking `XREAD COUNT 1` of each stream after its id; key -> reply or error.
+def poll_groups(redis_client: Any, group: str, consumer: str, keys: list[str], count: int) -> dict[str, Any]:
+    """Redis Cluster: a non-blocking `XREADGROUP ... >` of each stream; key -> entries or error.
 
-    One XREAD cannot name streams of two slots, so each is its own command, pipelined on a
+    One read cannot name streams of two slots, so each is its own command, pipelined on a
     plain connection per node (redis-py's cluster pipeline costs 8x more client time).  A node
     that fails or moved a slot answers an error for its streams: their readers meet it on
     their own commands, which refresh the client's slot map.
     """
     groups: dict[str, tuple[Any, list[str]]] = {}
-    for key in streams:
+    for key in keys:
         node = redis_client.get_node_from_key(key)
         groups.setdefault(node.name, (node, []))[1].append(key)
     replies: dict[str, Any] = {}
-    for node, keys in groups.values():
+    for node, node_keys in groups.values():
         try:
             pipe = redis_client.get_redis_connection(node).pipeline(transaction=False)
-            for key in keys:
-                pipe.execute_command("XREAD", "COUNT", 1, "STREAMS", key, streams[key])
+            for key in node_keys:
+                pipe.execute_command("XREADGROUP", "GROUP", group, consumer, "COUNT", count, "STREAMS", key, ">")
             results: list[Any] = pipe.execute(raise_on_error=False)
         except Exception as error:  # reported per stream: the caller decides
-            results = [error] * len(keys)
-        replies.update(zip(keys, results, strict=True))
+            results = [error] * len(node_keys)
+        for key, result in zip(node_keys, results, strict=True):
+            replies[key] = result if isinstance(result, BaseException) else _entries_of(result)
     return replies
+
+
+def _entries_of(reply: Any) -> list[Any]:
+    """The entries of a one-stream XREAD/XREADGROUP reply (RESP2 list or RESP3 map)."""
+    if not reply:
+        return []
+    entries: list[Any] = next(iter(reply.values()))[0] if isinstance(reply, dict) else reply[0][1]
+    return entries

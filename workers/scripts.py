@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from .dead_letter import DeadLetterPolicy, bounded_copy
-from .errors import Fenced, StaleCache
+from .errors import Fenced, OutOfOrder, StaleCache
 from .receipts import ReceiptChange
 from .redisio import ScriptUnavailable, is_cluster, is_no_script, node_of, text, wait_replicated
 
@@ -65,6 +65,7 @@ class Code(enum.StrEnum):
     RENEWED = "renewed"
     RELEASED = "released"
     STALE = "stale"  # a CAS failed: the caller's read is out of date
+    GAP = "gap"  # an older entry of the partition is still pending: nothing written
     DELETED = "deleted"
     EXISTS = "exists"
     FULL = "full"
@@ -82,6 +83,21 @@ class Code(enum.StrEnum):
 def reply_code(reply: Any) -> Code:
     """The named code of a script's reply: the reply itself, or the first element of a table."""
     return Code(text(reply[0] if isinstance(reply, list) else reply))
+
+
+def check_owner(code: Code, lease_key: str) -> None:
+    """Raise what an entry-ending script's ownership codes mean: `Fenced` or `OutOfOrder`."""
+    if code is Code.FENCED:
+        raise Fenced(lease_key)
+    if code is Code.GAP:
+        raise OutOfOrder(lease_key)
+
+
+@dataclass(frozen=True, slots=True)
+class Renewal:
+    """A renewed lease and the entries pending in its partition's consumer group."""
+
+    pending: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -152,8 +168,7 @@ class ScriptCall:
 
 def _fenced_check(lease_key: str) -> Callable[[Any], None]:
     def check(result: Any) -> None:
-        if reply_code(result) is Code.FENCED:
-            raise Fenced(lease_key)
+        check_owner(reply_code(result), lease_key)
     return check
 
 
@@ -199,7 +214,7 @@ class ScriptBatch:
                     raise result
                 call.check(result)
                 outcomes.append(None)
-            except (Fenced, StaleCache) as error:
+            except (Fenced, OutOfOrder, StaleCache) as error:
                 outcomes.append(error)
         return outcomes
 
@@ -209,7 +224,7 @@ class Scripts:
 
     def __init__(self, *, redis: Any, group: str, reply_ttl_ms: int, frame_log_max: int,
                  frame_log_max_bytes: int = 16 * 1024 * 1024, session_ttl_ms: int = 0,
-                 max_plain_per_session: int = 256) -> None:
+                 max_plain_per_session: int = 256, max_generations_per_session: int = 0) -> None:
         self._redis = redis
         self._group = group
         self._reply_ttl_ms = reply_ttl_ms
@@ -217,6 +232,7 @@ class Scripts:
         self._frame_log_max_bytes = frame_log_max_bytes
         self._session_ttl_ms = session_ttl_ms
         self._max_plain = max_plain_per_session
+        self._max_generations = max_generations_per_session  # 0: commit.lua checks no capacity
         self._cluster = is_cluster(redis)
         self._scripts = register_scripts(redis, _NAMES)
 
@@ -285,13 +301,21 @@ class Scripts:
 
     def renew(self, leases: Sequence[tuple[str, int]], ttl_ms: int) -> list[bool]:
         """Extend (lease key, epoch) pairs in one round trip; False means that lease is fenced."""
+        return [r is not None for r in self.renew_counting([(lease, epoch, "") for lease, epoch in leases], ttl_ms)]
+
+    def renew_counting(self, leases: Sequence[tuple[str, int, str]], ttl_ms: int) -> list[Renewal | None]:
+        """Extend (lease key, epoch, input stream) triples in one round trip, counting each
+        partition's pending entries ("" for no stream); None means that lease is fenced."""
+        calls = [([lease, stream] if stream else [lease], [epoch, ttl_ms, self._group])
+                 for lease, epoch, stream in leases]
         if self._cluster:
-            renewed = self._many("lease_renew", [([lease_key], [epoch, ttl_ms]) for lease_key, epoch in leases])
-            return [reply_code(result) is Code.RENEWED for result in renewed]
-        pipe = self._redis.pipeline(transaction=False)
-        for lease_key, epoch in leases:
-            self._scripts["lease_renew"](keys=[lease_key], args=[epoch, ttl_ms], client=pipe)
-        return [reply_code(result) is Code.RENEWED for result in pipe.execute()]
+            results = self._many("lease_renew", calls)
+        else:
+            pipe = self._redis.pipeline(transaction=False)
+            for keys, args in calls:
+                self._scripts["lease_renew"](keys=keys, args=args, client=pipe)
+            results = pipe.execute()
+        return [Renewal(int(result[1])) if reply_code(result) is Code.RENEWED else None for result in results]
 
     def release(self, lease_key: str, epoch: int) -> bool:
         """Give the lease back; False if it was no longer held with that epoch."""
@@ -333,16 +357,17 @@ class Scripts:
                            plan.new_generation, plan.digest, plan.frame, self._frame_log_max,
                            self._frame_log_max_bytes, plan.reply, self._reply_ttl_ms, plan.channel,
                            plan.session_field, plan.session_value, plan.generations_increment,
-                           self._session_ttl_ms, plan.ui_field, plan.field_prefix]
+                           self._session_ttl_ms, plan.ui_field, plan.field_prefix, self._max_generations]
         for field, value in plan.fields:
             args += [field, value]
 
         def check(result: Any) -> None:
             code = reply_code(result)
-            if code is Code.FENCED:
-                raise Fenced(lease_key)
+            check_owner(code, lease_key)
             if code is Code.STALE:
                 raise StaleCache(f"stored seq {text(result[1])}, generation {text(result[2])}")
+            if code is Code.FULL:  # decided on an out-of-date count: decided again, it is refused
+                raise StaleCache("the session holds its maximum of generations")
         return ScriptCall("commit", keys, args, check)
 
     def reply(self, lease_key: str, input_key: str, epoch: int, entry_id: str,
@@ -370,8 +395,7 @@ class Scripts:
 
         def check(result: Any) -> None:
             code = reply_code(result)
-            if code is Code.FENCED:
-                raise Fenced(lease_key)
+            check_owner(code, lease_key)
             if code is Code.EXISTS:
                 raise StaleCache("the call id already holds a plain document")
             if code is Code.FULL:
@@ -413,8 +437,7 @@ class Scripts:
                            c.prompt, c.ref_json, c.action_id, c.inbox_max]
         result = self._scripts["receipt"](keys=keys, args=args)
         code = reply_code(result)
-        if code is Code.FENCED:
-            raise Fenced(lease_key)
+        check_owner(code, lease_key)
         if code is not Code.OK:
             detail = text(result[1]) if len(result) > 1 else ""
             raise StaleCache(f"receipt change refused by receipt.lua ({code} {detail})".strip())

@@ -8,8 +8,8 @@ import time
 import pytest
 
 from tests.integration.conftest import Runtime, example
-from workers.errors import Fenced
-from workers.keys import GROUP, consumer_of
+from workers.errors import Fenced, StaleCache
+from workers.keys import CONSUMER, GROUP, generation_field, ui_field
 from workers.scripts import Acquired, CommitPlan, Scripts
 
 pytestmark = pytest.mark.integration
@@ -97,7 +97,7 @@ def test_an_entry_delivered_too_often_is_dead_lettered_with_an_error_reply(runti
     runtime.redis.xgroup_create(stream, GROUP, id="0", mkstream=True)
     raw_submit(runtime, fields("poison"))
     for _ in range(2):  # two deliveries that never committed (crashed owners)
-        runtime.redis.xreadgroup(GROUP, consumer_of(p), {stream: "0" if _ else ">"})
+        runtime.redis.xreadgroup(GROUP, CONSUMER, {stream: "0" if _ else ">"})
     runtime.start()
     reply = reply_of(runtime, "poison")
     assert reply["error"]["code"] == "dead_letter"
@@ -114,7 +114,7 @@ def test_a_zombie_owner_cannot_commit_after_a_takeover(runtime: Runtime) -> None
     assert successor.outcome is Acquired.ACQUIRED and successor.epoch > zombie.epoch
     runtime.redis.xgroup_create(keys.input(0), GROUP, id="0", mkstream=True)
     entry = runtime.redis.xadd(keys.input(0), {"session": "s"}).decode()
-    runtime.redis.xreadgroup(GROUP, consumer_of(0), {keys.input(0): ">"})
+    runtime.redis.xreadgroup(GROUP, CONSUMER, {keys.input(0): ">"})
     plan = CommitPlan(session_keys=keys.session_keys(0, "s"), reply_key=keys.reply(0, "s", "r"),
                       expected_seq=0, expected_generation=0, new_generation=1, digest="d", frame="{}",
                       reply="{}", channel=keys.channel(0, "s"), ui_field="ui:u", field_prefix="u:1:",
@@ -157,3 +157,28 @@ def test_an_unknown_entry_field_is_refused_without_echoing_its_name(runtime: Run
     raw_submit(runtime, fields("odd", secretfieldname="x"))
     error = reply_of(runtime, "odd")["error"]
     assert error["code"] == "malformed_entry" and "secretfieldname" not in json.dumps(error)
+
+
+def test_commit_refuses_an_open_beyond_the_generation_capacity(runtime: Runtime) -> None:
+    keys, stream = runtime.client.keys, runtime.client.keys.input(0)
+    scripts = Scripts(redis=runtime.redis, group=GROUP, reply_ttl_ms=1000, frame_log_max=100,
+                      max_generations_per_session=2)
+    epoch = scripts.acquire(keys.lease(0), keys.epoch(0), "capacity", 10_000).epoch
+    runtime.redis.xgroup_create(stream, GROUP, id="0", mkstream=True)
+
+    def open_ui(ui_id: str) -> None:
+        entry = runtime.redis.xadd(stream, {"session": "cap"}).decode()
+        runtime.redis.xreadgroup(GROUP, CONSUMER, {stream: ">"})
+        plan = CommitPlan(session_keys=keys.session_keys(0, "cap"), reply_key=keys.reply(0, "cap", ui_id),
+                          expected_seq=0, expected_generation=0, new_generation=1, digest="d", frame="{}", reply="{}",
+                          channel=keys.channel(0, "cap"), ui_field=ui_field(ui_id),
+                          field_prefix=generation_field(ui_id, 1, ""), generations_increment=1, fields=[("seq", 1)])
+        scripts.run(scripts.commit_call(keys.lease(0), stream, epoch, entry, plan))
+
+    open_ui("a")
+    open_ui("b")
+    with pytest.raises(StaleCache, match="maximum of generations"):  # decided again, it is refused
+        open_ui("c")
+    assert runtime.redis.hget(keys.session(0, "cap"), "generations") == b"2"
+    assert runtime.redis.hget(keys.session(0, "cap"), ui_field("c")) is None  # nothing written, nothing replaced
+    assert runtime.redis.llen(keys.reply(0, "cap", "c")) == 0

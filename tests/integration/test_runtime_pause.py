@@ -1,12 +1,15 @@
 """A paused-then-resumed worker (SIGSTOP longer than the lease, then SIGCONT) under load.
 
 The resumed process still believes it owns the partition until its pool notices the lost
-lease.  Whatever it does in that window must not move entries into the partition's pending
-list: the real owner would never replay them (no reply, or a reply out of order).
+lease.  A read it sends in that window can move entries into the partition's pending list
+after the real owner replayed it: the owner must still apply them, before anything newer
+(its next write is refused while an older entry is pending) and even when nothing newer
+arrives (its lease renewal counts the pending entries).
 """
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -19,7 +22,8 @@ import pytest
 
 from tests.integration.conftest import FAST, Runtime, cursor_args, example
 from workers.errors import Fenced
-from workers.keys import GROUP, consumer_of
+from workers.keys import CONSUMER, GROUP
+from workers.partition import PartitionConsumer
 from workers.scripts import NEW, PENDING, Scripts
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
@@ -89,20 +93,71 @@ def test_a_fenced_read_moves_nothing_into_the_pending_list(runtime: Runtime) -> 
     zombie = scripts.acquire(keys.lease(0), keys.epoch(0), "zombie", 100)
     runtime.redis.xgroup_create(keys.input(0), GROUP, id="0", mkstream=True)
     first = runtime.redis.xadd(keys.input(0), {"session": "s", "n": "1"}).decode()
-    read = scripts.read(keys.lease(0), keys.input(0), zombie.epoch, consumer_of(0), 10, NEW)
+    read = scripts.read(keys.lease(0), keys.input(0), zombie.epoch, CONSUMER, 10, NEW)
     assert [entry_id for entry_id, _ in read.entries] == [first] and read.cursor == first
     time.sleep(0.2)  # the zombie stalls past its lease; a successor takes the partition
     successor = scripts.acquire(keys.lease(0), keys.epoch(0), "successor", 10_000)
     second = runtime.redis.xadd(keys.input(0), {"session": "s", "n": "2"}).decode()
     with pytest.raises(Fenced):
-        scripts.read(keys.lease(0), keys.input(0), zombie.epoch, consumer_of(0), 10, NEW)
+        scripts.read(keys.lease(0), keys.input(0), zombie.epoch, CONSUMER, 10, NEW)
     assert runtime.redis.xpending(keys.input(0), GROUP)["pending"] == 1  # only what it read while it owned
-    replay = scripts.read(keys.lease(0), keys.input(0), successor.epoch, consumer_of(0), 10, PENDING)
+    replay = scripts.read(keys.lease(0), keys.input(0), successor.epoch, CONSUMER, 10, PENDING)
     assert [entry_id for entry_id, _ in replay.entries] == [first] and replay.deliveries == {first: 2}
-    fresh = scripts.read(keys.lease(0), keys.input(0), successor.epoch, consumer_of(0), 10, NEW)
+    fresh = scripts.read(keys.lease(0), keys.input(0), successor.epoch, CONSUMER, 10, NEW)
     assert [(entry_id, fields) for entry_id, fields in fresh.entries] == [(second, {b"session": b"s", b"n": b"2"})]
-    idle = scripts.read(keys.lease(0), keys.input(0), successor.epoch, consumer_of(0), 10, NEW)
+    idle = scripts.read(keys.lease(0), keys.input(0), successor.epoch, CONSUMER, 10, NEW)
     assert idle.entries == [] and idle.cursor == second  # a plain XREAD from here wakes on the next entry
+
+
+def _patch(rt: Runtime, frame: dict[str, Any], i: int) -> tuple[str, dict[str, Any]]:
+    mutation = {"type": "update", "nodeId": "summary-card", "props": {"title": f"T{i}", "gap": "sm"}}
+    return PATCH, {**cursor_args(frame), "baseRevision": frame["revision"] + i, "mutation": mutation}
+
+
+def _delivered(rt: Runtime, stream: str, count: int) -> list[tuple[Any, Any]]:
+    """What one XREADGROUP moves into the pending list (as the dispatcher, or a zombie, reads)."""
+    reply = rt.redis.xreadgroup(GROUP, CONSUMER, {stream: ">"}, count=count)
+    return list(reply[0][1]) if reply else []
+
+
+def test_an_entry_a_zombie_moved_to_the_pending_list_is_applied_before_newer_ones(runtime: Runtime) -> None:
+    runtime.configure(**ONE_PARTITION)
+    keys, stream = runtime.client.keys, runtime.client.keys.input(0)
+    scripts = Scripts(redis=runtime.redis, group=GROUP, reply_ttl_ms=60_000, frame_log_max=100)
+    epoch = scripts.acquire(keys.lease(0), keys.epoch(0), "owner", 60_000).epoch
+    owner = PartitionConsumer(redis=runtime.redis, settings=runtime.settings, keys=keys, scripts=scripts,
+                              metrics=runtime.metrics, partition=0, epoch=epoch)
+    owner.step()  # creates the group, replays nothing
+    opened = runtime.client.submit("z", OPEN, {"document": example("stream-initial.json")}, call="open-z")
+    owner.take(_delivered(runtime, stream, 10))
+    frame = runtime.client.reply("z", opened, timeout=1)["result"]["frame"]
+    first, second = (runtime.client.submit("z", *_patch(runtime, frame, i), call=f"z-{i}") for i in range(2))
+    assert len(_delivered(runtime, stream, 1)) == 1  # a resumed zombie's read takes the first patch
+    owner.take(_delivered(runtime, stream, 10))  # the owner's next read brings the second one
+    assert runtime.client.peek_reply("z", second) is None  # refused: the first one is still pending
+    assert runtime.redis.xpending(stream, GROUP)["pending"] == 2
+    assert owner.ready(time.monotonic()) and not owner.readable(time.monotonic())  # it replays first
+    assert owner.step()
+    assert [runtime.client.reply("z", r, timeout=1)["ok"] for r in (first, second)] == [True, True]
+    assert [f["revision"] for _, f in runtime.client.frame_log("z")] == [0, 1, 2]
+    assert runtime.redis.xpending(stream, GROUP)["pending"] == 0
+
+
+def test_an_entry_a_zombie_moved_to_the_pending_list_is_applied_when_nothing_newer_arrives(
+        runtime: Runtime) -> None:
+    runtime.configure(**ONE_PARTITION).start(1)
+    runtime.wait_for_owners()
+    stream = runtime.client.keys.input(0)
+    reply = runtime.call("y", OPEN, {"document": example("stream-initial.json")}, call="open-y")
+    tool, arguments = _patch(runtime, reply["result"]["frame"], 0)
+    pipe = runtime.redis.pipeline(transaction=True)  # the zombie's read lands before the owner's
+    pipe.xadd(stream, {"session": "y", "request": "zombie-read", "kind": "tool", "name": tool, "call": "y-0",
+                       "body": json.dumps(arguments)})
+    pipe.xreadgroup(GROUP, CONSUMER, {stream: ">"}, count=1)
+    assert pipe.execute()[1]
+    renew_s = runtime.settings.lease_renew_ms / 1000
+    assert runtime.client.reply("y", "zombie-read", timeout=2 * renew_s + 1)["ok"]  # found by the renewal
+    assert runtime.redis.xpending(stream, GROUP)["pending"] == 0
 
 
 def test_a_resumed_paused_worker_leaves_nothing_pending_and_every_call_in_order(runtime: Runtime) -> None:
@@ -150,4 +205,4 @@ def test_epochs_after_a_restart_that_lost_the_counter_exceed_every_earlier_epoch
     assert after.epoch > before.epoch + 3
     runtime.redis.xgroup_create(keys.input(0), GROUP, id="0", mkstream=True)
     with pytest.raises(Fenced):
-        scripts.read(keys.lease(0), keys.input(0), before.epoch + 3, consumer_of(0), 10, NEW)
+        scripts.read(keys.lease(0), keys.input(0), before.epoch + 3, CONSUMER, 10, NEW)

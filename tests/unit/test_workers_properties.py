@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from prometheus_client import CollectorRegistry
 
 from config.settings import load_settings
-from workers.keys import GROUP, Keys, consumer_of, ui_field
+from workers.keys import CONSUMER, GROUP, Keys, ui_field
 from workers.metrics import Metrics
 from workers.partition import PartitionConsumer
 from workers.scripts import Scripts
@@ -53,7 +53,7 @@ class Harness:
         request = f"r{self.requests}"
         self.redis.xadd(self.keys.input(0), {"session": SESSION, "request": request, "kind": "tool", "name": tool,
                                              "call": call, "body": json.dumps(arguments)})
-        [(_, entries)] = self.redis.xreadgroup(GROUP, consumer_of(0), {self.keys.input(0): ">"})
+        [(_, entries)] = self.redis.xreadgroup(GROUP, CONSUMER, {self.keys.input(0): ">"})
         for entry_id, fields in entries:
             self.consumer._handle(entry_id, fields, 1)
         reply_key = self.keys.reply(0, SESSION, request)

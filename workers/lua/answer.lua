@@ -35,6 +35,7 @@
 -- ARGV[21] call id, ARGV[22] call digest, ARGV[23] result JSON (the adjacent-resend ledger)
 -- Returns  {'ok'}       committed
 --          {'fenced'}   the lease is gone or has a later epoch (nothing written)
+--          {'gap'}  an older entry of the partition is still pending (nothing written)
 --          {'deleted'}  the session was deleted (nothing written)
 --          {'stale'}    the turn or the block is not what the caller read (nothing written)
 --          {'full'}     the session holds ARGV[17] blocks (nothing written)
@@ -50,6 +51,9 @@ local call, call_digest, result = ARGV[21], ARGV[22], ARGV[23]
 
 if redis.call('HGET', lease, 'epoch') ~= epoch then
   return {'fenced'}
+end
+if redis.call('XPENDING', input, group, '-', '(' .. entry_id, 1)[1] then
+  return {'gap'}  -- an older entry of the partition is still pending: the caller replays it first
 end
 if redis.call('EXISTS', tombstone) == 1 then
   return {'deleted'}

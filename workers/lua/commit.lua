@@ -6,7 +6,7 @@
 -- KEYS[2]  input stream of the partition (XACK)
 -- KEYS[3]  generations hash of the session: fields ARGV[19] .. name, e.g. checkpoint (= ARGV[8]),
 --          seq, calls (the call ledger: accepted call digests separated by spaces) and the
---          bookkeeping fields of ARGV[20..]
+--          bookkeeping fields of ARGV[21..]
 -- KEYS[4]  session hash: generations (count), src:<sourceCallId> -> uiId, ARGV[18] (latest
 --          generation of the uiId), log_bytes (bytes of the frames in KEYS[5])
 -- KEYS[5]  frame log stream of the session (field frame)
@@ -31,10 +31,14 @@
 -- ARGV[17] session time-to-live in milliseconds, refreshed on KEYS[3..6] ("0": never expires)
 -- ARGV[18] session hash field holding the latest generation of the uiId
 -- ARGV[19] field name prefix of this generation in KEYS[3] ("<uiId>:<generation>:")
--- ARGV[20..] field, value pairs written to KEYS[3] (names without the prefix)
+-- ARGV[20] generations a session may hold ("0": no limit); an open beyond it writes nothing
+-- ARGV[21..] field, value pairs written to KEYS[3] (names without the prefix)
 -- Returns  {'ok'}                       committed
 --          {'fenced'}                   the lease is gone or has a later epoch (nothing written)
+--          {'gap'}  an older entry of the partition is still pending (nothing written)
 --          {'stale', seq, generation}   CAS failed: the stored cursor differs from the expected one
+--          {'full'}                     the open would exceed ARGV[20] generations (nothing written:
+--                                       seed 001 never overwrites a generation, it refuses the open)
 local lease, input, generations, session, frame_log, plain, reply_list =
   KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7]
 local epoch, group, entry_id = ARGV[1], ARGV[2], ARGV[3]
@@ -44,15 +48,25 @@ local max_count, max_bytes = tonumber(ARGV[9]), tonumber(ARGV[10])
 local reply, reply_ttl_ms, channel = ARGV[11], ARGV[12], ARGV[13]
 local session_field, session_value, generations_increment = ARGV[14], ARGV[15], ARGV[16]
 local session_ttl_ms, ui_field, prefix = ARGV[17], ARGV[18], ARGV[19]
-local FIRST_FIELD = 20  -- ARGV[20..]: field, value pairs of the generation
+local max_generations = tonumber(ARGV[20])
+local FIRST_FIELD = 21  -- ARGV[21..]: field, value pairs of the generation
 
 if redis.call('HGET', lease, 'epoch') ~= epoch then
   return {'fenced'}
+end
+if redis.call('XPENDING', input, group, '-', '(' .. entry_id, 1)[1] then
+  return {'gap'}  -- an older entry of the partition is still pending: the caller replays it first
 end
 local seq = redis.call('HGET', generations, prefix .. 'seq') or '0'
 local generation = redis.call('HGET', session, ui_field) or '0'
 if seq ~= expected_seq or generation ~= expected_generation then
   return {'stale', seq, generation}
+end
+if generations_increment ~= '0' and max_generations > 0 then
+  local held = tonumber(redis.call('HGET', session, 'generations') or '0')
+  if held + tonumber(generations_increment) > max_generations then
+    return {'full'}
+  end
 end
 if new_generation ~= generation then
   redis.call('HSET', session, ui_field, new_generation)

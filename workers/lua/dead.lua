@@ -19,6 +19,7 @@
 -- ARGV[10..] field, value pairs of the original entry, already bounded by the caller
 --          (unpack below must stay far from Lua's stack limit)
 -- Returns  'ok' dead-lettered and acked; 'fenced' the lease is gone or has a later epoch (nothing written)
+--          'gap' an older entry of the partition is still pending (nothing written)
 local lease, input, dead, dead_bytes, reply_list = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local epoch, group, entry_id, reason = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
 local reply, reply_ttl_ms = ARGV[5], ARGV[6]
@@ -27,6 +28,9 @@ local FIRST_FIELD = 10  -- ARGV[10..]: field, value pairs of the original entry
 
 if redis.call('HGET', lease, 'epoch') ~= epoch then
   return 'fenced'
+end
+if redis.call('XPENDING', input, group, '-', '(' .. entry_id, 1)[1] then
+  return 'gap'  -- an older entry of the partition is still pending: the caller replays it first
 end
 local fields = {'origin', entry_id, 'reason', reason}
 if truncated == '1' then

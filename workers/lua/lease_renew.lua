@@ -1,13 +1,26 @@
--- lease_renew: extend a lease that the caller still holds.
+-- lease_renew: extend a lease that the caller still holds, and count the partition's pending
+-- entries (entries a resumed paused process moved there after this owner's replay are found
+-- this way within one renewal interval, even when no newer entry arrives).
 -- KEYS[1]  lease hash of the partition
+-- KEYS[2]  input stream of the partition (optional)
 -- ARGV[1]  the caller's fencing epoch
 -- ARGV[2]  lease time-to-live in milliseconds
--- Returns  'renewed'; 'fenced' the lease expired or belongs to a later epoch (nothing changed)
-local lease = KEYS[1]
-local epoch, ttl_ms = ARGV[1], ARGV[2]
+-- ARGV[3]  consumer group name (with KEYS[2])
+-- Returns  {'renewed', pending}: pending = entries of KEYS[2] delivered and not acknowledged
+--          (0 without KEYS[2]); {'fenced'} the lease expired or belongs to a later epoch
+--          (nothing changed)
+local lease, input = KEYS[1], KEYS[2]
+local epoch, ttl_ms, group = ARGV[1], ARGV[2], ARGV[3]
 
-if redis.call('HGET', lease, 'epoch') == epoch then
-  redis.call('PEXPIRE', lease, ttl_ms)
-  return 'renewed'
+if redis.call('HGET', lease, 'epoch') ~= epoch then
+  return {'fenced'}
 end
-return 'fenced'
+redis.call('PEXPIRE', lease, ttl_ms)
+local pending = 0
+if input then
+  local summary = redis.pcall('XPENDING', input, group)  -- an error: no stream or group yet
+  if type(summary) == 'table' and not summary.err then
+    pending = summary[1]
+  end
+end
+return {'renewed', pending}

@@ -19,6 +19,7 @@
 -- ARGV[13] session time-to-live in milliseconds, refreshed on KEYS[3..6] ("0": never expires)
 -- Returns  'ok'      stored, replied and acked
 --          'fenced'  the lease is gone or has a later epoch (nothing written)
+--          'gap'  an older entry of the partition is still pending (nothing written)
 --          'exists'  the call id already holds a document (nothing written: the caller's view is stale)
 --          'full'    the session holds ARGV[10] plain documents (nothing written)
 local lease, input, plain, session, generations, frame_log, reply_list =
@@ -30,6 +31,9 @@ local reply, reply_ttl_ms, session_ttl_ms = ARGV[11], ARGV[12], ARGV[13]
 
 if redis.call('HGET', lease, 'epoch') ~= epoch then
   return 'fenced'
+end
+if redis.call('XPENDING', input, group, '-', '(' .. entry_id, 1)[1] then
+  return 'gap'  -- an older entry of the partition is still pending: the caller replays it first
 end
 if redis.call('HEXISTS', plain, digest_field) == 1 then
   return 'exists'

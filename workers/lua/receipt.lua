@@ -42,6 +42,7 @@
 -- Returns  {'ok'}                  committed
 -- nothing written by the other replies:
 --          {'fenced'}              the lease is gone or has a later epoch
+--          {'gap'}  an older entry of the partition is still pending (nothing written)
 --          {'stale', status}       CAS failed: the stored status is not ARGV[5] ("" = missing)
 --          {'duplicate', value}    the requestId is already indexed (value "<op> <digest>")
 --          {'forbidden'}           the transition is not allowed by the status machine
@@ -68,6 +69,9 @@ local allowed = {
 }
 if redis.call('HGET', lease, 'epoch') ~= epoch then
   return {'fenced'}
+end
+if entry_id ~= '' and redis.call('XPENDING', input, group, '-', '(' .. entry_id, 1)[1] then
+  return {'gap'}  -- an older entry of the partition is still pending: the caller replays it first
 end
 local stored = redis.call('HGET', operations, 'st:' .. op) or ''
 if stored ~= expected then

@@ -12,6 +12,7 @@
 -- ARGV[5]  reply time-to-live in milliseconds
 -- ARGV[6]  session time-to-live in milliseconds for KEYS[4..] ("0": never expires)
 -- Returns  'ok' replied and acked; 'fenced' the lease is gone or has a later epoch (nothing written)
+--          'gap' an older entry of the partition is still pending (nothing written)
 local lease, input, reply_list = KEYS[1], KEYS[2], KEYS[3]
 local FIRST_EXPIRY_KEY = 4  -- KEYS[4..]: the session's keys whose expiry slides
 local epoch, group, entry_id = ARGV[1], ARGV[2], ARGV[3]
@@ -19,6 +20,9 @@ local reply, reply_ttl_ms, session_ttl_ms = ARGV[4], ARGV[5], ARGV[6]
 
 if redis.call('HGET', lease, 'epoch') ~= epoch then
   return 'fenced'
+end
+if redis.call('XPENDING', input, group, '-', '(' .. entry_id, 1)[1] then
+  return 'gap'  -- an older entry of the partition is still pending: the caller replays it first
 end
 redis.call('RPUSH', reply_list, reply)
 redis.call('PEXPIRE', reply_list, reply_ttl_ms)

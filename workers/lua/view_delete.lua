@@ -14,6 +14,7 @@
 -- ARGV[6]  reply JSON, ARGV[7] reply time-to-live in ms
 -- Returns  'ok' deleted (or already deleted), replied and acked
 --          'fenced' the lease is gone or has a later epoch (nothing written)
+--          'gap'  an older entry of the partition is still pending (nothing written)
 local lease, input, tombstone, reply_list = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local FIRST_DELETED_KEY = 5  -- KEYS[5..]: the keys deleted
 local epoch, group, entry_id = ARGV[1], ARGV[2], ARGV[3]
@@ -21,6 +22,9 @@ local deleted_at, tombstone_ttl_ms, reply, reply_ttl_ms = ARGV[4], ARGV[5], ARGV
 
 if redis.call('HGET', lease, 'epoch') ~= epoch then
   return 'fenced'
+end
+if redis.call('XPENDING', input, group, '-', '(' .. entry_id, 1)[1] then
+  return 'gap'  -- an older entry of the partition is still pending: the caller replays it first
 end
 if redis.call('EXISTS', tombstone) == 0 then
   if tombstone_ttl_ms == '0' then

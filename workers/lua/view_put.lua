@@ -32,6 +32,7 @@
 -- Returns  {'ok', revision}           written
 -- nothing written by the other replies:
 --          {'fenced'}                 the lease is gone or has a later epoch
+--          {'gap'}  an older entry of the partition is still pending (nothing written)
 --          {'deleted'}                the session was deleted
 --          {'not_final'}              the block is not a final block with digest ARGV[6]
 --          {'stale', revision}        the stored revision is not ARGV[7]
@@ -49,6 +50,9 @@ local reply, reply_ttl_ms, session_ttl_ms = ARGV[17], ARGV[18], ARGV[19]
 
 if redis.call('HGET', lease, 'epoch') ~= epoch then
   return {'fenced'}
+end
+if redis.call('XPENDING', input, group, '-', '(' .. entry_id, 1)[1] then
+  return {'gap'}  -- an older entry of the partition is still pending: the caller replays it first
 end
 if redis.call('EXISTS', tombstone) == 1 then
   return {'deleted'}
