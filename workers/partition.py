@@ -16,6 +16,7 @@ is applied before anything newer, never after it, and never stays behind.
 from __future__ import annotations
 
 import logging
+import random
 import threading
 import time
 from collections.abc import Callable
@@ -80,7 +81,8 @@ class PartitionConsumer:
         self._stop = threading.Event()
         self.busy = threading.Lock()  # held by the dispatcher while this consumer works
         self.fenced = False
-        self._last_trim = time.monotonic()
+        # spread over one interval: partitions acquired together must not all trim in one round
+        self._last_trim = time.monotonic() - random.uniform(0, TRIM_EVERY_S)
         self._replay = True  # replay the pending list (and create the group) before anything newer
         self._replay_requested = False  # the pool's renewal counted pending entries
         self.valid_until = valid_until  # monotonic time until which the lease is surely held
