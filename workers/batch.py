@@ -63,7 +63,17 @@ class WriteBatch:
         When sending fails (a Redis error), the queue and `sessions()` are kept, so the caller
         can drop the optimistic cache of every session whose commit may not have happened.
         """
-        outcomes = self._scripts.execute()
+        return self._settled(self._scripts.execute())
+
+    def queue_into(self, pipe: Any) -> int:
+        """Append the queued calls to a pipeline of the caller's; returns how many replies they take."""
+        return self._scripts.queue_into(pipe)
+
+    def complete(self, results: list[Any]) -> list[tuple[Queued, BaseException | None]]:
+        """`execute` for calls sent with `queue_into`: their replies, in order."""
+        return self._settled(self._scripts.outcomes(results))
+
+    def _settled(self, outcomes: list[BaseException | None]) -> list[tuple[Queued, BaseException | None]]:
         queued, self.queued, self._chains = self.queued, [], {}
         return list(zip(queued, outcomes, strict=True))
 

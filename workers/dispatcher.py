@@ -1,10 +1,14 @@
 """The one thread of a pool process that reads and processes every partition it holds.
 
 Each round it gives a `step` turn to the consumers that need one (a replay of their pending
-list, the reaper, the trim), then delivers new entries to every readable partition with one
-`XREADGROUP GROUP workers owner COUNT n [BLOCK ms] STREAMS ... > ...`: blocking only when the
-previous round had nothing more to do, so an idle pool costs one blocking read per process.
-Each woken partition then takes its entries in turn (a busy partition cannot starve the
+list, the reaper, the trim), then sends one pipeline: the writes the previous round decided
+(every woken partition's, each still one atomic fenced script) followed by one
+`XREADGROUP GROUP workers owner COUNT n [BLOCK ms] STREAMS ... > ...` over every readable
+partition, blocking only when the previous round had nothing more to do.  So a round costs one
+round trip however many partitions it served, an idle pool one blocking read per process, and
+an entry arriving alone two round trips (the read that brings it, the pipeline that writes it
+and waits for the next).  The replies of the writes are settled before the new entries are
+decided; each woken partition takes its entries in turn (a busy partition cannot starve the
 others).  One thread instead of one per partition: the GIL lets only one run anyway, and 64
 threads contending for it cost more than they overlap.
 
@@ -22,8 +26,8 @@ bounds the added wake-up latency by POLL_MAX_MS and costs, per pool process, abo
 (held partitions) x (1000 / POLL_MAX_MS) reads a second while idle (README, Redis Cluster).
 
 The pool's tick thread attaches and detaches consumers; `detach` returns once the loop has
-finished the batch in hand of those partitions (and, with `wait_read`, the read in flight), so
-their leases can be released at once.
+finished the batch in hand of those partitions (and, with `wait_read`, sent their decided
+writes and finished the read in flight), so their leases can be released at once.
 """
 
 from __future__ import annotations
@@ -54,6 +58,7 @@ class Dispatcher:
         self._cluster = is_cluster(redis)
         self._poll_ms = POLL_MS
         self._more = True  # the last read filled a batch (or none happened yet): do not block
+        self._unsettled: list[PartitionConsumer] = []  # consumers whose decided writes go in the next pipeline
         self._consumers: dict[int, PartitionConsumer] = {}
         self._lock = threading.Lock()
         self._reading = threading.Lock()  # held while a read is in flight
@@ -85,12 +90,18 @@ class Dispatcher:
             detached = [self._consumers.pop(p) for p in partitions if p in self._consumers]
         for consumer in detached:
             consumer.stop()
-        if wait_read and detached:
-            with self._reading:
-                pass
         for consumer in detached:
             with consumer.busy:  # the loop holds it while the consumer works
                 pass
+        if wait_read:
+            deadline = time.monotonic() + 2 * self._block_ms / 1000 + 1
+            while any(c.unsettled for c in detached) and time.monotonic() < deadline:
+                time.sleep(0.002)  # the next pipeline sends them (after a blocking read at most)
+            with self._reading:
+                pass
+            for consumer in detached:
+                with consumer.busy:
+                    pass
         return detached
 
     def _attached(self) -> list[PartitionConsumer]:
@@ -121,17 +132,21 @@ class Dispatcher:
         return worked
 
     def _deliver(self, *, block: bool) -> None:
-        """Read new entries of every readable partition (blocking if `block`), then hand them out."""
+        """Send the decided writes and read new entries (blocking if `block`); settle, then hand out."""
         block_s = self._block_ms / 1000 if block else 0.0
         readers = {c.input_key: c for c in self._attached()
                    if c.readable(time.monotonic() + block_s + LEASE_MARGIN_S)}
-        if not readers:
+        unsettled, self._unsettled = self._unsettled, []
+        if not readers and not unsettled:
             self._more = False
             if block:
                 self._stop.wait(block_s)
             return
         with self._reading:
-            replies = self._read(readers, block)
+            settled, replies = self._exchange(unsettled, readers, block)
+        for written, results in settled:
+            with written.busy:
+                written.settle(results)
         self._more = False
         for key, entries in replies:
             consumer = readers.get(key)
@@ -140,21 +155,40 @@ class Dispatcher:
             with consumer.busy:
                 if consumer.stopping:
                     continue  # left pending: the next owner (or this one's replay) takes them
-                consumer.take(entries)
+                if consumer.take(entries, defer=not self._cluster) is not None:
+                    self._unsettled.append(consumer)
             self._more = self._more or len(entries) >= self._batch_size
 
-    def _read(self, readers: dict[str, PartitionConsumer], block: bool) -> list[tuple[str, Any]]:
-        """(stream key, entries) pairs; a failed read makes every reader replay (the group may be gone)."""
+    def _exchange(self, unsettled: list[PartitionConsumer], readers: dict[str, PartitionConsumer],
+                  block: bool) -> tuple[list[tuple[PartitionConsumer, Any]], list[tuple[str, Any]]]:
+        """One pipeline: the writes of `unsettled`, then the read; (consumer, replies) and (stream, entries)."""
         if self._cluster:
-            return self._poll(readers, block)
+            return [], self._poll(readers, block)
+        pipe = self._redis.pipeline(transaction=False)
+        counts = [(consumer, consumer.queue_into(pipe)) for consumer in unsettled]
+        if readers:
+            pipe.xreadgroup(GROUP, CONSUMER, dict.fromkeys(readers, ">"), count=self._batch_size,
+                            block=self._block_ms if block else None)
         try:
-            reply = self._redis.xreadgroup(GROUP, CONSUMER, dict.fromkeys(readers, ">"), count=self._batch_size,
-                                           block=self._block_ms if block else None)
+            results = pipe.execute(raise_on_error=False)
         except Exception as error:
-            log.warning("dispatcher: read failed (%s)", error)
+            log.warning("dispatcher: pipeline failed (%s)", error)
             for consumer in readers.values():
                 consumer.reset()
             self._stop.wait(self._block_ms / 1000)
+            return [(consumer, error) for consumer, _ in counts], []
+        settled, at = [], 0
+        for consumer, count in counts:
+            settled.append((consumer, results[at:at + count]))
+            at += count
+        return settled, self._entries(results[at], readers) if readers else []
+
+    def _entries(self, reply: Any, readers: dict[str, PartitionConsumer]) -> list[tuple[str, Any]]:
+        """(stream key, entries) pairs of an XREADGROUP reply; a failed read makes every reader replay."""
+        if isinstance(reply, BaseException):
+            log.warning("dispatcher: read failed (%s)", reply)
+            for consumer in readers.values():
+                consumer.reset()  # the group may be gone (a Redis restart): created again by the replay
             return []
         pairs = reply.items() if isinstance(reply, dict) else (reply or ())  # RESP3 answers a map
         return [(text(stream), entries[0] if isinstance(reply, dict) else entries) for stream, entries in pairs]

@@ -87,6 +87,7 @@ class PartitionConsumer:
         self._replay_requested = False  # the pool's renewal counted pending entries
         self.valid_until = valid_until  # monotonic time until which the lease is surely held
         self._batch: WriteBatch | None = None  # the writes of the read batch in hand
+        self._unsettled: WriteBatch | None = None  # writes handed to the dispatcher to send (`take(defer=True)`)
         self._retry_at = 0.0
         self._next_reap = 0.0
         self._active_operations: int | None = None  # queued/running operations at the last look
@@ -121,8 +122,8 @@ class PartitionConsumer:
 
     def ready(self, now: float) -> bool:
         """True when the dispatcher should give this consumer a `step` turn now."""
-        if self._stop.is_set() or now < self._retry_at:
-            return False
+        if self._stop.is_set() or now < self._retry_at or self._unsettled is not None:
+            return False  # (a replay must not see entries whose writes are still on their way)
         return (self._replay or self._replay_requested or now >= self._next_reap
                 or now - self._last_trim >= TRIM_EVERY_S)
 
@@ -138,9 +139,42 @@ class PartitionConsumer:
         """Replay the pending list if needed, then the reaper and the trim; True if entries were read."""
         return self._guarded(self._turn)
 
-    def take(self, entries: list[tuple[Any, Any]]) -> None:
-        """Decide entries the dispatcher delivered (new, in id order) and write them in one round trip."""
-        self._guarded(lambda: self._take(entries))
+    @property
+    def unsettled(self) -> bool:
+        """True while writes handed to the dispatcher have not been settled."""
+        return self._unsettled is not None
+
+    def take(self, entries: list[tuple[Any, Any]], *, defer: bool = False) -> WriteBatch | None:
+        """Decide entries the dispatcher delivered (new, in id order) and write them in one round trip.
+
+        With `defer` the writes are returned unsent: the dispatcher sends them in its next
+        pipeline (ahead of its next read) and hands their replies to `settle`; until then this
+        consumer takes no `step` turn.
+        """
+        self._guarded(lambda: self._take(entries, defer))
+        return self._unsettled
+
+    def queue_into(self, pipe: Any) -> int:
+        """Append the deferred writes to the dispatcher's pipeline; returns how many replies they take."""
+        return self._unsettled.queue_into(pipe) if self._unsettled is not None else 0
+
+    def settle(self, results: list[Any] | BaseException) -> None:
+        """The replies of the deferred writes, in order (or the error that kept them from Redis)."""
+        batch, self._unsettled = self._unsettled, None
+        if batch is not None:
+            self._guarded(lambda: self._settle_deferred(batch, results))
+
+    def _settle_deferred(self, batch: WriteBatch, results: list[Any] | BaseException) -> bool:
+        if isinstance(results, BaseException):
+            for session in batch.sessions():  # optimistic cache entries of writes that may not have happened
+                self._store.forget(session)
+            raise results
+        self._batch = batch
+        try:
+            self._settle(batch, batch.complete(results))
+        finally:
+            self._batch = None
+        return True
 
     def _guarded(self, work: Callable[[], bool]) -> bool:
         """Run `work`; transient Redis errors (and bugs) schedule a retry with back-off and a
@@ -218,7 +252,7 @@ class PartitionConsumer:
                 self._handle(entry_id, fields, batch.deliveries.get(entry_id, 1))
         return replayed
 
-    def _take(self, entries: list[tuple[Any, Any]]) -> bool:
+    def _take(self, entries: list[tuple[Any, Any]], defer: bool) -> bool:
         """Decide delivered entries in order against the cache, then write them in one round trip."""
         self._batch = WriteBatch(self._scripts.batch())
         try:
@@ -226,7 +260,10 @@ class PartitionConsumer:
                 self._handle(text(entry_id), fields, 1)
                 if self._stop.is_set():
                     break
-            self._flush()
+            if defer and len(self._batch) and not self._stop.is_set():
+                self._unsettled = self._batch
+            else:
+                self._flush()
         except BaseException:
             for session in self._batch.sessions():  # optimistic cache entries of unsent commits
                 self._store.forget(session)
@@ -350,10 +387,13 @@ class PartitionConsumer:
         """
         if self._batch is None or not len(self._batch):
             return set()
-        batch = self._batch
+        return self._settle(self._batch, self._batch.execute())
+
+    def _settle(self, batch: WriteBatch, outcomes: list[tuple[Queued, BaseException | None]]) -> set[str]:
+        """Book the outcomes of a batch's writes; entries whose write failed are decided again, in order."""
         failed: set[str] = set()
         retry: list[Queued] = []
-        for queued, error in batch.execute():
+        for queued, error in outcomes:
             if isinstance(error, Fenced):
                 raise error  # an OutOfOrder is decided again below: its predecessor in the batch failed
             if error is not None or queued.session in failed:

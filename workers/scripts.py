@@ -177,34 +177,46 @@ class ScriptBatch:
 
     Each call stays one atomic script (fence, CAS, effects, reply and XACK together), so a crash
     still leaves every entry pending or fully committed; the batch only saves round trips.
+    The calls can also ride in a pipeline of the caller's (`queue_into`, then `outcomes`), so
+    that a dispatcher sends the writes of one round together with its next read.
     """
 
     def __init__(self, scripts: Mapping[str, Any], redis: Any) -> None:
         self._scripts = scripts
-        self._pipe = redis.pipeline(transaction=False)
+        self._redis = redis
         self._calls: list[ScriptCall] = []
 
     def __len__(self) -> int:
         return len(self._calls)
 
     def add(self, call: ScriptCall) -> None:
-        """Queue a call (nothing is sent before `execute`).
+        """Queue a call (nothing is sent before `execute`)."""
+        self._calls.append(call)
+
+    def queue_into(self, pipe: Any) -> int:
+        """Append the queued calls to `pipe`; returns how many replies they will take.
 
         Plain EVALSHA: redis-py's pipelined `Script` calls send SCRIPT EXISTS first, one more
         round trip per batch.  A script Redis lost (a restart, SCRIPT FLUSH) fails with NOSCRIPT
         and changes nothing; that call comes back as `StaleCache`, so it is decided again and
         run on its own, which loads the script.
         """
-        # execute_command: a cluster pipeline refuses .evalsha; on one server the two are the same
-        self._pipe.execute_command("EVALSHA", self._scripts[call.name].sha, len(call.keys), *call.keys, *call.args)
-        self._calls.append(call)
+        for call in self._calls:
+            # execute_command: a cluster pipeline refuses .evalsha; on one server the two are the same
+            pipe.execute_command("EVALSHA", self._scripts[call.name].sha, len(call.keys), *call.keys, *call.args)
+        return len(self._calls)
 
     def execute(self) -> list[BaseException | None]:
         """Send every queued call; per call None (done) or the exception its wrapper would raise."""
         if not self._calls:
             return []
+        pipe = self._redis.pipeline(transaction=False)
+        self.queue_into(pipe)
+        return self.outcomes(pipe.execute(raise_on_error=False))
+
+    def outcomes(self, results: Sequence[Any]) -> list[BaseException | None]:
+        """Check the replies of the queued calls (in order) and empty the queue."""
         calls, self._calls = self._calls, []
-        results = self._pipe.execute(raise_on_error=False)
         outcomes: list[BaseException | None] = []
         for call, result in zip(calls, results, strict=True):
             try:
