@@ -15,14 +15,15 @@ SESSION = "batched"
 PATCH = "intelligent_ui_patch"
 
 
-def _submit_together(client: Client, calls: list[tuple[str, dict[str, Any]]]) -> list[str]:
-    """XADD several patches in one MULTI, so the owner reads them as one batch."""
+def _submit_together(client: Client, calls: list[tuple[str, dict[str, Any]]], sessions: list[str] | None = None,
+                     ) -> list[str]:
+    """XADD several patches in one MULTI, so the owner reads them as one batch (one round)."""
     pipe = client._redis.pipeline(transaction=True)
     requests = []
-    for call, args in calls:
+    for (call, args), session in zip(calls, sessions or [SESSION] * len(calls), strict=True):
         request = f"req-{call}"
-        pipe.xadd(client.keys.input(client.partition(SESSION)),
-                  {"session": SESSION, "request": request, "kind": "tool", "name": PATCH, "call": call,
+        pipe.xadd(client.keys.input(client.partition(session)),
+                  {"session": session, "request": request, "kind": "tool", "name": PATCH, "call": call,
                    "body": dumps(args)})
         requests.append(request)
     pipe.execute()
@@ -63,6 +64,31 @@ def test_commits_that_fail_their_cas_inside_a_batch_are_decided_again_not_lost(r
     for request in [f"req-{call}" for call, _ in calls]:
         assert runtime.client.peek_reply(SESSION, request) is None
     assert runtime.log_length(SESSION) == 1
+
+
+def test_one_round_writes_several_partitions_and_a_failed_cas_in_one_leaves_the_others_alone(
+        runtime: Runtime) -> None:
+    runtime.start()
+    stale, fresh = "round-a", "round-b"
+    assert runtime.client.partition(stale) != runtime.client.partition(fresh)
+    frames = {s: runtime.call(s, "intelligent_ui_open", {"document": example("stream-initial.json")},
+                              call=f"open-{s}")["result"]["frame"] for s in (stale, fresh)}
+    key = runtime.client.keys.generations(runtime.client.partition(stale), stale)
+    runtime.redis.hset(key, mapping={"sales-report:1:seq": 7, "sales-report:1:revision": 6})  # unseen by the cache
+    calls, sessions = [], []
+    for i in range(5):
+        for s in (stale, fresh):
+            calls.append((f"{s}-{i}", {**cursor_args(frames[s]), "baseRevision": i, "mutation": _update(i)}))
+            sessions.append(s)
+    replies = dict(zip([c for c, _ in calls], (runtime.client.reply(s, r, timeout=10) for s, r in
+                                                  zip(sessions, _submit_together(runtime.client, calls, sessions),
+                                                      strict=True)), strict=True))
+    assert [replies[f"{fresh}-{i}"]["result"]["frame"]["revision"] for i in range(5)] == [1, 2, 3, 4, 5]
+    assert all(replies[f"{stale}-{i}"]["error"]["code"] == "cursor_conflict" for i in range(5))
+    assert (runtime.log_length(fresh), runtime.log_length(stale)) == (6, 1)
+    for call, _ in calls:
+        session = stale if call.startswith(stale) else fresh
+        assert runtime.client.peek_reply(session, f"req-{call}") is None  # one reply each
 
 
 def test_a_live_pool_makes_no_cyclic_garbage(runtime: Runtime) -> None:
