@@ -133,9 +133,10 @@ class Dispatcher:
 
     def _deliver(self, *, block: bool) -> None:
         """Send the decided writes and read new entries (blocking if `block`); settle, then hand out."""
+        now = time.monotonic()
         block_s = self._block_ms / 1000 if block else 0.0
-        readers = {c.input_key: c for c in self._attached()
-                   if c.readable(time.monotonic() + block_s + LEASE_MARGIN_S)}
+        until = now + block_s + LEASE_MARGIN_S
+        readers = {c.input_key: c for c in self._attached() if c.readable(now, until)}
         unsettled, self._unsettled = self._unsettled, []
         if not readers and not unsettled:
             self._more = False

@@ -108,13 +108,12 @@ class PartitionConsumer:
         """The partition's input stream."""
         return self._input
 
-    def readable(self, until: float) -> bool:
+    def readable(self, now: float, until: float) -> bool:
         """True when the dispatcher may deliver new entries that it reads by `until`: replayed,
         not backing off, and the lease surely held until then (a process resumed after a pause
         past its lease must not move entries into the pending list; those it moves in a race
         anyway are found by the owner's next write or renewal)."""
-        return (not self._replay and not self._stop.is_set() and until < self.valid_until
-                and time.monotonic() >= self._retry_at)
+        return not self._replay and until < self.valid_until and now >= self._retry_at and not self._stop.is_set()
 
     def request_replay(self) -> None:
         """Replay the pending list at the next turn (the renewal found entries pending)."""

@@ -22,6 +22,11 @@ CACHE_SIZE = 4_096  # sessions whose counters and sources one partition remember
 DEFAULT_CACHE_BYTES = 64 * 1024 * 1024  # a Store built without the process's shared cache
 
 
+def call_id_of(digest: str) -> str:
+    """The call-id part of a ledger digest ("<sha256 of the call id>[:32]:<content digest>")."""
+    return digest.split(":", 1)[0] + ":"
+
+
 @dataclass(frozen=True)
 class Generation:
     """The current generation of one (session, uiId): checkpoint, cursor and bookkeeping."""
@@ -38,7 +43,7 @@ class Generation:
     last_call: str
     last_digest: str
     last_receipt: str
-    ledger: tuple[str, ...]
+    call_ids: frozenset[str]  # the call-id part ("<sha256[:32]>:") of every digest in the call ledger
     state: Any = field(default=None, compare=False)
 
     def stream_state(self) -> Any:
@@ -228,5 +233,5 @@ class Store:
             revision=int(stored["revision"]), status=stored["status"], frames=int(stored["frames"]),
             bytes=int(stored["bytes"]), checkpoint=stored["checkpoint"], last_call=stored["last_call"],
             last_digest=stored["last_digest"], last_receipt=stored["last_receipt"],
-            ledger=tuple(stored.get("calls", "").split()),
+            call_ids=frozenset(call_id_of(digest) for digest in stored.get("calls", "").split()),
         )

@@ -26,7 +26,7 @@ from .entry import InputEntry, dumps, is_call_id
 from .errors import BudgetError, ConflictError, ErrorCode, HostError
 from .keys import Keys, generation_field, plain_field, source_field, ui_field
 from .scripts import CommitPlan, PlainFields
-from .store import Generation, Store
+from .store import Generation, Store, call_id_of
 
 PLAIN, OPEN, PATCH = "intelligent_ui", "intelligent_ui_open", "intelligent_ui_patch"
 COMPLETE, CANCEL = "intelligent_ui_complete", "intelligent_ui_cancel"
@@ -223,8 +223,7 @@ class ToolHandler:
             return None
         if current.last_call == call and current.last_digest == digest:
             return Decision("resend", current.last_result, record=current)
-        call_part = digest.split(":", 1)[0] + ":"
-        if any(d.startswith(call_part) for d in current.ledger):
+        if call_id_of(digest) in current.call_ids:
             raise HostError("the call id was already used in this generation with other content "
                             "or before a later call", code=ErrorCode.CALL_ID_REUSED)
         return None
@@ -249,7 +248,8 @@ class ToolHandler:
             seq=int(frame["seq"]), revision=int(frame["revision"]), status=str(state.status),
             frames=1 if fresh else current.frames + 1, bytes=used + size, checkpoint=text,  # type: ignore[union-attr]
             last_call=entry.call, last_digest=digest, last_receipt=receipt(tool, frame),
-            ledger=(() if fresh else current.ledger) + (digest,), state=state,  # type: ignore[union-attr]
+            call_ids=(frozenset() if fresh else current.call_ids) | {call_id_of(digest)},  # type: ignore[union-attr]
+            state=state,
         )
         result = record.last_result
         return Decision("commit", result, plan=self._plan(entry, record, current, fresh, result), record=record,

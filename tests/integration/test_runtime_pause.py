@@ -136,7 +136,7 @@ def test_an_entry_a_zombie_moved_to_the_pending_list_is_applied_before_newer_one
     owner.take(_delivered(runtime, stream, 10))  # the owner's next read brings the second one
     assert runtime.client.peek_reply("z", second) is None  # refused: the first one is still pending
     assert runtime.redis.xpending(stream, GROUP)["pending"] == 2
-    assert owner.ready(time.monotonic()) and not owner.readable(time.monotonic())  # it replays first
+    assert owner.ready(time.monotonic()) and not owner.readable(time.monotonic(), time.monotonic())  # it replays first
     assert owner.step()
     assert [runtime.client.reply("z", r, timeout=1)["ok"] for r in (first, second)] == [True, True]
     assert [f["revision"] for _, f in runtime.client.frame_log("z")] == [0, 1, 2]
