@@ -4,9 +4,10 @@ Starts a private `redis-server` on a free loopback port, then for each scenario 
 worker processes (`python -m workers.cli worker`), submits a stream of
 `intelligent_ui_patch` calls on many sessions and waits for every reply.
 
-- throughput: all patches submitted at once (cursors precomputed), replies awaited;
+- throughput: all patches submitted at once (cursors precomputed), their frames counted by a
+  pattern subscriber, then every reply checked;
 - latency: patches paced at half (then 75 %) of the measured throughput, p50/p99/p99.9
-  submit -> frame received by a pub/sub subscriber (nothing polls);
+  submit -> frame received by a pub/sub subscriber (nothing polls), medians of 3 runs;
 - floor: the same Redis command sequence per entry (XADD, XREADGROUP, one EVALSHA of the
   commit script doing the same writes, the reply read) with no validation, in one process.
 """
@@ -19,6 +20,7 @@ import os
 import re
 import shutil
 import signal
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -161,6 +163,43 @@ class Load:
         return reply
 
 
+def subscribed(client: redis.Redis, keys: Keys) -> Any:
+    """A pub/sub connection on every frame channel, returned once Redis confirmed the subscription."""
+    subscriber = client.pubsub()
+    subscriber.psubscribe(keys.channel_pattern())
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        message = subscriber.get_message(timeout=1.0)
+        if message is not None and message["type"] == "psubscribe":
+            subscriber.ignore_subscribe_messages = True
+            return subscriber
+    raise RuntimeError("the frame subscription was not confirmed")
+
+
+class FrameCounter:
+    """Counts accepted frames on every session channel (PSUBSCRIBE), so a run waits for its
+    replies without polling: a commit publishes its frame and pushes its reply in one step.
+
+    Polling every outstanding reply key each millisecond made Redis run thousands of empty
+    LPOPs while the workers were busy; this only receives what Redis pushes anyway.
+    """
+
+    def __init__(self, client: redis.Redis, keys: Keys) -> None:
+        self._subscriber = subscribed(client, keys)
+        self.seen = 0
+
+    def wait(self, count: int, timeout: float = 60.0) -> bool:
+        """True once `count` frames arrived; False at the timeout (some call was rejected)."""
+        deadline = time.monotonic() + timeout
+        while self.seen < count and time.monotonic() < deadline:
+            if self._subscriber.get_message(timeout=0.5) is not None:
+                self.seen += 1
+        return self.seen >= count
+
+    def close(self) -> None:
+        self._subscriber.close()
+
+
 def collect_replies(client: redis.Redis, keys: list[str], timeout: float = 60.0) -> list[bytes]:
     """Pop one reply from each key, in bulk (pipelined LPOPs), so the load generator stays cheap."""
     replies: dict[str, bytes] = {}
@@ -185,7 +224,12 @@ def throughput(load: Load, per_session: int) -> float:
     started = time.perf_counter()
     pipe = load.redis.pipeline(transaction=False)
     requests = [(s, load.patch(s, i, pipe)) for i in range(per_session) for s in load.sessions]
-    pipe.execute()
+    frames = FrameCounter(load.redis, load.keys)
+    try:
+        pipe.execute()
+        frames.wait(len(requests))  # then the replies are all there (else collect_replies waits and reports)
+    finally:
+        frames.close()
     keys = [load.keys.reply(partition_of(session, PARTITIONS), session, request) for session, request in requests]
     for reply in collect_replies(load.redis, keys):
         if not reply.startswith(b'{"ok":true'):  # no JSON parse: the load generator shares the 2 cores
@@ -204,8 +248,7 @@ def latency(load: Load, rate: float, count: int) -> tuple[float, float, float]:
     load.reopen_if_needed(count // len(load.sessions) + 1)
     sent: dict[tuple[str, int], float] = {}
     samples: list[float] = []
-    subscriber = load.redis.pubsub(ignore_subscribe_messages=True)
-    subscriber.psubscribe(load.keys.channel_pattern())
+    subscriber = subscribed(load.redis, load.keys)
     done = threading.Event()
 
     def collect() -> None:
@@ -311,7 +354,12 @@ def floor(url: str, frame_size: int, sessions: int, per_session: int, run: int, 
                           {"session": session, "request": request, "kind": "tool", "name": PATCH, "call": request,
                            "body": json.dumps({"mutation": mutation(i)})})
                 requests.append((session, request))
-        pipe.execute()
+        frames = FrameCounter(client, keys)
+        try:
+            pipe.execute()
+            frames.wait(len(requests))
+        finally:
+            frames.close()
         collect_replies(client, [keys.reply(partition_of(s, PARTITIONS), s, r) for s, r in requests])
         return len(requests) / (time.perf_counter() - started)
     finally:
@@ -333,13 +381,21 @@ def scenario(url: str, name: str, document: dict[str, Any], workers: int, args: 
         after = [cpu_seconds(args.redis_pid), sum(cpu_seconds(p.pid) for p in processes), cpu_seconds(os.getpid())]
         calls = args.repeat * args.per_session * args.sessions
         cpu = [(b - a) * 1000 / calls for a, b in zip(before, after, strict=False)]
-        p50, p99, p999 = latency(load, rate / 2, args.latency_calls)
-        load.reopen_if_needed(250)  # a fresh generation for the second paced run
-        busy = latency(load, rate * 0.75, args.latency_calls)
+        p50, p99, p999 = paced(load, rate / 2, args)
+        busy = paced(load, rate * 0.75, args)
         return {"rate": rate, "p50": p50, "p99": p99, "p999": p999, "cpu": cpu, "busy": busy}
     finally:
         stop(processes)
         redis.Redis.from_url(url).flushall()
+
+
+def paced(load: Load, rate: float, args: argparse.Namespace) -> tuple[float, ...]:
+    """The median of `--latency-runs` open-loop runs, quantile by quantile (the machine is noisy)."""
+    runs = []
+    for _ in range(args.latency_runs):
+        load.reopen_if_needed(250)  # each run on a fresh generation
+        runs.append(latency(load, rate, args.latency_calls))
+    return tuple(statistics.median(run[q] for run in runs) for q in range(3))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -348,7 +404,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sessions", type=int, default=16)
     parser.add_argument("--per-session", type=int, default=100, help="patches per session per throughput run")
     parser.add_argument("--repeat", type=int, default=2, help="throughput runs (best taken)")
-    parser.add_argument("--latency-calls", type=int, default=1000)
+    parser.add_argument("--latency-calls", type=int, default=3000)
+    parser.add_argument("--latency-runs", type=int, default=3, help="open-loop runs per load (medians reported)")
     args = parser.parse_args(argv or [])
     if shutil.which("redis-server") is None:
         print("redis-server not found: install it to run this benchmark", file=sys.stderr)
