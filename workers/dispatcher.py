@@ -83,8 +83,10 @@ class Dispatcher:
     def detach(self, partitions: list[int], *, wait_read: bool = False) -> list[PartitionConsumer]:
         """Stop serving `partitions`; returns their consumers once no batch of theirs is in hand.
 
-        `wait_read` also waits for the read in flight (at most one block time), so that every
-        entry it moves into their pending lists is there before their leases are released.
+        `wait_read` also waits until the writes they decided were sent and settled and the read
+        in flight returned (about one block time at most), so that their leases are released
+        only after every write of theirs reached Redis and every entry that read moved into
+        their pending lists is there for the next owner.
         """
         with self._lock:
             detached = [self._consumers.pop(p) for p in partitions if p in self._consumers]
