@@ -65,12 +65,12 @@ class WriteBatch:
         """
         return self._settled(self._scripts.execute())
 
-    def queue_into(self, pipe: Any) -> int:
-        """Append the queued calls to a pipeline of the caller's; returns how many replies they take."""
-        return self._scripts.queue_into(pipe)
+    def commands(self) -> list[tuple[Any, ...]]:
+        """The queued calls as commands for a round trip of the caller's (one reply each)."""
+        return self._scripts.commands()
 
     def complete(self, results: list[Any]) -> list[tuple[Queued, BaseException | None]]:
-        """`execute` for calls sent with `queue_into`: their replies, in order."""
+        """`execute` for calls the caller sent (`commands`): their replies, in order."""
         return self._settled(self._scripts.outcomes(results))
 
     def _settled(self, outcomes: list[BaseException | None]) -> list[tuple[Queued, BaseException | None]]:

@@ -1,7 +1,8 @@
 """The one thread of a pool process that reads and processes every partition it holds.
 
 Each round it gives a `step` turn to the consumers that need one (a replay of their pending
-list, the reaper, the trim), then sends one pipeline: the writes the previous round decided
+list, the reaper, the trim), then makes one round trip (`redisio.exchange`, a pipeline
+without redis-py's per-command bookkeeping): the writes the previous round decided
 (every woken partition's, each still one atomic fenced script) followed by one
 `XREADGROUP GROUP workers owner COUNT n [BLOCK ms] STREAMS ... > ...` over every readable
 partition, blocking only when the previous round had nothing more to do.  So a round costs one
@@ -39,13 +40,20 @@ from typing import Any
 
 from .keys import CONSUMER, GROUP
 from .partition import PartitionConsumer
-from .redisio import is_cluster, poll_groups, text
+from .redisio import exchange, is_cluster, pack, poll_groups, text
 
 log = logging.getLogger(__name__)
 BLOCK_MS = 250  # bounds how long a newly attached partition may wait for the loop
 LEASE_MARGIN_S = 0.05  # a partition is read only while its lease outlasts the read by this much
 POLL_MS = 10  # Redis Cluster: the sleep between two polls of the idle partitions after activity,
 POLL_MAX_MS = 50  # doubling up to this while nothing arrives
+
+
+def _pairs(fields: Any) -> dict[Any, Any]:
+    """The fields of a raw stream entry (a flat field, value list; a map on RESP3; nil if deleted)."""
+    if isinstance(fields, dict):
+        return fields
+    return dict(zip(fields[0::2], fields[1::2], strict=False)) if fields else {}
 
 
 class Dispatcher:
@@ -59,6 +67,7 @@ class Dispatcher:
         self._poll_ms = POLL_MS
         self._more = True  # the last read filled a batch (or none happened yet): do not block
         self._unsettled: list[PartitionConsumer] = []  # consumers whose decided writes go in the next pipeline
+        self._read_packed: tuple[tuple[tuple[str, ...], bool], bytes | tuple[Any, ...]] | None = None
         self._consumers: dict[int, PartitionConsumer] = {}
         self._lock = threading.Lock()
         self._reading = threading.Lock()  # held while a read is in flight
@@ -164,18 +173,21 @@ class Dispatcher:
 
     def _exchange(self, unsettled: list[PartitionConsumer], readers: dict[str, PartitionConsumer],
                   block: bool) -> tuple[list[tuple[PartitionConsumer, Any]], list[tuple[str, Any]]]:
-        """One pipeline: the writes of `unsettled`, then the read; (consumer, replies) and (stream, entries)."""
+        """One round trip: the writes of `unsettled`, then the read; (consumer, replies) and (stream, entries)."""
         if self._cluster:
             return [], self._poll(readers, block)
-        pipe = self._redis.pipeline(transaction=False)
-        counts = [(consumer, consumer.queue_into(pipe)) for consumer in unsettled]
+        commands: list[tuple[Any, ...] | bytes] = []
+        counts = []
+        for consumer in unsettled:
+            writes = consumer.commands()
+            commands += writes
+            counts.append((consumer, len(writes)))
         if readers:
-            pipe.xreadgroup(GROUP, CONSUMER, dict.fromkeys(readers, ">"), count=self._batch_size,
-                            block=self._block_ms if block else None)
+            commands.append(self._read_command(tuple(readers), block))
         try:
-            results = pipe.execute(raise_on_error=False)
+            results = exchange(self._redis, commands)
         except Exception as error:
-            log.warning("dispatcher: pipeline failed (%s)", error)
+            log.warning("dispatcher: round trip failed (%s)", error)
             for consumer in readers.values():
                 consumer.reset()
             self._stop.wait(self._block_ms / 1000)
@@ -186,15 +198,25 @@ class Dispatcher:
             at += count
         return settled, self._entries(results[at], readers) if readers else []
 
+    def _read_command(self, streams: tuple[str, ...], block: bool) -> bytes | tuple[Any, ...]:
+        """The round's XREADGROUP, packed once for as long as the set of readable partitions stays."""
+        if self._read_packed is None or self._read_packed[0] != (streams, block):
+            blocking = ("BLOCK", self._block_ms) if block else ()
+            command = ("XREADGROUP", "GROUP", GROUP, CONSUMER, "COUNT", self._batch_size, *blocking,
+                       "STREAMS", *streams, *(">",) * len(streams))
+            self._read_packed = ((streams, block), pack(command))
+        return self._read_packed[1]
+
     def _entries(self, reply: Any, readers: dict[str, PartitionConsumer]) -> list[tuple[str, Any]]:
-        """(stream key, entries) pairs of an XREADGROUP reply; a failed read makes every reader replay."""
+        """(stream key, entries) pairs of a raw XREADGROUP reply; a failed read makes every reader replay."""
         if isinstance(reply, BaseException):
             log.warning("dispatcher: read failed (%s)", reply)
             for consumer in readers.values():
                 consumer.reset()  # the group may be gone (a Redis restart): created again by the replay
             return []
-        pairs = reply.items() if isinstance(reply, dict) else (reply or ())  # RESP3 answers a map
-        return [(text(stream), entries[0] if isinstance(reply, dict) else entries) for stream, entries in pairs]
+        streams = reply.items() if isinstance(reply, dict) else (reply or ())  # RESP3 answers a map
+        return [(text(stream), [(entry_id, _pairs(fields)) for entry_id, fields in entries])
+                for stream, entries in streams]
 
     def _poll(self, readers: dict[str, PartitionConsumer], block: bool) -> list[tuple[str, Any]]:
         """Redis Cluster: one non-blocking XREADGROUP per partition (pipelined per node); sleep if none had any."""

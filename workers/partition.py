@@ -153,9 +153,9 @@ class PartitionConsumer:
         self._guarded(lambda: self._take(entries, defer))
         return self._unsettled
 
-    def queue_into(self, pipe: Any) -> int:
-        """Append the deferred writes to the dispatcher's pipeline; returns how many replies they take."""
-        return self._unsettled.queue_into(pipe) if self._unsettled is not None else 0
+    def commands(self) -> list[tuple[Any, ...]]:
+        """The deferred writes, for the dispatcher's next round trip (one reply each)."""
+        return self._unsettled.commands() if self._unsettled is not None else []
 
     def settle(self, results: list[Any] | BaseException) -> None:
         """The replies of the deferred writes, in order (or the error that kept them from Redis)."""

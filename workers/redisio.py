@@ -8,6 +8,7 @@ and routes every command to the node of its key's slot.  Every other scheme is o
 from __future__ import annotations
 
 import random
+from collections.abc import Callable, Sequence
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -16,6 +17,12 @@ from redis import exceptions as redis_errors
 from redis.backoff import NoBackoff
 from redis.cluster import RedisCluster
 from redis.retry import Retry
+
+pack_command: Callable[[tuple[Any, ...]], bytes] | None
+try:  # the C packer of redis[hiredis]; `pack` and `exchange` work without it, only slower
+    from hiredis import pack_command
+except ImportError:  # pragma: no cover - hiredis is a dependency
+    pack_command = None
 
 CLUSTER_SCHEMES = {"redis+cluster": "redis", "rediss+cluster": "rediss"}
 
@@ -153,6 +160,48 @@ def wait_replicated(redis_client: Any, key: str, timeout_ms: int) -> int | None:
     acknowledged: int = redis_client.execute_command("WAIT", replicas, timeout_ms,
                                                      target_nodes=node_of(redis_client, key))
     return acknowledged
+
+
+def pack(command: Sequence[Any]) -> bytes | tuple[Any, ...]:
+    """`command` in the Redis protocol, packed once by hiredis's C packer, for `exchange` to send
+    as often as needed (without hiredis it stays a tuple, which `exchange` packs each time)."""
+    return pack_command(tuple(command)) if pack_command is not None else tuple(command)
+
+
+def exchange(client: Any, commands: Sequence[Sequence[Any] | bytes]) -> list[Any]:
+    """Send `commands` (argument tuples, or `pack`ed bytes) in one write on one pooled
+    connection and read their replies in order.
+
+    What a non-transactional pipeline with `raise_on_error=False` does (an error reply comes
+    back as its exception, a connection error raises), without redis-py's per-command
+    bookkeeping, argument conversion and response callbacks: the dispatcher's round trip,
+    which runs for every entry that arrives alone.  Replies are raw RESP values (a stream
+    entry's fields are a flat field, value list).
+    """
+    pool = client.connection_pool
+    connection = pool.get_connection()
+    try:
+        connection.send_packed_command([b"".join([_packed(connection, command) for command in commands])])  # one write
+        replies: list[Any] = []
+        for _ in commands:
+            try:
+                replies.append(connection.read_response())
+            except redis.ResponseError as error:
+                replies.append(error)
+        return replies
+    except BaseException:
+        connection.disconnect()  # a reply may be left unread: never reuse the connection
+        raise
+    finally:
+        pool.release(connection)
+
+
+def _packed(connection: Any, command: Sequence[Any] | bytes) -> bytes:
+    if isinstance(command, bytes):
+        return command
+    if pack_command is not None:
+        return pack_command(tuple(command))
+    return b"".join(connection.pack_command(*command))
 
 
 def poll_groups(redis_client: Any, group: str, consumer: str, keys: list[str], count: int) -> dict[str, Any]:

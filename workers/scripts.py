@@ -193,17 +193,21 @@ class ScriptBatch:
         """Queue a call (nothing is sent before `execute`)."""
         self._calls.append(call)
 
-    def queue_into(self, pipe: Any) -> int:
-        """Append the queued calls to `pipe`; returns how many replies they will take.
+    def commands(self) -> list[tuple[Any, ...]]:
+        """The queued calls as EVALSHA commands, in order (one reply each).
 
         Plain EVALSHA: redis-py's pipelined `Script` calls send SCRIPT EXISTS first, one more
         round trip per batch.  A script Redis lost (a restart, SCRIPT FLUSH) fails with NOSCRIPT
         and changes nothing; that call comes back as `StaleCache`, so it is decided again and
         run on its own, which loads the script.
         """
-        for call in self._calls:
-            # execute_command: a cluster pipeline refuses .evalsha; on one server the two are the same
-            pipe.execute_command("EVALSHA", self._scripts[call.name].sha, len(call.keys), *call.keys, *call.args)
+        return [("EVALSHA", self._scripts[call.name].sha, len(call.keys), *call.keys, *call.args)
+                for call in self._calls]
+
+    def queue_into(self, pipe: Any) -> int:
+        """Append the queued calls to `pipe`; returns how many replies they will take."""
+        for command in self.commands():
+            pipe.execute_command(*command)  # a cluster pipeline refuses .evalsha; on one server the same
         return len(self._calls)
 
     def execute(self) -> list[BaseException | None]:
