@@ -45,6 +45,7 @@ from .redisio import exchange, is_cluster, pack, poll_groups, text
 log = logging.getLogger(__name__)
 BLOCK_MS = 250  # bounds how long a newly attached partition may wait for the loop
 LEASE_MARGIN_S = 0.05  # a partition is read only while its lease outlasts the read by this much
+TURNS_EVERY_S = 0.01  # `step` turns (replays asked by a renewal, retries, reaper, trim) at most this late
 POLL_MS = 10  # Redis Cluster: the sleep between two polls of the idle partitions after activity,
 POLL_MAX_MS = 50  # doubling up to this while nothing arrives
 
@@ -67,6 +68,8 @@ class Dispatcher:
         self._poll_ms = POLL_MS
         self._more = True  # the last read filled a batch (or none happened yet): do not block
         self._unsettled: list[PartitionConsumer] = []  # consumers whose decided writes go in the next pipeline
+        self._turns_at = 0.0  # when `_serve_turns` runs next (sooner when `_turns_due`)
+        self._turns_due = True
         self._read_packed: tuple[tuple[tuple[str, ...], bool], bytes | tuple[Any, ...]] | None = None
         self._consumers: dict[int, PartitionConsumer] = {}
         self._lock = threading.Lock()
@@ -88,6 +91,7 @@ class Dispatcher:
         """Serve a newly leased partition (its pending entries are replayed first)."""
         with self._lock:
             self._consumers[consumer.partition] = consumer
+        self._turns_due = True  # its replay comes first
 
     def detach(self, partitions: list[int], *, wait_read: bool = False) -> list[PartitionConsumer]:
         """Stop serving `partitions`; returns their consumers once no batch of theirs is in hand.
@@ -122,7 +126,11 @@ class Dispatcher:
     def _run(self) -> None:
         while not self._stop.is_set():
             try:
-                worked = self._serve_turns()
+                worked = False
+                now = time.monotonic()
+                if self._turns_due or now >= self._turns_at:  # not every round: 64 checks outweigh one write
+                    self._turns_due, self._turns_at = False, now + TURNS_EVERY_S
+                    worked = self._serve_turns()
                 self._deliver(block=not (worked or self._more))
             except Exception:
                 log.exception("dispatcher: unexpected error; continuing")
@@ -159,6 +167,7 @@ class Dispatcher:
         for written, results in settled:
             with written.busy:
                 written.settle(results)
+            self._turns_due = self._turns_due or written.replaying
         self._more = False
         for key, entries in replies:
             consumer = readers.get(key)
@@ -169,6 +178,7 @@ class Dispatcher:
                     continue  # left pending: the next owner (or this one's replay) takes them
                 if consumer.take(entries, defer=not self._cluster) is not None:
                     self._unsettled.append(consumer)
+                self._turns_due = self._turns_due or consumer.replaying
             self._more = self._more or len(entries) >= self._batch_size
 
     def _exchange(self, unsettled: list[PartitionConsumer], readers: dict[str, PartitionConsumer],
@@ -190,6 +200,7 @@ class Dispatcher:
             log.warning("dispatcher: round trip failed (%s)", error)
             for consumer in readers.values():
                 consumer.reset()
+            self._turns_due = True
             self._stop.wait(self._block_ms / 1000)
             return [(consumer, error) for consumer, _ in counts], []
         settled, at = [], 0
@@ -213,6 +224,7 @@ class Dispatcher:
             log.warning("dispatcher: read failed (%s)", reply)
             for consumer in readers.values():
                 consumer.reset()  # the group may be gone (a Redis restart): created again by the replay
+            self._turns_due = True
             return []
         streams = reply.items() if isinstance(reply, dict) else (reply or ())  # RESP3 answers a map
         return [(text(stream), [(entry_id, _pairs(fields)) for entry_id, fields in entries])
@@ -225,6 +237,7 @@ class Dispatcher:
         for key, reply in replies.items():
             if isinstance(reply, BaseException):
                 readers[key].reset()
+                self._turns_due = True
             elif reply:
                 delivered.append((key, reply))
         if delivered:

@@ -115,6 +115,11 @@ class PartitionConsumer:
         anyway are found by the owner's next write or renewal)."""
         return not self._replay and until < self.valid_until and now >= self._retry_at and not self._stop.is_set()
 
+    @property
+    def replaying(self) -> bool:
+        """True when the pending list must be replayed before new entries are read."""
+        return self._replay
+
     def request_replay(self) -> None:
         """Replay the pending list at the next turn (the renewal found entries pending)."""
         self._replay_requested = True
