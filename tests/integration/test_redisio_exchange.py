@@ -1,0 +1,35 @@
+"""`redisio.exchange`: the dispatcher's round trip without redis-py's Pipeline, on a real server."""
+
+from __future__ import annotations
+
+import pytest
+import redis
+
+from workers.redisio import exchange, is_no_script, pack
+
+pytestmark = pytest.mark.integration
+
+
+def test_replies_come_back_raw_and_in_order_with_error_replies_in_place(redis_url: str) -> None:
+    client = redis.Redis.from_url(redis_url)
+    replies = exchange(client, [("SET", "x", "1"), ("INCR", "x"), ("HGET", "x", "f"),
+                                ("EVALSHA", "0" * 40, 0), pack(("GET", "x"))])
+    assert replies[0] == b"OK" and replies[1] == 2 and replies[4] == b"2"
+    assert isinstance(replies[2], redis.ResponseError) and "WRONGTYPE" in str(replies[2])
+    assert is_no_script(replies[3])  # the caller decides the entry again: nothing was written
+    assert exchange(client, [("GET", "x")]) == [b"2"]  # the connection went back to the pool clean
+
+
+def test_a_blocking_read_rides_behind_the_writes(redis_url: str) -> None:
+    client = redis.Redis.from_url(redis_url)
+    client.xgroup_create("in", "g", id="0", mkstream=True)
+    client.xadd("in", {"session": "s", "n": "1"})
+    read = ("XREADGROUP", "GROUP", "g", "owner", "COUNT", 10, "BLOCK", 100, "STREAMS", "in", ">")
+    replies = exchange(client, [("SET", "w", "1"), pack(read)])
+    assert replies[0] == b"OK"
+    reply = replies[1]
+    [(stream, [[entry_id, fields]])] = reply.items() if isinstance(reply, dict) else reply  # RESP3 or RESP2
+    assert stream == b"in" and fields == [b"session", b"s", b"n", b"1"]  # raw: a flat field, value list
+    assert exchange(client, [read]) == [None]  # nothing new: the block timed out
+    assert client.xpending("in", "g")["pending"] == 1
+    assert entry_id
