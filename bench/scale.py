@@ -22,7 +22,7 @@ from typing import Any
 
 import redis
 
-from bench.workers import PARTITIONS, Load, collect_replies, large_document, latency, small_document
+from bench.workers import PARTITIONS, Load, await_replies, large_document, latency, small_document
 from workers.keys import Keys, partition_of
 from workers.local_redis import start_redis_server
 
@@ -44,9 +44,8 @@ def open_sessions(load: Load, names: list[str], document: dict[str, Any]) -> Non
         chunk = names[start:start + 500]
         pipe = load.redis.pipeline(transaction=False)
         requests = [load.submit_raw(s, "intelligent_ui_open", body, f"open-{s}", pipe) for s in chunk]
-        pipe.execute()
         keys = [load.keys.reply(partition_of(s, PARTITIONS), s, r) for s, r in zip(chunk, requests, strict=True)]
-        for session, reply in zip(chunk, collect_replies(load.redis, keys, timeout=600), strict=True):
+        for session, reply in zip(chunk, await_replies(load, pipe, keys, timeout=600), strict=True):
             decoded = json.loads(reply)
             if not decoded["ok"]:
                 raise RuntimeError(f"an open was rejected: {decoded['error']}")
@@ -61,9 +60,8 @@ def patch_rate(load: Load, calls: int) -> float:
     pipe = load.redis.pipeline(transaction=False)
     started = time.perf_counter()
     requests = [(s, load.patch(s, 0, pipe)) for s in (load.sessions[i % len(load.sessions)] for i in range(calls))]
-    pipe.execute()
-    collect_replies(load.redis, [load.keys.reply(partition_of(s, PARTITIONS), s, r) for s, r in requests],
-                    timeout=900)  # sessions beyond the cache re-parse their checkpoint: slow, not lost
+    await_replies(load, pipe, [load.keys.reply(partition_of(s, PARTITIONS), s, r) for s, r in requests],
+                  timeout=900)  # sessions beyond the cache re-parse their checkpoint: slow, not lost
     return calls / (time.perf_counter() - started)
 
 

@@ -188,16 +188,30 @@ class FrameCounter:
         self._subscriber = subscribed(client, keys)
         self.seen = 0
 
-    def wait(self, count: int, timeout: float = 60.0) -> bool:
-        """True once `count` frames arrived; False at the timeout (some call was rejected)."""
-        deadline = time.monotonic() + timeout
-        while self.seen < count and time.monotonic() < deadline:
+    def wait(self, count: int, quiet_s: float = 5.0) -> bool:
+        """True once `count` frames arrived; False after `quiet_s` without one (a call was
+        rejected: it publishes no frame)."""
+        last = time.monotonic()
+        while self.seen < count and time.monotonic() - last < quiet_s:
             if self._subscriber.get_message(timeout=0.5) is not None:
                 self.seen += 1
+                last = time.monotonic()
         return self.seen >= count
 
     def close(self) -> None:
         self._subscriber.close()
+
+
+def await_replies(load: Load, pipe: Any, reply_keys: list[str], timeout: float = 60.0) -> list[bytes]:
+    """Send the submissions queued on `pipe`, wait for their frames (pushed, nothing polls),
+    then pop every reply; a rejected call publishes no frame, so its reply is then polled for."""
+    frames = FrameCounter(load.redis, load.keys)
+    try:
+        pipe.execute()
+        frames.wait(len(reply_keys))
+    finally:
+        frames.close()
+    return collect_replies(load.redis, reply_keys, timeout)
 
 
 def collect_replies(client: redis.Redis, keys: list[str], timeout: float = 60.0) -> list[bytes]:
@@ -224,14 +238,8 @@ def throughput(load: Load, per_session: int) -> float:
     started = time.perf_counter()
     pipe = load.redis.pipeline(transaction=False)
     requests = [(s, load.patch(s, i, pipe)) for i in range(per_session) for s in load.sessions]
-    frames = FrameCounter(load.redis, load.keys)
-    try:
-        pipe.execute()
-        frames.wait(len(requests))  # then the replies are all there (else collect_replies waits and reports)
-    finally:
-        frames.close()
     keys = [load.keys.reply(partition_of(session, PARTITIONS), session, request) for session, request in requests]
-    for reply in collect_replies(load.redis, keys):
+    for reply in await_replies(load, pipe, keys):
         if not reply.startswith(b'{"ok":true'):  # no JSON parse: the load generator shares the 2 cores
             raise RuntimeError(f"rejected: {reply[:300]!r}")
     return len(requests) / (time.perf_counter() - started)
