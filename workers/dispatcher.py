@@ -44,6 +44,8 @@ from .redisio import exchange, is_cluster, pack, poll_groups, text
 
 log = logging.getLogger(__name__)
 BLOCK_MS = 250  # bounds how long a newly attached partition may wait for the loop
+WRITES_BLOCK_MS = 5  # a read that rides behind writes blocks this long at most: a failed write is
+# decided again only once the read returned, and its entry must not wait a whole BLOCK_MS
 LEASE_MARGIN_S = 0.05  # a partition is read only while its lease outlasts the read by this much
 TURNS_EVERY_S = 0.01  # `step` turns (replays asked by a renewal, retries, reaper, trim) at most this late
 POLL_MS = 10  # Redis Cluster: the sleep between two polls of the idle partitions after activity,
@@ -70,7 +72,8 @@ class Dispatcher:
         self._unsettled: list[PartitionConsumer] = []  # consumers whose decided writes go in the next pipeline
         self._turns_at = 0.0  # when `_serve_turns` runs next (sooner when `_turns_due`)
         self._turns_due = True
-        self._read_packed: tuple[tuple[tuple[str, ...], bool], bytes | tuple[Any, ...]] | None = None
+        self._read_streams: tuple[str, ...] = ()  # the streams of the packed reads, by block time:
+        self._read_packed: dict[int, bytes | tuple[Any, ...]] = {}
         self._consumers: dict[int, PartitionConsumer] = {}
         self._lock = threading.Lock()
         self._reading = threading.Lock()  # held while a read is in flight
@@ -153,17 +156,17 @@ class Dispatcher:
     def _deliver(self, *, block: bool) -> None:
         """Send the decided writes and read new entries (blocking if `block`); settle, then hand out."""
         now = time.monotonic()
-        block_s = self._block_ms / 1000 if block else 0.0
-        until = now + block_s + LEASE_MARGIN_S
-        readers = {c.input_key: c for c in self._attached() if c.readable(now, until)}
         unsettled, self._unsettled = self._unsettled, []
+        block_ms = (WRITES_BLOCK_MS if unsettled else self._block_ms) if block else 0
+        until = now + block_ms / 1000 + LEASE_MARGIN_S
+        readers = {c.input_key: c for c in self._attached() if c.readable(now, until)}
         if not readers and not unsettled:
             self._more = False
             if block:
-                self._stop.wait(block_s)
+                self._stop.wait(block_ms / 1000)
             return
         with self._reading:
-            settled, replies = self._exchange(unsettled, readers, block)
+            settled, replies = self._exchange(unsettled, readers, block_ms)
         for written, results in settled:
             with written.busy:
                 written.settle(results)
@@ -182,10 +185,11 @@ class Dispatcher:
             self._more = self._more or len(entries) >= self._batch_size
 
     def _exchange(self, unsettled: list[PartitionConsumer], readers: dict[str, PartitionConsumer],
-                  block: bool) -> tuple[list[tuple[PartitionConsumer, Any]], list[tuple[str, Any]]]:
-        """One round trip: the writes of `unsettled`, then the read; (consumer, replies) and (stream, entries)."""
+                  block_ms: int) -> tuple[list[tuple[PartitionConsumer, Any]], list[tuple[str, Any]]]:
+        """One round trip: the writes of `unsettled`, then the read (blocking up to `block_ms`, 0: not);
+        (consumer, replies) and (stream, entries)."""
         if self._cluster:
-            return [], self._poll(readers, block)
+            return [], self._poll(readers, block_ms > 0)
         commands: list[tuple[Any, ...] | bytes] = []
         counts = []
         for consumer in unsettled:
@@ -193,7 +197,7 @@ class Dispatcher:
             commands += writes
             counts.append((consumer, len(writes)))
         if readers:
-            commands.append(self._read_command(tuple(readers), block))
+            commands.append(self._read_command(tuple(readers), block_ms))
         try:
             results = exchange(self._redis, commands)
         except Exception as error:
@@ -209,14 +213,17 @@ class Dispatcher:
             at += count
         return settled, self._entries(results[at], readers) if readers else []
 
-    def _read_command(self, streams: tuple[str, ...], block: bool) -> bytes | tuple[Any, ...]:
-        """The round's XREADGROUP, packed once for as long as the set of readable partitions stays."""
-        if self._read_packed is None or self._read_packed[0] != (streams, block):
-            blocking = ("BLOCK", self._block_ms) if block else ()
-            command = ("XREADGROUP", "GROUP", GROUP, CONSUMER, "COUNT", self._batch_size, *blocking,
-                       "STREAMS", *streams, *(">",) * len(streams))
-            self._read_packed = ((streams, block), pack(command))
-        return self._read_packed[1]
+    def _read_command(self, streams: tuple[str, ...], block_ms: int) -> bytes | tuple[Any, ...]:
+        """The round's XREADGROUP, packed once for as long as the readable partitions and the block stay."""
+        if streams != self._read_streams:
+            self._read_streams, self._read_packed = streams, {}
+        packed = self._read_packed.get(block_ms)
+        if packed is None:
+            blocking = ("BLOCK", block_ms) if block_ms else ()
+            packed = self._read_packed[block_ms] = pack(
+                ("XREADGROUP", "GROUP", GROUP, CONSUMER, "COUNT", self._batch_size, *blocking,
+                 "STREAMS", *streams, *(">",) * len(streams)))
+        return packed
 
     def _entries(self, reply: Any, readers: dict[str, PartitionConsumer]) -> list[tuple[str, Any]]:
         """(stream key, entries) pairs of a raw XREADGROUP reply; a failed read makes every reader replay."""

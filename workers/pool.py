@@ -102,6 +102,8 @@ class WorkerPool:
         try:
             while not self._stop.is_set():
                 try:
+                    if not serving:
+                        self._scripts.load()  # before the first batch (also after Redis came up)
                     self.tick()
                     backoff.reset()
                     if not serving:

@@ -252,6 +252,17 @@ class Scripts:
         self._cluster = is_cluster(redis)
         self._scripts = register_scripts(redis, _NAMES)
 
+    def load(self) -> None:
+        """SCRIPT LOAD every script (one round trip), so that the first batched EVALSHAs find
+        them: a batch whose script is missing comes back NOSCRIPT, and every entry of it is
+        decided again on its own.  A cluster loads on demand per node (`_many`)."""
+        if self._cluster:
+            return
+        pipe = self._redis.pipeline(transaction=False)
+        for script in self._scripts.values():
+            pipe.script_load(script.script)
+        pipe.execute()
+
     def acquire(self, lease_key: str, epoch_key: str, owner: str, ttl_ms: int) -> LeaseAttempt:
         """Take the lease if free; returns the new epoch or the current holder."""
         return self.acquire_many([(lease_key, epoch_key)], owner, ttl_ms)[0]
