@@ -81,3 +81,11 @@ def test_submit_and_tail_from_the_command_line(runtime: Runtime, tmp_path: Path,
     bad = tmp_path / "bad.json"
     bad.write_text("{")
     assert main(["submit", *common, "--session", "cli", "--tool", "intelligent_ui_open", str(bad)]) == 2
+
+
+def test_a_serving_pool_has_loaded_every_script_before_its_first_batch(runtime: Runtime) -> None:
+    runtime.redis.script_flush()
+    runtime.start(1)
+    scripts = Scripts(redis=runtime.redis, group=GROUP, reply_ttl_ms=1000, frame_log_max=100)
+    shas = [script.sha for script in scripts._scripts.values()]
+    assert all(runtime.redis.script_exists(*shas))  # else a first batch of EVALSHAs meets NOSCRIPT
