@@ -40,7 +40,7 @@ from typing import Any
 
 from .keys import CONSUMER, GROUP
 from .partition import PartitionConsumer
-from .redisio import exchange, is_cluster, pack, poll_groups, text
+from .redisio import exchange, is_cluster, pack, poll_groups, stream_entries
 
 log = logging.getLogger(__name__)
 BLOCK_MS = 250  # bounds how long a newly attached partition may wait for the loop
@@ -50,13 +50,6 @@ LEASE_MARGIN_S = 0.05  # a partition is read only while its lease outlasts the r
 TURNS_EVERY_S = 0.01  # `step` turns (replays asked by a renewal, retries, reaper, trim) at most this late
 POLL_MS = 10  # Redis Cluster: the sleep between two polls of the idle partitions after activity,
 POLL_MAX_MS = 50  # doubling up to this while nothing arrives
-
-
-def _pairs(fields: Any) -> dict[Any, Any]:
-    """The fields of a raw stream entry (a flat field, value list; a map on RESP3; nil if deleted)."""
-    if isinstance(fields, dict):
-        return fields
-    return dict(zip(fields[0::2], fields[1::2], strict=False)) if fields else {}
 
 
 class Dispatcher:
@@ -233,9 +226,7 @@ class Dispatcher:
                 consumer.reset()  # the group may be gone (a Redis restart): created again by the replay
             self._turns_due = True
             return []
-        streams = reply.items() if isinstance(reply, dict) else (reply or ())  # RESP3 answers a map
-        return [(text(stream), [(entry_id, _pairs(fields)) for entry_id, fields in entries])
-                for stream, entries in streams]
+        return stream_entries(reply)
 
     def _poll(self, readers: dict[str, PartitionConsumer], block: bool) -> list[tuple[str, Any]]:
         """Redis Cluster: one non-blocking XREADGROUP per partition (pipelined per node); sleep if none had any."""

@@ -62,6 +62,23 @@ def text(value: Any) -> str:
     return "" if value is None else str(value)
 
 
+def field_map(flat: Any) -> dict[Any, Any]:
+    """A raw field/value array (a stream entry's fields, a Lua table) as a mapping; a map (RESP3)
+    as it is; nil (an entry deleted while pending) as empty.  A repeated field keeps its last
+    value, as redis-py does."""
+    if isinstance(flat, dict):
+        return flat
+    return dict(zip(flat[0::2], flat[1::2], strict=False)) if flat else {}  # an odd tail never occurs
+
+
+def stream_entries(reply: Any) -> list[tuple[str, list[tuple[Any, dict[Any, Any]]]]]:
+    """(stream key, [(entry id, fields)]) pairs of a raw XREAD/XREADGROUP reply (RESP2 list or
+    RESP3 map; nil when nothing arrived)."""
+    streams = reply.items() if isinstance(reply, dict) else (reply or ())
+    return [(text(stream), [(entry_id, field_map(fields)) for entry_id, fields in entries])
+            for stream, entries in streams]
+
+
 def stream_id(value: Any) -> tuple[int, int]:
     """A stream entry id ("<ms>-<seq>", text or bytes) as a pair that sorts as Redis orders ids."""
     ms, _, seq = text(value).partition("-")
@@ -207,8 +224,8 @@ def _packed(connection: Any, command: Sequence[Any] | bytes) -> bytes:
 def poll_groups(redis_client: Any, group: str, consumer: str, keys: list[str], count: int) -> dict[str, Any]:
     """Redis Cluster: a non-blocking `XREADGROUP ... >` of each stream; key -> entries or error.
 
-    One read cannot name streams of two slots, so each is its own command, pipelined on a
-    plain connection per node (redis-py's cluster pipeline costs 8x more client time).  A node
+    One read cannot name streams of two slots, so each is its own command, sent in one
+    `exchange` per node (redis-py's cluster pipeline costs 8x more client time).  A node
     that fails or moved a slot answers an error for its streams: their readers meet it on
     their own commands, which refresh the client's slot map.
     """
@@ -218,21 +235,14 @@ def poll_groups(redis_client: Any, group: str, consumer: str, keys: list[str], c
         groups.setdefault(node.name, (node, []))[1].append(key)
     replies: dict[str, Any] = {}
     for node, node_keys in groups.values():
+        commands = [("XREADGROUP", "GROUP", group, consumer, "COUNT", count, "STREAMS", key, ">") for key in node_keys]
         try:
-            pipe = redis_client.get_redis_connection(node).pipeline(transaction=False)
-            for key in node_keys:
-                pipe.execute_command("XREADGROUP", "GROUP", group, consumer, "COUNT", count, "STREAMS", key, ">")
-            results: list[Any] = pipe.execute(raise_on_error=False)
+            results = exchange(redis_client.get_redis_connection(node), commands)
         except Exception as error:  # reported per stream: the caller decides
             results = [error] * len(node_keys)
         for key, result in zip(node_keys, results, strict=True):
-            replies[key] = result if isinstance(result, BaseException) else _entries_of(result)
+            if isinstance(result, BaseException):
+                replies[key] = result
+            else:
+                replies[key] = [entry for _, entries in stream_entries(result) for entry in entries]
     return replies
-
-
-def _entries_of(reply: Any) -> list[Any]:
-    """The entries of a one-stream XREAD/XREADGROUP reply (RESP2 list or RESP3 map)."""
-    if not reply:
-        return []
-    entries: list[Any] = next(iter(reply.values()))[0] if isinstance(reply, dict) else reply[0][1]
-    return entries

@@ -23,7 +23,7 @@ from typing import Any
 from .dead_letter import DeadLetterPolicy, bounded_copy
 from .errors import Fenced, OutOfOrder, StaleCache
 from .receipts import ReceiptChange
-from .redisio import ScriptUnavailable, is_cluster, is_no_script, node_of, text, wait_replicated
+from .redisio import ScriptUnavailable, field_map, is_cluster, is_no_script, node_of, text, wait_replicated
 
 log = logging.getLogger(__name__)
 
@@ -151,11 +151,6 @@ class ReadBatch:
     cursor: str
 
 
-def _pairs(flat: Sequence[Any]) -> dict[Any, Any]:
-    """A Lua field/value array as a mapping (a repeated field keeps its last value, as redis-py does)."""
-    return dict(zip(flat[0::2], flat[1::2], strict=False))  # an odd tail never occurs
-
-
 @dataclass(frozen=True, slots=True)
 class ScriptCall:
     """One script invocation and the check that maps its reply to success or an exception."""
@@ -177,7 +172,7 @@ class ScriptBatch:
 
     Each call stays one atomic script (fence, CAS, effects, reply and XACK together), so a crash
     still leaves every entry pending or fully committed; the batch only saves round trips.
-    The calls can also ride in a pipeline of the caller's (`queue_into`, then `outcomes`), so
+    The calls can also ride in a round trip of the caller's (`commands`, then `outcomes`), so
     that a dispatcher sends the writes of one round together with its next read.
     """
 
@@ -204,18 +199,13 @@ class ScriptBatch:
         return [("EVALSHA", self._scripts[call.name].sha, len(call.keys), *call.keys, *call.args)
                 for call in self._calls]
 
-    def queue_into(self, pipe: Any) -> int:
-        """Append the queued calls to `pipe`; returns how many replies they will take."""
-        for command in self.commands():
-            pipe.execute_command(*command)  # a cluster pipeline refuses .evalsha; on one server the same
-        return len(self._calls)
-
     def execute(self) -> list[BaseException | None]:
         """Send every queued call; per call None (done) or the exception its wrapper would raise."""
         if not self._calls:
             return []
         pipe = self._redis.pipeline(transaction=False)
-        self.queue_into(pipe)
+        for command in self.commands():
+            pipe.execute_command(*command)  # a cluster pipeline refuses .evalsha; on one server the same
         return self.outcomes(pipe.execute(raise_on_error=False))
 
     def outcomes(self, results: Sequence[Any]) -> list[BaseException | None]:
@@ -367,7 +357,7 @@ class Scripts:
                                        args=[epoch, self._group, consumer, count, mode])
         if reply_code(result) is Code.FENCED:
             raise Fenced(lease_key)
-        entries = [(text(entry_id), _pairs(fields or [])) for entry_id, fields in result[2]]
+        entries = [(text(entry_id), field_map(fields)) for entry_id, fields in result[2]]
         flat = result[3]
         deliveries = {text(flat[i]): int(flat[i + 1]) for i in range(0, len(flat), 2)}
         return ReadBatch(entries, deliveries, text(result[1]))
