@@ -45,6 +45,11 @@ TRIM_EVERY_S = 30.0
 BODY_MARGIN = 4_096  # envelope room above the document budget for one tool call body
 
 
+def own_group(groups: Any) -> Any:
+    """The runtime's consumer group in an `XINFO GROUPS` reply, or None (not created yet)."""
+    return next((group for group in groups if text(group["name"]) == GROUP), None)
+
+
 @dataclass(frozen=True, slots=True)
 class _Write:
     """The one script call that answers an entry, with what is booked once it is confirmed."""
@@ -446,7 +451,7 @@ class PartitionConsumer:
         pipe.xinfo_groups(self._input)
         pipe.xrevrange(self._input, count=1)
         groups, newest = pipe.execute()
-        group = next((g for g in groups if text(g["name"]) == GROUP), None)
+        group = own_group(groups)
         if group is None or group.get("pending"):
             return False
         return not newest or stream_id(newest[0][0]) <= stream_id(group["last-delivered-id"])
@@ -460,7 +465,7 @@ class PartitionConsumer:
         if summary.get("pending"):
             floor = summary["min"]
         else:
-            groups = [g for g in self._redis.xinfo_groups(self._input) if g["name"] in (GROUP, GROUP.encode())]
-            floor = groups[0]["last-delivered-id"] if groups else None
+            group = own_group(self._redis.xinfo_groups(self._input))
+            floor = group["last-delivered-id"] if group else None
         if floor:
             self._redis.xtrim(self._input, minid=floor, approximate=False)

@@ -28,7 +28,7 @@ from .heap import HeapPolicy
 from .keys import GROUP, PROTOCOL, Keys
 from .metrics import Metrics
 from .operations import ActionServices
-from .partition import PartitionConsumer
+from .partition import PartitionConsumer, own_group
 from .redisio import TRANSIENT_ERRORS, Backoff
 from .scripts import Acquired, Scripts
 
@@ -269,9 +269,7 @@ class WorkerPool:
         for partition in partitions:
             pipe.xinfo_groups(self._keys.input(partition))
         for partition, groups in zip(partitions, pipe.execute(raise_on_error=False), strict=False):
-            if isinstance(groups, Exception):
-                continue
-            for group in groups:
-                if group["name"] in (GROUP, GROUP.encode()):
-                    lag = group.get("lag") or 0
-                    self._metrics.lag.labels(str(partition)).set(int(lag) + int(group.get("pending") or 0))
+            group = None if isinstance(groups, Exception) else own_group(groups)
+            if group is not None:
+                lag = group.get("lag") or 0
+                self._metrics.lag.labels(str(partition)).set(int(lag) + int(group.get("pending") or 0))
