@@ -45,7 +45,7 @@ def open_sessions(load: Load, names: list[str], document: dict[str, Any]) -> Non
         pipe = load.redis.pipeline(transaction=False)
         requests = [load.submit_raw(s, "intelligent_ui_open", body, f"open-{s}", pipe) for s in chunk]
         keys = [load.keys.reply(partition_of(s, PARTITIONS), s, r) for s, r in zip(chunk, requests, strict=True)]
-        for session, reply in zip(chunk, await_replies(load, pipe, keys, timeout=600), strict=True):
+        for session, reply in zip(chunk, await_replies(load.redis, load.keys, pipe, keys, timeout=600), strict=True):
             decoded = json.loads(reply)
             if not decoded["ok"]:
                 raise RuntimeError(f"an open was rejected: {decoded['error']}")
@@ -60,7 +60,8 @@ def patch_rate(load: Load, calls: int) -> float:
     pipe = load.redis.pipeline(transaction=False)
     started = time.perf_counter()
     requests = [(s, load.patch(s, 0, pipe)) for s in (load.sessions[i % len(load.sessions)] for i in range(calls))]
-    await_replies(load, pipe, [load.keys.reply(partition_of(s, PARTITIONS), s, r) for s, r in requests],
+    await_replies(load.redis, load.keys, pipe,
+                  [load.keys.reply(partition_of(s, PARTITIONS), s, r) for s, r in requests],
                   timeout=900)  # sessions beyond the cache re-parse their checkpoint: slow, not lost
     return calls / (time.perf_counter() - started)
 

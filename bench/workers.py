@@ -202,16 +202,17 @@ class FrameCounter:
         self._subscriber.close()
 
 
-def await_replies(load: Load, pipe: Any, reply_keys: list[str], timeout: float = 60.0) -> list[bytes]:
+def await_replies(client: redis.Redis, keys: Keys, pipe: Any, reply_keys: list[str],
+                  timeout: float = 60.0) -> list[bytes]:
     """Send the submissions queued on `pipe`, wait for their frames (pushed, nothing polls),
     then pop every reply; a rejected call publishes no frame, so its reply is then polled for."""
-    frames = FrameCounter(load.redis, load.keys)
+    frames = FrameCounter(client, keys)
     try:
         pipe.execute()
         frames.wait(len(reply_keys))
     finally:
         frames.close()
-    return collect_replies(load.redis, reply_keys, timeout)
+    return collect_replies(client, reply_keys, timeout)
 
 
 def collect_replies(client: redis.Redis, keys: list[str], timeout: float = 60.0) -> list[bytes]:
@@ -239,7 +240,7 @@ def throughput(load: Load, per_session: int) -> float:
     pipe = load.redis.pipeline(transaction=False)
     requests = [(s, load.patch(s, i, pipe)) for i in range(per_session) for s in load.sessions]
     keys = [load.keys.reply(partition_of(session, PARTITIONS), session, request) for session, request in requests]
-    for reply in await_replies(load, pipe, keys):
+    for reply in await_replies(load.redis, load.keys, pipe, keys):
         if not reply.startswith(b'{"ok":true'):  # no JSON parse: the load generator shares the 2 cores
             raise RuntimeError(f"rejected: {reply[:300]!r}")
     return len(requests) / (time.perf_counter() - started)
@@ -362,13 +363,7 @@ def floor(url: str, frame_size: int, sessions: int, per_session: int, run: int, 
                           {"session": session, "request": request, "kind": "tool", "name": PATCH, "call": request,
                            "body": json.dumps({"mutation": mutation(i)})})
                 requests.append((session, request))
-        frames = FrameCounter(client, keys)
-        try:
-            pipe.execute()
-            frames.wait(len(requests))
-        finally:
-            frames.close()
-        collect_replies(client, [keys.reply(partition_of(s, PARTITIONS), s, r) for s, r in requests])
+        await_replies(client, keys, pipe, [keys.reply(partition_of(s, PARTITIONS), s, r) for s, r in requests])
         return len(requests) / (time.perf_counter() - started)
     finally:
         worker.kill()
