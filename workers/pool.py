@@ -184,7 +184,7 @@ class WorkerPool:
         held_now = list(self._held.items())
         leases = [(self._keys.lease(partition), consumer.epoch, self._keys.input(partition))
                   for partition, consumer in held_now]
-        renewals = self._scripts.renew_counting(leases, self._settings.lease_ttl_ms)
+        renewals = self._scripts.renew(leases, self._settings.lease_ttl_ms)
         for (partition, consumer), renewal in zip(held_now, renewals, strict=True):
             if renewal is not None:
                 consumer.valid_until = now + self._settings.lease_ttl_ms / 1000  # `now`: before the renewal was sent

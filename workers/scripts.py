@@ -316,11 +316,7 @@ class Scripts:
             raise ScriptUnavailable(f"script {name} could not be loaded on the cluster")
         return results
 
-    def renew(self, leases: Sequence[tuple[str, int]], ttl_ms: int) -> list[bool]:
-        """Extend (lease key, epoch) pairs in one round trip; False means that lease is fenced."""
-        return [r is not None for r in self.renew_counting([(lease, epoch, "") for lease, epoch in leases], ttl_ms)]
-
-    def renew_counting(self, leases: Sequence[tuple[str, int, str]], ttl_ms: int) -> list[Renewal | None]:
+    def renew(self, leases: Sequence[tuple[str, int, str]], ttl_ms: int) -> list[Renewal | None]:
         """Extend (lease key, epoch, input stream) triples in one round trip, counting each
         partition's pending entries ("" for no stream); None means that lease is fenced."""
         calls = [([lease, stream] if stream else [lease], [epoch, ttl_ms, self._group])

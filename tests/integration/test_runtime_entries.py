@@ -10,7 +10,7 @@ import pytest
 from tests.integration.conftest import Runtime, example
 from workers.errors import Fenced, StaleCache
 from workers.keys import CONSUMER, GROUP, generation_field, ui_field
-from workers.scripts import Acquired, CommitPlan, Scripts
+from workers.scripts import Acquired, CommitPlan, Renewal, Scripts
 
 pytestmark = pytest.mark.integration
 SESSION = "session-entries"
@@ -123,7 +123,8 @@ def test_a_zombie_owner_cannot_commit_after_a_takeover(runtime: Runtime) -> None
         scripts.commit(keys.lease(0), keys.input(0), zombie.epoch, entry, plan)
     assert runtime.redis.exists(*keys.session_keys(0, "s"), keys.reply(0, "s", "r")) == 0
     assert runtime.redis.xpending(keys.input(0), GROUP)["pending"] == 1
-    assert scripts.renew([(keys.lease(0), zombie.epoch), (keys.lease(0), successor.epoch)], 1000) == [False, True]
+    assert scripts.renew([(keys.lease(0), zombie.epoch, ""), (keys.lease(0), successor.epoch, "")],
+                         1000) == [None, Renewal(pending=0)]
     assert not scripts.release(keys.lease(0), zombie.epoch)
     scripts.commit(keys.lease(0), keys.input(0), successor.epoch, entry, plan)
     assert runtime.redis.xpending(keys.input(0), GROUP)["pending"] == 0
