@@ -17,8 +17,7 @@ from config.settings import Settings
 from core._identifier import is_identifier
 from core.document.model import parse_document
 from core.errors import UIError, UISchemaError, UIStreamError
-from core.json.canonical import hash_canonical_json
-from core.json.safe import assert_safe_json
+from core.json.canonical import canonical_json_string
 from core.limits import MAX_GENERATION, UI_LIMITS, UI_PROTOCOL_LIMITS
 from core.stream.lifecycle import advance_ui_stream, start_ui_stream
 
@@ -34,6 +33,7 @@ TOOLS = (PLAIN, OPEN, PATCH, COMPLETE, CANCEL)
 MAX_STREAM_BYTES = UI_PROTOCOL_LIMITS["maxStreamBytes"]
 ENVELOPE_BYTES = UI_PROTOCOL_LIMITS["maxStreamFrameBytes"] - UI_LIMITS["maxDocumentBytes"]
 _CURSOR_ARGS = ("sourceCallId", "generation", "baseRevision")
+_DOCUMENT_ARGS_BYTES = len('{"document":}')  # the canonical text of {"document": D} around D
 
 
 @dataclass(frozen=True)
@@ -64,6 +64,15 @@ def _plain_result(ui_id: str, document: str) -> str:
     text = (f"{PLAIN} accepted: uiId={ui_id} generation=0 revision=0. "
             "The document is shown as a complete UI.")
     return '{"document":' + document + ',"receipt":' + dumps(text) + "}"
+
+
+def call_content(tool: str, args_text: str) -> str:
+    """`hash_canonical_json({"tool": tool, "arguments": args})`, given the arguments' canonical text.
+
+    RFC 8785 sorts "arguments" before "tool"; the caller keeps the text to size the document.
+    """
+    text = '{"arguments":' + args_text + ',"tool":' + canonical_json_string(tool) + "}"
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def _invalid(message: str) -> HostError:
@@ -105,15 +114,16 @@ class ToolHandler:
     def decide(self, entry: InputEntry, args: dict[str, Any]) -> Decision:
         """Validate one tool call; raise `HostError` for any rejection."""
         try:
-            content = hash_canonical_json({"tool": entry.name, "arguments": args})
+            text = canonical_json_string(args)
         except UIError:
             raise _invalid("arguments are not canonical JSON") from None
+        content = call_content(entry.name, text)
         digest = hashlib.sha256(entry.call.encode("utf-8")).hexdigest()[:32] + ":" + content
         try:
             if entry.name == PLAIN:
-                return self._plain(entry, args, content)
+                return self._plain(entry, args, text, content)
             if entry.name == OPEN:
-                return self._open(entry, args, digest)
+                return self._open(entry, args, text, digest)
             if entry.name in (PATCH, COMPLETE, CANCEL):
                 return self._advance(entry, args, digest)
         except UIError as error:
@@ -122,19 +132,24 @@ class ToolHandler:
 
     # -- documents ------------------------------------------------------------------------
 
-    def _document(self, args: Mapping[str, Any]) -> dict[str, Any]:
-        """The raw `document` argument, size-checked against the deployment's budget."""
+    def _document(self, args: Mapping[str, Any], text: str) -> dict[str, Any]:
+        """The raw `document` argument, size-checked against the deployment's budget.
+
+        `text` is the arguments' canonical JSON, which is exactly as long as `JSON.stringify`'s
+        (RFC 8785 prints strings and numbers as it does), so no walk measures the document
+        here; the parse checks everything else about it, a size beyond the protocol's included.
+        """
         _check_keys(args, ("document",))
         document = args["document"]
         if not isinstance(document, dict):
             raise _invalid("argument 'document' must be a JSON object, not a JSON string or other value")
-        size = assert_safe_json(document, max_bytes=UI_LIMITS["maxDocumentBytes"])
-        if size > self._settings.max_document_bytes:
+        size = len(text.encode("utf-8")) - _DOCUMENT_ARGS_BYTES
+        if self._settings.max_document_bytes < size <= UI_LIMITS["maxDocumentBytes"]:
             raise BudgetError(f"document is {size} bytes; the limit is {self._settings.max_document_bytes}",
                               code=ErrorCode.DOCUMENT_TOO_LARGE)
         return document
 
-    def _plain(self, entry: InputEntry, args: Mapping[str, Any], content: str) -> Decision:
+    def _plain(self, entry: InputEntry, args: Mapping[str, Any], text: str, content: str) -> Decision:
         """A plain UI is stored under its native call id (its `sourceCallId`), never overwritten."""
         stored = self._store.plain_entry(entry.session, entry.call)
         if stored is not None:
@@ -144,7 +159,7 @@ class ToolHandler:
             return Decision("resend", _plain_result(stored[1], stored[2]))
         if self._store.ui_of_source(entry.session, entry.call) is not None:
             raise HostError("the call id already opened a stream", code=ErrorCode.CALL_ID_REUSED)
-        document = parse_document(self._document(args))
+        document = parse_document(self._document(args, text))
         if self._store.plain_count(entry.session) >= self._settings.max_plain_per_session:
             raise BudgetError(f"the session already holds {self._settings.max_plain_per_session} plain "
                               "documents; no new one can be stored", code=ErrorCode.PLAIN_CAPACITY)
@@ -156,8 +171,8 @@ class ToolHandler:
 
     # -- open -----------------------------------------------------------------------------
 
-    def _open(self, entry: InputEntry, args: Mapping[str, Any], digest: str) -> Decision:
-        document = self._document(args)
+    def _open(self, entry: InputEntry, args: Mapping[str, Any], text: str, digest: str) -> Decision:
+        document = self._document(args, text)
         ui_id = document.get("id")
         # The ledger is consulted before validation so an identical resend costs no parse;
         # an id that is not an identifier cannot name a stored UI and fails validation below.

@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from core.errors import Issue
+from core.json.canonical import canonical_json_string, hash_canonical_json
+from core.json.safe import assert_safe_json
 from workers.demo import tree_lines
 from workers.entry import error_reply
 from workers.errors import HostError
-from workers.tools import receipt
+from workers.tools import call_content, receipt
 
 
 def test_the_receipt_names_every_cursor_field() -> None:
@@ -41,3 +45,24 @@ def test_the_demo_tree_view_indents_children_under_their_parent() -> None:
     root = {"id": "a", "type": "Card", "props": {"title": "Top"},
             "children": [{"id": "b", "type": "Text", "props": {"text": "hello"}}]}
     assert list(tree_lines(root)) == ['Card#a "Top"', '  Text#b "hello"']
+
+
+_ARGUMENTS = [
+    {"document": {"id": "ui", "é": "ü", "\U0001f600": [1.5, 2, -0.0, 1e-7, None, True]}},
+    {"sourceCallId": "c", "generation": 1.0, "baseRevision": 0, "mutation": {"\ue000": 1, "\U00010000": 2}},
+    {"document": {"text": "tab\tquote\"line\u2028 nul\u0000", "n": [1e-7, 5e-324, 123456789012345, 0.1, 100.0]}},
+    {},
+]
+
+
+@pytest.mark.parametrize("args", _ARGUMENTS)
+@pytest.mark.parametrize("tool", ["intelligent_ui_open", "intelligent_ui_patch", "t\u00e9\"l"])
+def test_the_call_content_is_the_canonical_hash_of_tool_and_arguments(tool: str, args: dict) -> None:
+    assert call_content(tool, canonical_json_string(args)) == hash_canonical_json({"tool": tool, "arguments": args})
+
+
+@pytest.mark.parametrize("args", [a for a in _ARGUMENTS if "document" in a and len(a) == 1])
+def test_the_canonical_text_of_a_document_is_as_long_as_json_stringify(args: dict) -> None:
+    # The open sizes its document from the arguments' canonical text instead of a walk.
+    size = len(canonical_json_string(args).encode()) - len('{"document":}')
+    assert size == assert_safe_json(args["document"])
