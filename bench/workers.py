@@ -20,6 +20,7 @@ import os
 import re
 import shutil
 import signal
+import socket
 import statistics
 import subprocess
 import sys
@@ -29,13 +30,16 @@ import time
 from pathlib import Path
 from typing import Any
 
+import hiredis
 import redis
 
 from workers.keys import Keys, partition_of
 from workers.local_redis import start_redis_server
+from workers.redisio import exchange
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 PARTITIONS = 64
+GENERATION_PATCHES = 250  # patches the bench sends per generation (the frame budget is 256 frames)
 PATCH = "intelligent_ui_patch"
 REVISION = re.compile(rb'"revision":(\d+)')
 
@@ -139,6 +143,18 @@ class Load:
                                    "call": call, "body": body})
         return request
 
+    def patch_command(self, session: str, i: int) -> bytes:
+        """The packed XADD of a session's next patch (for a bare `exchange`); advances the cursor."""
+        source, generation, revision = self.cursor[session]
+        body = json.dumps({"sourceCallId": source, "generation": generation, "baseRevision": revision,
+                           "mutation": mutation(revision)})
+        self.cursor[session][2] += 1
+        call = f"{session}-{generation}-{revision}"
+        request = f"r{self._sequence}-{call}"
+        self._sequence += 1
+        return hiredis.pack_command(("XADD", self.keys.input(partition_of(session, PARTITIONS)), "*", "session", session,
+                     "request", request, "kind", "tool", "name", PATCH, "call", call, "body", body))
+
     def patch(self, session: str, i: int, pipe: Any = None) -> str:
         """Submit the next patch of a session (precomputed cursor)."""
         source, generation, revision = self.cursor[session]
@@ -148,8 +164,11 @@ class Load:
         return self.submit_raw(session, PATCH, body, f"{session}-{generation}-{revision}", pipe)
 
     def reopen_if_needed(self, budget: int) -> None:
+        if budget > GENERATION_PATCHES:
+            raise ValueError(f"{budget} patches per session do not fit in one generation ({GENERATION_PATCHES}); "
+                             "use more sessions")
         for session in self.sessions:
-            if self.cursor[session][2] + budget >= 250:
+            if self.cursor[session][2] + budget >= GENERATION_PATCHES:
                 self._open(session)
 
     def wait(self, session: str, request: str) -> dict[str, Any]:
@@ -249,47 +268,83 @@ def throughput(load: Load, per_session: int) -> float:
 def latency(load: Load, rate: float, count: int) -> tuple[float, float, float]:
     """p50, p99 and p99.9 submit -> frame latency (ms) at a paced rate (open loop).
 
-    The submitter never waits; a second thread is a subscriber like a UI: it pattern-subscribes
-    to the sessions' frame channels and stamps each frame as it is pushed (the commit script
-    publishes the frame and pushes the reply in the same atomic step).  Nothing polls, so the
-    measurement adds no load of its own to the 2 shared cores.
+    The submitter never waits for a worker; a second thread is a subscriber like a UI: it
+    pattern-subscribes to the sessions' frame channels and stamps each frame as its bytes
+    arrive (the commit script publishes the frame and pushes the reply in one atomic step).
+    Both sides speak RESP on a bare connection (hiredis packs the XADD and parses the pushed
+    frames), so the load generator's own CPU, which shares the 2 cores with Redis and the
+    workers, stays small; nothing polls.
     """
     load.reopen_if_needed(count // len(load.sessions) + 1)
     sent: dict[tuple[str, int], float] = {}
     samples: list[float] = []
-    subscriber = subscribed(load.redis, load.keys)
-    done = threading.Event()
-
-    def collect() -> None:
-        while len(samples) < count and not done.is_set():
-            message = subscriber.get_message(timeout=1.0)
-            if message is None:
-                continue
-            now = time.perf_counter()
-            session = message["channel"].decode().rsplit(":frames:", 1)[1]
-            revision = int(REVISION.search(message["data"]).group(1))
-            at = sent.pop((session, revision), None)
-            if at is not None:
-                samples.append(now - at)
-
-    collector = threading.Thread(target=collect)
+    frames = FrameStamps(load.redis, load.keys)
+    collector = threading.Thread(target=frames.collect, args=(sent, samples, count))
     collector.start()
     interval, next_at = 1.0 / rate, time.perf_counter()
-    for i in range(count):
-        session = load.sessions[i % len(load.sessions)]
-        delay = next_at - time.perf_counter()
-        if delay > 0:
-            time.sleep(delay)  # sleep, not spin: the load generator shares the 2 cores
-        sent[(session, load.cursor[session][2] + 1)] = time.perf_counter()
-        load.patch(session, i)
-        next_at += interval
-    collector.join(60)
-    done.set()
-    subscriber.close()
+    try:
+        for i in range(count):
+            session = load.sessions[i % len(load.sessions)]
+            delay = next_at - time.perf_counter()
+            if delay > 0:
+                time.sleep(delay)  # sleep, not spin: the load generator shares the 2 cores
+            command = load.patch_command(session, i)
+            sent[(session, load.cursor[session][2])] = time.perf_counter()
+            (reply,) = exchange(load.redis, [command])
+            if isinstance(reply, BaseException):
+                raise reply
+            next_at += interval
+        collector.join(60)
+    finally:
+        frames.close()
+        collector.join()
     if len(samples) < count:
         raise RuntimeError(f"{count - len(samples)} frames not received")
     samples.sort()
     return tuple(samples[min(len(samples) - 1, int(len(samples) * q))] * 1000 for q in (0.5, 0.99, 0.999))
+
+
+class FrameStamps:
+    """A bare pub/sub connection on every frame channel that stamps frames as they arrive."""
+
+    def __init__(self, client: redis.Redis, keys: Keys) -> None:
+        options = client.connection_pool.connection_kwargs
+        self._socket = socket.create_connection((options.get("host", "127.0.0.1"), options.get("port", 6379)))
+        self._socket.settimeout(0.5)
+        self._reader = hiredis.Reader()
+        self._closed = threading.Event()
+        self._socket.sendall(hiredis.pack_command(("PSUBSCRIBE", keys.channel_pattern())))
+        if self._next_message(time.monotonic() + 10)[0] != b"psubscribe":
+            raise RuntimeError("the frame subscription was not confirmed")
+
+    def collect(self, sent: dict[tuple[str, int], float], samples: list[float], count: int) -> None:
+        """Stamp frames until `count` samples were taken or the connection is closed."""
+        while len(samples) < count and not self._closed.is_set():
+            message = self._next_message(time.monotonic() + 1)
+            if message is None or message[0] != b"pmessage":
+                continue
+            session = message[2].decode().rsplit(":frames:", 1)[1]
+            at = sent.pop((session, int(REVISION.search(message[3]).group(1))), None)
+            if at is not None:
+                samples.append(self._stamp - at)
+
+    def _next_message(self, deadline: float) -> Any:
+        message = self._reader.gets()
+        while message is False and time.monotonic() < deadline and not self._closed.is_set():
+            try:
+                data = self._socket.recv(1 << 16)
+            except (TimeoutError, OSError):
+                continue
+            if not data:
+                return None
+            self._stamp = time.perf_counter()  # every message of this chunk arrived by now
+            self._reader.feed(data)
+            message = self._reader.gets()
+        return None if message is False else message
+
+    def close(self) -> None:
+        self._closed.set()
+        self._socket.close()
 
 
 # -- floor ----------------------------------------------------------------------------------
