@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from core.json.safe import assert_safe_json
+from core.limits import UI_LIMITS
 from tests.integration.conftest import Runtime, big_document, cursor_args, example
 from workers import tools
 from workers.store import Store
@@ -289,6 +291,35 @@ def test_a_lowered_document_budget_rejects_a_larger_open_and_patch(runtime: Runt
     node = {"id": "filler", "type": "Text", "props": {"text": "y" * 600}}
     reply = patch(runtime, frame, {"type": "add", "parentId": "report", "index": 0, "node": node}, "patch-big")
     assert_rejected_and_unchanged(runtime, reply, "document_too_large", before, log)
+
+
+def _sized_document(size: int) -> dict:
+    """A valid document of exactly `size` bytes of JSON.stringify: non-ASCII text, and the
+    example's non-integral numbers (24.5), whose text JavaScript and Python print alike."""
+    document = big_document(0)
+    document["root"]["children"][-1]["props"]["text"] = "é€😀"
+    padding = size - assert_safe_json(document)
+    document["root"]["children"][-1]["props"]["text"] += "x" * padding
+    assert assert_safe_json(document) == size
+    return document
+
+
+def test_the_document_budget_counts_json_stringify_bytes_exactly(runtime: Runtime) -> None:
+    # The open sizes the document from the canonical text of its arguments: non-ASCII text
+    # counts its UTF-8 bytes, as JSON.stringify's, and the limit itself is accepted.
+    runtime.configure(max_document_bytes=2_048).start()
+    reply = runtime.call(SESSION, OPEN, {"document": _sized_document(2_049)}, call="open-over")
+    assert reply["error"]["code"] == "document_too_large"
+    assert reply["error"]["message"] == "document is 2049 bytes; the limit is 2048"
+    assert runtime.call(SESSION, OPEN, {"document": _sized_document(2_048)}, call="open-at")["ok"]
+
+
+def test_a_document_beyond_the_protocol_limit_is_an_invalid_document(runtime: Runtime) -> None:
+    runtime.start()
+    limit = UI_LIMITS["maxDocumentBytes"]
+    reply = runtime.call(SESSION, OPEN, {"document": _sized_document(limit + 1)}, call="open-huge")
+    assert reply["error"]["code"] == "invalid_document"
+    assert reply["error"]["issues"] == [{"path": "", "message": f"JSON is {limit + 1} bytes; the limit is {limit}"}]
 
 
 def test_sessions_are_isolated(runtime: Runtime) -> None:
