@@ -152,8 +152,9 @@ class Load:
         call = f"{session}-{generation}-{revision}"
         request = f"r{self._sequence}-{call}"
         self._sequence += 1
-        return hiredis.pack_command(("XADD", self.keys.input(partition_of(session, PARTITIONS)), "*", "session", session,
-                     "request", request, "kind", "tool", "name", PATCH, "call", call, "body", body))
+        stream = self.keys.input(partition_of(session, PARTITIONS))
+        return hiredis.pack_command(("XADD", stream, "*", "session", session, "request", request, "kind", "tool",
+                                     "name", PATCH, "call", call, "body", body))
 
     def patch(self, session: str, i: int, pipe: Any = None) -> str:
         """Submit the next patch of a session (precomputed cursor)."""

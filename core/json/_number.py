@@ -16,6 +16,7 @@ import math
 from typing import TypeGuard
 
 from core.errors import UIExpressionError
+from core.json._pow import v8_pow
 from core.limits import UI_LIMITS
 
 MAX_MAGNITUDE = 1e15
@@ -139,16 +140,7 @@ def js_pow(a: int | float, b: int | float) -> float:
     x, y = _to_double(a), _to_double(b)
     if not (math.isfinite(x) and math.isfinite(y)):
         raise UIExpressionError("pow needs finite numbers", code="not_finite")
-    # V8 folds these two exponents itself before calling the C library's pow (ieee754.cc).
-    if y == 2:
-        result = x * x
-    elif y == 0.5:
-        result = math.sqrt(x + 0.0) if x >= 0 else math.nan
-    else:
-        try:
-            result = math.pow(x, y)
-        except (ValueError, OverflowError, ZeroDivisionError):
-            result = math.nan  # JS answers NaN or +-Infinity here; both are rejected below
+    result = v8_pow(x, y)  # V8's own pow (fdlibm), not the C library's: see core.json._pow
     if not math.isfinite(result):
         raise UIExpressionError("pow result is not a finite number", code="not_finite")
     if abs(result) > MAX_MAGNITUDE:
