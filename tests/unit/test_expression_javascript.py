@@ -21,9 +21,10 @@ import pytest
 
 from core.errors import UIExpressionError
 from core.expression.language import evaluate_expression
-from core.json._number import js_number_string
+from core.json._number import js_number_string, js_to_fixed
 from core.json._pow import v8_pow
 from core.json.canonical import canonical_json_string
+from core.json.safe import assert_safe_json
 from core.limits import UI_LIMITS
 
 pytestmark = pytest.mark.skipif(shutil.which("node") is None, reason="needs Node.js as the JavaScript oracle")
@@ -207,3 +208,51 @@ def test_pow_is_v8s_pow_bit_for_bit(seed: int) -> None:
     mismatches = [(pair, mine, theirs) for pair, mine, theirs in zip(pairs, ours, json.loads(run.stdout), strict=True)
                   if mine != theirs]
     assert not mismatches[:5], f"{len(mismatches)} of {len(pairs)} differ from V8"
+
+
+NUMBER_SCRIPT = r"""
+const { numbers, values } = JSON.parse(require('fs').readFileSync(0, 'utf8'));
+process.stdout.write(JSON.stringify({
+  strings: numbers.map(x => String(x)),
+  fixed: numbers.map(x => [0, 1, 2, 3, 6, 20, 100].map(d => x.toFixed(d))),
+  sizes: values.map(v => Buffer.byteLength(JSON.stringify(v), 'utf8')),
+}));
+"""
+
+
+def _json_value(rng: random.Random, depth: int = 0) -> Any:
+    kind = rng.randrange(7 if depth < 4 else 4)
+    if kind == 0:
+        return rng.choice([None, True, False])
+    if kind == 1:
+        return _double_of(rng) if rng.random() < 0.5 else rng.randint(-(10**15), 10**15)
+    if kind in (2, 3):
+        return "".join(rng.choice(["a", "\"", "\\", "\n", "\x01", "\x7f", "é", "€", "😀", "\u2028", " "])
+                       for _ in range(rng.randrange(6)))
+    if kind in (4, 5):
+        return [_json_value(rng, depth + 1) for _ in range(rng.randrange(4))]
+    return {f"k{n}é": _json_value(rng, depth + 1) for n in range(rng.randrange(4))}
+
+
+def test_number_text_to_fixed_and_json_sizes_are_javascripts() -> None:
+    rng = random.Random(7)
+    numbers = [x for x in (_double_of(rng) for _ in range(20_000)) if math.isfinite(x)]
+    values = [v for v in (_json_value(rng) for _ in range(3_000)) if _finite_within(v)]
+    run = subprocess.run(["node", "-e", NUMBER_SCRIPT], input=json.dumps({"numbers": numbers, "values": values}),
+                         capture_output=True, text=True, timeout=120, check=True)
+    expected = json.loads(run.stdout)
+    assert [js_number_string(x) for x in numbers] == expected["strings"]
+    fixed = [[js_to_fixed(x, d) for d in (0, 1, 2, 3, 6, 20, 100)] for x in numbers]
+    assert fixed == expected["fixed"]
+    assert [assert_safe_json(v) for v in values] == expected["sizes"]
+
+
+def _finite_within(value: Any) -> bool:
+    """Within the safe-JSON number budget (|x| <= 1e15), which JSON sizes are measured for."""
+    if isinstance(value, float | int) and not isinstance(value, bool):
+        return math.isfinite(value) and abs(value) <= 1e15
+    if isinstance(value, list):
+        return all(_finite_within(item) for item in value)
+    if isinstance(value, dict):
+        return all(_finite_within(item) for item in value.values())
+    return True
