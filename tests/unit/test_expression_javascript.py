@@ -17,6 +17,7 @@ import shutil
 import subprocess
 from typing import Any
 
+import orjson
 import pytest
 
 from core.errors import UIExpressionError
@@ -256,3 +257,26 @@ def _finite_within(value: Any) -> bool:
     if isinstance(value, dict):
         return all(_finite_within(item) for item in value.values())
     return True
+
+
+def _decimal_text(rng: random.Random) -> str:
+    digits = "".join(rng.choice("0123456789") for _ in range(rng.randint(1, 30))).lstrip("0") or "0"
+    cut = rng.randint(0, len(digits))
+    text = (digits[:cut] or "0") + ("." + digits[cut:] if cut < len(digits) else "")
+    if rng.random() < 0.5:
+        text += f"e{rng.randint(-330, 270)}"
+    return "-" + text if rng.random() < 0.3 else text
+
+
+def test_numbers_decoded_from_json_text_are_the_doubles_json_parse_gives() -> None:
+    # The worker decodes entries with orjson; the browser and the model's tooling with JSON.parse.
+    rng = random.Random(11)
+    texts = [_decimal_text(rng) for _ in range(30_000)]
+    run = subprocess.run(["node", "-e", "const a = JSON.parse(require('fs').readFileSync(0, 'utf8'));"
+                          "process.stdout.write(JSON.stringify(a.map(String)))"],
+                         input="[" + ",".join(texts) + "]", capture_output=True, text=True, timeout=120, check=True)
+    decoded = orjson.loads("[" + ",".join(texts) + "]")
+    within = [(text, ours, theirs) for text, ours, theirs in zip(texts, decoded, json.loads(run.stdout), strict=True)
+              if abs(ours) <= 1e15]  # larger numbers are unsafe JSON, refused before any use
+    assert len(within) > 10_000
+    assert [js_number_string(ours) for _, ours, _ in within] == [theirs for _, _, theirs in within]
