@@ -1,17 +1,19 @@
 """The one thread of a pool process that reads and processes every partition it holds.
 
 Each round it gives a `step` turn to the consumers that need one (a replay of their pending
-list, the reaper, the trim), then makes one round trip (`redisio.exchange`, a pipeline
-without redis-py's per-command bookkeeping): the writes the previous round decided
-(every woken partition's, each still one atomic fenced script) followed by one
-`XREADGROUP GROUP workers owner COUNT n [BLOCK ms] STREAMS ... > ...` over every readable
-partition, blocking only when the previous round had nothing more to do.  So a round costs one
-round trip however many partitions it served, an idle pool one blocking read per process, and
-an entry arriving alone two round trips (the read that brings it, the pipeline that writes it
-and waits for the next).  The replies of the writes are settled before the new entries are
-decided; each woken partition takes its entries in turn (a busy partition cannot starve the
-others).  One thread instead of one per partition: the GIL lets only one run anyway, and 64
-threads contending for it cost more than they overlap.
+list, the reaper, the trim), then finishes one round trip (`redisio.RoundTrip`, a pipeline
+without redis-py's per-command bookkeeping): the writes the previous round decided (every
+woken partition's, each still one atomic fenced script, sent on the round's connection as
+soon as that partition was decided, so Redis runs them while the next partition is decided)
+followed by one `XREADGROUP GROUP workers owner COUNT n [BLOCK ms] STREAMS ... > ...` over
+every readable partition, blocking only when the previous round had nothing more to do; then
+every reply is read.  So a round costs one round trip however many partitions it served, an
+idle pool one blocking read per process, and an entry arriving alone two round trips (the
+read that brings it, the pipeline that writes it and waits for the next).  The replies of the
+writes are settled before the new entries are decided; each woken partition takes its entries
+in turn (a busy partition cannot starve the others).  One thread instead of one per
+partition: the GIL lets only one run anyway, and 64 threads contending for it cost more than
+they overlap.
 
 Entries the read moves into a partition's pending list belong to that partition's owner
 whoever issued the read: a partition is read only while its lease is surely held
@@ -40,7 +42,7 @@ from typing import Any
 
 from .keys import CONSUMER, GROUP
 from .partition import PartitionConsumer
-from .redisio import exchange, is_cluster, pack, poll_groups, stream_entries
+from .redisio import RoundTrip, is_cluster, pack, poll_groups, stream_entries
 
 log = logging.getLogger(__name__)
 BLOCK_MS = 250  # bounds how long a newly attached partition may wait for the loop
@@ -62,7 +64,8 @@ class Dispatcher:
         self._cluster = is_cluster(redis)
         self._poll_ms = POLL_MS
         self._more = True  # the last read filled a batch (or none happened yet): do not block
-        self._unsettled: list[PartitionConsumer] = []  # consumers whose decided writes go in the next pipeline
+        self._round: RoundTrip | None = None  # the writes sent since the last read, replies unread
+        self._unsettled: list[tuple[PartitionConsumer, int]] = []  # their consumers, with their writes' count
         self._turns_at = 0.0  # when `_serve_turns` runs next (sooner when `_turns_due`)
         self._turns_due = True
         self._read_streams: tuple[str, ...] = ()  # the streams of the packed reads, by block time:
@@ -149,17 +152,16 @@ class Dispatcher:
     def _deliver(self, *, block: bool) -> None:
         """Send the decided writes and read new entries (blocking if `block`); settle, then hand out."""
         now = time.monotonic()
-        unsettled, self._unsettled = self._unsettled, []
-        block_ms = (WRITES_BLOCK_MS if unsettled else self._block_ms) if block else 0
+        block_ms = (WRITES_BLOCK_MS if self._unsettled else self._block_ms) if block else 0
         until = now + block_ms / 1000 + LEASE_MARGIN_S
         readers = {c.input_key: c for c in self._attached() if c.readable(now, until)}
-        if not readers and not unsettled:
+        if not readers and not self._unsettled:
             self._more = False
             if block:
                 self._stop.wait(block_ms / 1000)
             return
         with self._reading:
-            settled, replies = self._exchange(unsettled, readers, block_ms)
+            settled, replies = self._exchange(readers, block_ms)
         for written, results in settled:
             with written.busy:
                 written.settle(results)
@@ -173,26 +175,31 @@ class Dispatcher:
                 if consumer.stopping:
                     continue  # left pending: the next owner (or this one's replay) takes them
                 if consumer.take(entries, defer=not self._cluster) is not None:
-                    self._unsettled.append(consumer)
+                    self._send(consumer)
                 self._turns_due = self._turns_due or consumer.replaying
             self._more = self._more or len(entries) >= self._batch_size
 
-    def _exchange(self, unsettled: list[PartitionConsumer], readers: dict[str, PartitionConsumer],
+    def _send(self, consumer: PartitionConsumer) -> None:
+        """Send a consumer's decided writes now, on the round's connection: Redis runs them while
+        the next partition is decided.  Their replies are read, and settled, after the round's read."""
+        writes = consumer.commands()
+        if self._round is None:
+            self._round = RoundTrip(self._redis)
+        self._round.send(writes)  # a failed send is raised by finish and settles every consumer
+        self._unsettled.append((consumer, len(writes)))
+
+    def _exchange(self, readers: dict[str, PartitionConsumer],
                   block_ms: int) -> tuple[list[tuple[PartitionConsumer, Any]], list[tuple[str, Any]]]:
-        """One round trip: the writes of `unsettled`, then the read (blocking up to `block_ms`, 0: not);
-        (consumer, replies) and (stream, entries)."""
+        """Finish the round trip: the read (blocking up to `block_ms`, 0: not) behind the writes
+        already sent; (consumer, replies) and (stream, entries)."""
         if self._cluster:
             return [], self._poll(readers, block_ms > 0)
-        commands: list[tuple[Any, ...] | bytes] = []
-        counts = []
-        for consumer in unsettled:
-            writes = consumer.commands()
-            commands += writes
-            counts.append((consumer, len(writes)))
+        trip, self._round = self._round or RoundTrip(self._redis), None
+        counts, self._unsettled = self._unsettled, []
         if readers:
-            commands.append(self._read_command(tuple(readers), block_ms))
+            trip.send([self._read_command(tuple(readers), block_ms)])
         try:
-            results = exchange(self._redis, commands)
+            results = trip.finish()
         except Exception as error:
             log.warning("dispatcher: round trip failed (%s)", error)
             for consumer in readers.values():

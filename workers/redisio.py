@@ -195,22 +195,66 @@ def exchange(client: Any, commands: Sequence[Sequence[Any] | bytes]) -> list[Any
     which runs for every entry that arrives alone.  Replies are raw RESP values (a stream
     entry's fields are a flat field, value list).
     """
-    pool = client.connection_pool
-    connection = pool.get_connection()
-    try:
-        connection.send_packed_command([b"".join([_packed(connection, command) for command in commands])])  # one write
+    trip = RoundTrip(client)
+    trip.send(commands)
+    return trip.finish()
+
+
+class RoundTrip:
+    """`exchange` in two halves on one pooled connection: commands are sent as they are
+    ready (Redis runs them while the caller prepares the next ones), every reply is read at
+    the end, in order.  A failed send keeps its error for `finish`, which raises it."""
+
+    def __init__(self, client: Any) -> None:
+        self._pool = client.connection_pool
+        self._connection: Any = None
+        self._sent = 0
+        self._error: BaseException | None = None
+
+    @property
+    def sent(self) -> int:
+        """How many commands were sent (each has one reply for `finish` to read)."""
+        return self._sent
+
+    def send(self, commands: Sequence[Sequence[Any] | bytes]) -> None:
+        """Write `commands` now (one write); their replies are read by `finish`."""
+        if self._error is not None or not commands:
+            return
+        try:
+            if self._connection is None:
+                self._connection = self._pool.get_connection()
+            packed = b"".join([_packed(self._connection, command) for command in commands])
+            self._connection.send_packed_command([packed])
+            self._sent += len(commands)
+        except Exception as error:  # kept for finish to raise, after the cleanup
+            self._error = error
+            self._close(broken=True)
+
+    def finish(self) -> list[Any]:
+        """The replies of every command sent, in order (error replies as their exceptions);
+        raises the error of a failed send, or of the connection while reading."""
+        if self._error is not None:
+            raise self._error
         replies: list[Any] = []
-        for _ in commands:
-            try:
-                replies.append(connection.read_response())
-            except redis.ResponseError as error:
-                replies.append(error)
+        try:
+            for _ in range(self._sent):
+                try:
+                    replies.append(self._connection.read_response())
+                except redis.ResponseError as error:
+                    replies.append(error)
+        except BaseException:
+            self._close(broken=True)  # a reply may be left unread: never reuse the connection
+            raise
+        self._close(broken=False)
         return replies
-    except BaseException:
-        connection.disconnect()  # a reply may be left unread: never reuse the connection
-        raise
-    finally:
-        pool.release(connection)
+
+    def _close(self, *, broken: bool) -> None:
+        if self._connection is None:
+            return
+        connection, self._connection = self._connection, None
+        if broken:
+            connection.disconnect()
+        self._pool.release(connection)
 
 
 def _packed(connection: Any, command: Sequence[Any] | bytes) -> bytes:
