@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import pytest
 
 from tests.integration.conftest import Runtime, cursor_args, example
 from workers.client import Client
+from workers.dispatcher import Dispatcher
 from workers.entry import dumps
+from workers.partition import PartitionConsumer
 
 pytestmark = pytest.mark.integration
 SESSION = "batched"
@@ -89,6 +92,50 @@ def test_one_round_writes_several_partitions_and_a_failed_cas_in_one_leaves_the_
     for call, _ in calls:
         session = stale if call.startswith(stale) else fresh
         assert runtime.client.peek_reply(session, f"req-{call}") is None  # one reply each
+
+
+def test_a_partitions_writes_reach_redis_while_the_next_partition_is_decided(
+        runtime: Runtime, monkeypatch: pytest.MonkeyPatch) -> None:
+    # While the loop decides a trigger entry, patches of two more partitions arrive, so the next
+    # round brings both; the first one's commit is sent as soon as it is decided, so it is in
+    # Redis (its reply pushed) while the second partition is being decided.
+    runtime.start()
+    trigger, first, second = "overlap-t", "overlap-a", "overlap-b"
+    assert len({runtime.client.partition(s) for s in (trigger, first, second)}) == 3
+    frames = {s: runtime.call(s, "intelligent_ui_open", {"document": example("stream-initial.json")},
+                              call=f"open-{s}")["result"]["frame"] for s in (trigger, first, second)}
+    calls = [(f"{s}-1", {**cursor_args(frames[s]), "mutation": _update(1)}) for s in (first, second)]
+    requests: list[str] = []
+    taken: list[tuple[str, str]] = []
+    seen_during_turn: list[bool] = []
+    original, exchange = PartitionConsumer.take, Dispatcher._exchange
+
+    def counted(dispatcher: Dispatcher, *args: Any) -> Any:
+        taken.clear()  # only the partitions taken in this round count
+        return exchange(dispatcher, *args)
+
+    def take(consumer: PartitionConsumer, entries: list[tuple[Any, Any]], *, defer: bool = False) -> Any:
+        sessions = [fields[b"session"].decode() for _, fields in entries]
+        if trigger in sessions:  # the loop is busy, not blocked: the next read brings both patches
+            requests.extend(_submit_together(runtime.client, calls, [first, second]))
+        for session, request in taken:  # an earlier partition of this round: wait for its commit
+            deadline = time.monotonic() + 2
+            while runtime.client.peek_reply(session, request) is None and time.monotonic() < deadline:
+                time.sleep(0.005)
+            seen_during_turn.append(runtime.client.peek_reply(session, request) is not None)
+        result = original(consumer, entries, defer=defer)
+        taken.extend((fields[b"session"].decode(), fields[b"request"].decode()) for _, fields in entries)
+        return result
+
+    monkeypatch.setattr(Dispatcher, "_exchange", counted)
+    monkeypatch.setattr(PartitionConsumer, "take", take)
+    runtime.client.submit(trigger, PATCH, {**cursor_args(frames[trigger]), "mutation": _update(1)}, call="t-1")
+    deadline = time.monotonic() + 10
+    while not seen_during_turn and time.monotonic() < deadline:
+        time.sleep(0.01)  # no BLPOP meanwhile: it would take the reply the turn looks for
+    replies = [runtime.client.reply(s, r, timeout=10) for s, r in zip((first, second), requests, strict=True)]
+    assert all(reply["ok"] for reply in replies)
+    assert seen_during_turn == [True]
 
 
 def test_a_live_pool_makes_no_cyclic_garbage(runtime: Runtime) -> None:
