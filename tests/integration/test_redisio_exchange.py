@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import time
+
 import pytest
 import redis
 
-from workers.redisio import exchange, is_no_script, pack
+from workers.redisio import RoundTrip, exchange, is_no_script, pack
 
 pytestmark = pytest.mark.integration
 
@@ -33,3 +35,34 @@ def test_a_blocking_read_rides_behind_the_writes(redis_url: str) -> None:
     assert exchange(client, [read]) == [None]  # nothing new: the block timed out
     assert client.xpending("in", "g")["pending"] == 1
     assert entry_id
+
+
+def test_a_round_trip_sends_in_parts_and_reads_every_reply_at_the_end(redis_url: str) -> None:
+    client = redis.Redis.from_url(redis_url)
+    trip = RoundTrip(client)
+    trip.send([("SET", "part", "1")])
+    assert client.get("part") == b"1"  # already applied by Redis, its reply not read yet
+    trip.send([("INCR", "part"), ("HGET", "part", "f")])
+    trip.send([])
+    assert trip.sent == 3
+    replies = trip.finish()
+    assert replies[:2] == [b"OK", 2] and isinstance(replies[2], redis.ResponseError)
+    assert RoundTrip(client).finish() == []  # nothing sent: no connection taken, nothing read
+    assert exchange(client, [("GET", "part")]) == [b"2"]  # the pooled connection came back clean
+
+
+def test_a_round_trip_on_a_killed_connection_raises_at_finish_and_leaves_no_broken_connection(
+        redis_url: str) -> None:
+    client = redis.Redis.from_url(redis_url)
+    trip = RoundTrip(client)
+    trip.send([("CLIENT", "SETNAME", "doomed")])
+    killer = redis.Redis.from_url(redis_url)
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline and not [c for c in killer.client_list() if c["name"] == "doomed"]:
+        time.sleep(0.01)
+    (doomed,) = [c for c in killer.client_list() if c["name"] == "doomed"]
+    killer.client_kill_filter(_id=doomed["id"])
+    trip.send([("SET", "after", "1")])  # the send may still succeed; the replies cannot be read
+    with pytest.raises(redis.ConnectionError):
+        trip.finish()
+    assert exchange(client, [("SET", "next", "1"), ("GET", "next")]) == [b"OK", b"1"]  # a fresh connection
