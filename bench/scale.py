@@ -59,7 +59,7 @@ def patch_rate(load: Load, calls: int) -> float:
     load.reopen_if_needed(calls // len(load.sessions) + 2)
     pipe = load.redis.pipeline(transaction=False)
     started = time.perf_counter()
-    requests = [(s, load.patch(s, 0, pipe)) for s in (load.sessions[i % len(load.sessions)] for i in range(calls))]
+    requests = [(s, load.patch(s, pipe)) for s in (load.sessions[i % len(load.sessions)] for i in range(calls))]
     await_replies(load.redis, load.keys, pipe,
                   [load.keys.reply(partition_of(s, PARTITIONS), s, r) for s, r in requests],
                   timeout=900)  # sessions beyond the cache re-parse their checkpoint: slow, not lost

@@ -143,26 +143,27 @@ class Load:
                                    "call": call, "body": body})
         return request
 
-    def patch_command(self, session: str, i: int) -> bytes:
-        """The packed XADD of a session's next patch (for a bare `exchange`); advances the cursor."""
+    def _next_patch(self, session: str) -> tuple[str, str]:
+        """The (call id, body) of a session's next patch (precomputed cursor); advances the cursor."""
         source, generation, revision = self.cursor[session]
         body = json.dumps({"sourceCallId": source, "generation": generation, "baseRevision": revision,
                            "mutation": mutation(revision)})
         self.cursor[session][2] += 1
-        call = f"{session}-{generation}-{revision}"
+        return f"{session}-{generation}-{revision}", body
+
+    def patch_command(self, session: str) -> bytes:
+        """The packed XADD of a session's next patch (for a bare `exchange`)."""
+        call, body = self._next_patch(session)
         request = f"r{self._sequence}-{call}"
         self._sequence += 1
         stream = self.keys.input(partition_of(session, PARTITIONS))
         return hiredis.pack_command(("XADD", stream, "*", "session", session, "request", request, "kind", "tool",
                                      "name", PATCH, "call", call, "body", body))
 
-    def patch(self, session: str, i: int, pipe: Any = None) -> str:
-        """Submit the next patch of a session (precomputed cursor)."""
-        source, generation, revision = self.cursor[session]
-        body = json.dumps({"sourceCallId": source, "generation": generation, "baseRevision": revision,
-                           "mutation": mutation(revision)})
-        self.cursor[session][2] += 1
-        return self.submit_raw(session, PATCH, body, f"{session}-{generation}-{revision}", pipe)
+    def patch(self, session: str, pipe: Any = None) -> str:
+        """Submit the next patch of a session."""
+        call, body = self._next_patch(session)
+        return self.submit_raw(session, PATCH, body, call, pipe)
 
     def reopen_if_needed(self, budget: int) -> None:
         if budget > GENERATION_PATCHES:
@@ -258,7 +259,7 @@ def throughput(load: Load, per_session: int) -> float:
     load.reopen_if_needed(per_session)
     started = time.perf_counter()
     pipe = load.redis.pipeline(transaction=False)
-    requests = [(s, load.patch(s, i, pipe)) for i in range(per_session) for s in load.sessions]
+    requests = [(s, load.patch(s, pipe)) for _ in range(per_session) for s in load.sessions]
     keys = [load.keys.reply(partition_of(session, PARTITIONS), session, request) for session, request in requests]
     for reply in await_replies(load.redis, load.keys, pipe, keys):
         if not reply.startswith(b'{"ok":true'):  # no JSON parse: the load generator shares the 2 cores
@@ -289,7 +290,7 @@ def latency(load: Load, rate: float, count: int) -> tuple[float, float, float]:
             delay = next_at - time.perf_counter()
             if delay > 0:
                 time.sleep(delay)  # sleep, not spin: the load generator shares the 2 cores
-            command = load.patch_command(session, i)
+            command = load.patch_command(session)
             sent[(session, load.cursor[session][2])] = time.perf_counter()
             (reply,) = exchange(load.redis, [command])
             if isinstance(reply, BaseException):
