@@ -65,6 +65,7 @@ class Dispatcher:
         self._poll_ms = POLL_MS
         self._more = True  # the last read filled a batch (or none happened yet): do not block
         self._round: RoundTrip | None = None  # the writes sent since the last read, replies unread
+        self._connection: Any = None  # the loop's own connection (single server), taken on first use
         self._unsettled: list[tuple[PartitionConsumer, int]] = []  # their consumers, with their writes' count
         self._turns_at = 0.0  # when `_serve_turns` runs next (sooner when `_turns_due`)
         self._turns_due = True
@@ -134,6 +135,15 @@ class Dispatcher:
             except Exception:
                 log.exception("dispatcher: unexpected error; continuing")
                 self._stop.wait(0.1)
+        if self._connection is not None:
+            if self._round is not None:  # writes sent, replies unread: the connection cannot be reused
+                self._connection.disconnect()
+            self._redis.connection_pool.release(self._connection)
+
+    def _round_trip(self) -> RoundTrip:
+        if self._connection is None:
+            self._connection = self._redis.connection_pool.get_connection()
+        return RoundTrip(self._redis, self._connection)
 
     def _serve_turns(self) -> bool:
         """A `step` for each consumer that needs one; True if any read entries (more may wait)."""
@@ -184,7 +194,7 @@ class Dispatcher:
         the next partition is decided.  Their replies are read, and settled, after the round's read."""
         writes = consumer.commands()
         if self._round is None:
-            self._round = RoundTrip(self._redis)
+            self._round = self._round_trip()
         self._round.send(writes)  # a failed send is raised by finish and settles every consumer
         self._unsettled.append((consumer, len(writes)))
 
@@ -194,7 +204,7 @@ class Dispatcher:
         already sent; (consumer, replies) and (stream, entries)."""
         if self._cluster:
             return [], self._poll(readers, block_ms > 0)
-        trip, self._round = self._round or RoundTrip(self._redis), None
+        trip, self._round = self._round or self._round_trip(), None
         counts, self._unsettled = self._unsettled, []
         if readers:
             trip.send([self._read_command(tuple(readers), block_ms)])

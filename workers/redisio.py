@@ -201,13 +201,19 @@ def exchange(client: Any, commands: Sequence[Sequence[Any] | bytes]) -> list[Any
 
 
 class RoundTrip:
-    """`exchange` in two halves on one pooled connection: commands are sent as they are
-    ready (Redis runs them while the caller prepares the next ones), every reply is read at
-    the end, in order.  A failed send keeps its error for `finish`, which raises it."""
+    """`exchange` in two halves on one connection: commands are sent as they are ready
+    (Redis runs them while the caller prepares the next ones), every reply is read at the
+    end, in order.  A failed send keeps its error for `finish`, which raises it.
 
-    def __init__(self, client: Any) -> None:
+    The connection is the caller's own when given (kept open; a broken one is disconnected
+    and connects again on its next use), else one borrowed from the client's pool for the
+    round trip: redis-py's checkout and release cost more than a small write.
+    """
+
+    def __init__(self, client: Any, connection: Any = None) -> None:
         self._pool = client.connection_pool
-        self._connection: Any = None
+        self._own = connection is not None
+        self._connection: Any = connection
         self._sent = 0
         self._error: BaseException | None = None
 
@@ -254,7 +260,8 @@ class RoundTrip:
         connection, self._connection = self._connection, None
         if broken:
             connection.disconnect()
-        self._pool.release(connection)
+        if not self._own:
+            self._pool.release(connection)
 
 
 def _packed(connection: Any, command: Sequence[Any] | bytes) -> bytes:

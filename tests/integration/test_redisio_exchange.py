@@ -66,3 +66,21 @@ def test_a_round_trip_on_a_killed_connection_raises_at_finish_and_leaves_no_brok
     with pytest.raises(redis.ConnectionError):
         trip.finish()
     assert exchange(client, [("SET", "next", "1"), ("GET", "next")]) == [b"OK", b"1"]  # a fresh connection
+
+
+def test_a_round_trip_on_the_callers_connection_keeps_it_and_reconnects_after_a_kill(redis_url: str) -> None:
+    client = redis.Redis.from_url(redis_url)
+    own = client.connection_pool.get_connection()
+    trip = RoundTrip(client, own)
+    trip.send([("CLIENT", "SETNAME", "kept"), ("SET", "own", "1")])
+    assert trip.finish() == [b"OK", b"OK"]
+    killer = redis.Redis.from_url(redis_url)
+    (kept,) = [c for c in killer.client_list() if c["name"] == "kept"]  # still open after finish
+    killer.client_kill_filter(_id=kept["id"])
+    broken = RoundTrip(client, own)
+    broken.send([("GET", "own")])
+    with pytest.raises(redis.ConnectionError):
+        broken.finish()
+    again = RoundTrip(client, own)
+    again.send([("GET", "own")])
+    assert again.finish() == [b"1"]  # the same connection object connected again
