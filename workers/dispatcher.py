@@ -96,7 +96,7 @@ class Dispatcher:
     def detach(self, partitions: list[int], *, wait_read: bool = False) -> list[PartitionConsumer]:
         """Stop serving `partitions`; returns their consumers once no batch of theirs is in hand.
 
-        `wait_read` also waits until the writes they decided were sent and settled and the read
+        `wait_read` also waits until the writes they decided were settled and the read
         in flight returned (about one block time at most), so that their leases are released
         only after every write of theirs reached Redis and every entry that read moved into
         their pending lists is there for the next owner.
@@ -111,7 +111,7 @@ class Dispatcher:
         if wait_read:
             deadline = time.monotonic() + 2 * self._block_ms / 1000 + 1
             while any(c.unsettled for c in detached) and time.monotonic() < deadline:
-                time.sleep(0.002)  # the next pipeline sends them (after a blocking read at most)
+                time.sleep(0.002)  # sent already: the round's read returns (a block at most) and settles them
             with self._reading:
                 pass
             for consumer in detached:
