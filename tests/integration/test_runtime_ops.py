@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -11,9 +12,11 @@ import time
 import urllib.request
 
 import pytest
+import redis
 
-from tests.integration.conftest import Runtime
+from tests.integration.conftest import Runtime, example
 from workers.cli import main
+from workers.client import Client
 from workers.local_redis import free_port
 
 pytestmark = pytest.mark.integration
@@ -59,6 +62,17 @@ def test_a_worker_process_exports_partitions_build_info_zeroed_counters_and_proc
         assert 'iui_dead_lettered_total{reason="failed"} 0.0' in text
         assert 'iui_rejections_total{reason="cursor_conflict"} 0.0' in text
         assert "process_cpu_seconds_total" in text and "python_gc_objects_collected_total" in text
+        client = Client(redis=redis.Redis.from_url(redis_url))
+        assert client.call("ops", "intelligent_ui_open", {"document": example("stream-initial.json")})["ok"]
+        assert client.call("ops", "intelligent_ui_patch", {"sourceCallId": "none", "generation": 1,
+                                                           "baseRevision": 0, "mutation": {}})["error"]
+        text = _scrape(port, deadline)
+        assert 'iui_entries_processed_total{kind="tool",outcome="accepted",tool="intelligent_ui_open"} 1.0' in text
+        assert 'iui_rejections_total{reason="unknown_source"} 1.0' in text
+        if shutil.which("promtool"):  # the exposition passes Prometheus's own lint, with data in it
+            lint = subprocess.run(["promtool", "check", "metrics"], input=text, capture_output=True, text=True,
+                                  timeout=60, check=False)
+            assert (lint.returncode, lint.stdout + lint.stderr) == (0, "")
     finally:
         worker.send_signal(signal.SIGTERM)
         _, err = worker.communicate(timeout=30)
