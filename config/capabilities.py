@@ -173,6 +173,11 @@ class Catalog:
         return [capability.descriptor for capability in self._by_id.values()]
 
     @property
+    def ids(self) -> list[str]:
+        """Every capability id, in file order."""
+        return list(self._by_id)
+
+    @property
     def queues(self) -> list[str]:
         """The distinct RQ queues the capabilities run on."""
         return sorted({capability.spec.queue for capability in self._by_id.values()})

@@ -125,6 +125,13 @@ class Metrics:
         for tool in ENTRY_TOOLS:
             self.latency.labels(tool)
 
+    def initialise_capabilities(self, capability_ids: list[str]) -> None:
+        """Export 0 for every capability of the catalog (and `none`) from start-up, so the first
+        unknown outcome of one is an `increase()` the alert sees, not a series appearing at 1."""
+        for capability in (*capability_ids, "none"):
+            self.unknown_outcomes.labels(capability)
+            self.jobs_enqueued.labels(capability)
+
     def exposition(self) -> str:
         """The text exposition format of every metric."""
         return generate_latest(self.registry).decode("utf-8")

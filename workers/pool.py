@@ -70,6 +70,7 @@ class WorkerPool:
                                 max_plain_per_session=settings.max_plain_per_session,
                                 max_generations_per_session=settings.max_generations_per_session)
         self._actions = actions or ActionServices.of(settings, redis)  # the catalog: validated at start
+        metrics.initialise_capabilities(self._actions.catalog.ids)
         self._held: dict[int, PartitionConsumer] = {}
         self._dispatcher = Dispatcher(redis=redis, batch_size=settings.batch_size)
         self._cache = GenerationCache(max_bytes=settings.cache_bytes)  # shared by every held partition

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
 import sys
 import time
 import urllib.request
+from pathlib import Path
 
 import pytest
 import redis
@@ -20,6 +22,7 @@ from workers.client import Client
 from workers.local_redis import free_port
 
 pytestmark = pytest.mark.integration
+OPS = Path(__file__).resolve().parents[2] / "ops"
 
 
 def test_status_json_is_one_object_with_every_partition(runtime: Runtime, capsys: pytest.CaptureFixture[str]) -> None:
@@ -78,3 +81,66 @@ def test_a_worker_process_exports_partitions_build_info_zeroed_counters_and_proc
         _, err = worker.communicate(timeout=30)
     assert worker.returncode == 0, err
     assert "serving 4 partitions" in err
+
+
+PROMETHEUS = shutil.which("prometheus")
+
+
+def _get_json(url: str, deadline: float) -> dict:
+    while True:
+        try:
+            with urllib.request.urlopen(url, timeout=2) as response:
+                return json.loads(response.read())  # type: ignore[no-any-return]
+        except OSError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.2)
+
+
+@pytest.mark.skipif(PROMETHEUS is None, reason="needs Prometheus (Debian: apt-get install -y prometheus)")
+def test_a_live_prometheus_scrapes_a_worker_and_evaluates_every_alert_rule_without_error(
+        redis_url: str, tmp_path: Path) -> None:
+    metrics_port, web_port = free_port(), free_port()
+    env = {**os.environ, "IUI_REDIS_URL": redis_url, "IUI_PARTITIONS": "4", "IUI_METRICS_PORT": str(metrics_port),
+           "IUI_METRICS_ADDR": "127.0.0.1", "IUI_LEASE_TTL_MS": "1000", "IUI_LEASE_RENEW_MS": "200",
+           "IUI_HEARTBEAT_MS": "100"}
+    (tmp_path / "prometheus.yml").write_text(json.dumps({  # YAML is a superset of JSON
+        "global": {"scrape_interval": "1s", "evaluation_interval": "1s"},
+        "rule_files": [str(OPS / "alerts.yml")],
+        "scrape_configs": [{"job_name": "iui-workers", "static_configs": [{"targets": [f"127.0.0.1:{metrics_port}"]}]}],
+    }))
+    worker = subprocess.Popen([sys.executable, "-m", "workers.cli", "worker"], env=env,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    server = subprocess.Popen([PROMETHEUS, f"--config.file={tmp_path / 'prometheus.yml'}",
+                               f"--storage.tsdb.path={tmp_path / 'data'}",
+                               f"--web.listen-address=127.0.0.1:{web_port}"],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    api = f"http://127.0.0.1:{web_port}/api/v1"
+    try:
+        deadline = time.monotonic() + 60
+        held: list = []
+        while not held and time.monotonic() < deadline:
+            held = _get_json(f"{api}/query?query=iui_leases_held%3D%3D4", deadline)["data"]["result"]
+            time.sleep(0.5)
+        assert held and held[0]["metric"]["job"] == "iui-workers"  # scraped, with every lease held
+        rules: list = []
+        while time.monotonic() < deadline:
+            groups = _get_json(f"{api}/rules", deadline)["data"]["groups"]
+            rules = [rule for group in groups for rule in group["rules"]]
+            if rules and all(rule.get("lastEvaluation", "0001").startswith("20") for rule in rules):
+                break
+            time.sleep(0.5)
+        assert rules, "no rule was loaded"
+        used = set(re.findall(r"iui_[a-z_]+", (OPS / "alerts.yml").read_text()))
+        missing = used
+        while missing and time.monotonic() < deadline:  # the lag is reported every 5 s
+            missing = used - set(_get_json(f"{api}/label/__name__/values", deadline)["data"])
+            time.sleep(0.5)
+        assert missing == set()  # every series an alert reads is one the worker exports, from start-up
+        assert [(r["name"], r.get("lastError", "")) for r in rules if r["health"] != "ok"] == []
+        assert [r["name"] for r in rules if r.get("state") == "firing"] == []  # a healthy pool alarms nothing
+    finally:
+        server.terminate()
+        worker.send_signal(signal.SIGTERM)
+        server.wait(timeout=30)
+        worker.wait(timeout=30)

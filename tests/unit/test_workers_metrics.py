@@ -71,3 +71,13 @@ def test_process_platform_and_gc_collectors_are_registered():
     names = {family.name for family in Metrics(registry=CollectorRegistry()).registry.collect()}
     assert {"python_info", "python_gc_objects_collected"} <= names
     assert "process_cpu_seconds" in names or not Path("/proc/self/stat").exists()
+
+
+def test_every_capability_of_the_catalog_exports_its_unknown_outcomes_from_zero():
+    metrics = Metrics(registry=CollectorRegistry())
+    assert not any(name == "iui_unknown_outcomes_total" for name, _ in _samples(metrics))  # no catalog yet
+    metrics.initialise_capabilities(["send_email", "refund"])
+    samples = _samples(metrics)
+    for capability in ("send_email", "refund", "none"):
+        assert samples[("iui_unknown_outcomes_total", frozenset({("capability", capability)}))] == 0
+        assert samples[("iui_jobs_enqueued_total", frozenset({("capability", capability)}))] == 0
