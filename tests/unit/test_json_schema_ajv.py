@@ -1,0 +1,65 @@
+"""The exported JSON Schemas as a JavaScript consumer reads them: Ajv (strict, Draft 2020-12).
+
+Where the TypeScript side validates with Ajv, the schema must compile in strict mode and give
+the verdicts the Python validators give: its `pattern`s are ECMA-262 regular expressions (`$`
+does not match before a final newline there, as it does in Python's `re`).  `.ci/run` installs
+Ajv with `npm install --prefix .ci/node ajv@8.17.1`; without Node.js or that folder the tests skip.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from core.document.model import parse_document
+from core.errors import UIError
+from tests.unit.test_json_schema import ACCEPTED, DOCUMENTS, INVALID
+
+ROOT = Path(__file__).resolve().parents[2]
+AJV = ROOT / ".ci" / "node" / "node_modules" / "ajv"
+pytestmark = pytest.mark.skipif(shutil.which("node") is None or not AJV.is_dir(),
+                                reason="needs Node.js and Ajv (npm install --prefix .ci/node ajv@8.17.1)")
+
+VALIDATE = r"""
+const Ajv2020 = require(process.argv[1] + "/dist/2020");
+const fs = require("fs");
+const { schema, documents } = JSON.parse(fs.readFileSync(0, "utf8"));
+const validate = new Ajv2020({ strict: true }).compile(schema);
+process.stdout.write(JSON.stringify(documents.map(document => validate(document))));
+"""
+
+
+def _ajv(schema_file: str, documents: list[Any]) -> list[bool]:
+    schema = json.loads((ROOT / "schema" / schema_file).read_text("utf-8"))
+    payload = json.dumps({"schema": schema, "documents": documents})
+    run = subprocess.run(["node", "-e", VALIDATE, str(AJV)], input=payload, capture_output=True, text=True,
+                         timeout=120, check=True)
+    return json.loads(run.stdout)  # type: ignore[no-any-return]
+
+
+def test_both_schemas_compile_in_strict_mode() -> None:
+    assert _ajv("ui.schema.json", []) == []
+    assert _ajv("answer-ui.schema.json", []) == []
+
+
+def test_ajv_gives_the_verdicts_the_python_validators_give() -> None:
+    cases = {**{f"example {k}": v for k, v in DOCUMENTS.items()}, **{f"accepted {k}": f() for k, f in ACCEPTED.items()}}
+    rejected = {f"invalid {k}": f() for k, f in INVALID.items()}
+    verdicts = _ajv("ui.schema.json", [*cases.values(), *rejected.values()])
+    assert dict(zip([*cases, *rejected], verdicts, strict=True)) == {**dict.fromkeys(cases, True),
+                                                                     **dict.fromkeys(rejected, False)}
+
+
+@pytest.mark.parametrize("node_id", ["abc\n", "ab c", "é", "a" * 65, "a\u00a0", "9a"])
+def test_an_id_parse_document_refuses_is_refused_by_the_schema_too(node_id: str) -> None:
+    document = copy.deepcopy(DOCUMENTS["form-controls.json"])
+    document["root"]["id"] = node_id
+    with pytest.raises(UIError):
+        parse_document(document)
+    assert _ajv("ui.schema.json", [document]) == [False]
