@@ -19,6 +19,9 @@ import pytest
 
 from core.document.model import parse_document
 from core.errors import UIError
+from tests.unit.answer_documents import every_component
+from tests.unit.test_answer_schema import EXAMPLES as ANSWER_EXAMPLES
+from tests.unit.test_answer_schema import _blocks
 from tests.unit.test_json_schema import ACCEPTED, DOCUMENTS, INVALID
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -63,3 +66,12 @@ def test_an_id_parse_document_refuses_is_refused_by_the_schema_too(node_id: str)
     with pytest.raises(UIError):
         parse_document(document)
     assert _ajv("ui.schema.json", [document]) == [False]
+
+
+def test_ajv_accepts_every_answer_block_of_the_examples_and_refuses_what_the_catalog_closes() -> None:
+    blocks = [block for path in ANSWER_EXAMPLES for block in _blocks(json.loads(path.read_text("utf-8")))]
+    foreign_prop, foreign_type = every_component(), every_component()
+    foreign_prop["spec"]["elements"]["text"]["props"]["onClick"] = "x"
+    foreign_type["spec"]["elements"]["text"]["type"] = "Script"
+    verdicts = _ajv("answer-ui.schema.json", [*blocks, every_component(), foreign_prop, foreign_type])
+    assert len(blocks) >= 4 and verdicts == [True] * (len(blocks) + 1) + [False, False]
