@@ -280,3 +280,31 @@ def test_numbers_decoded_from_json_text_are_the_doubles_json_parse_gives() -> No
               if abs(ours) <= 1e15]  # larger numbers are unsafe JSON, refused before any use
     assert len(within) > 10_000
     assert [js_number_string(ours) for _, ours, _ in within] == [theirs for _, _, theirs in within]
+
+
+JCS_SCRIPT = r"""
+const values = JSON.parse(require('fs').readFileSync(0, 'utf8'));
+const c = v => v === null || typeof v !== 'object' ? JSON.stringify(v)
+  : Array.isArray(v) ? '[' + v.map(c).join(',') + ']'
+  : '{' + Object.keys(v).sort().map(k => JSON.stringify(k) + ':' + c(v[k])).join(',') + '}';
+process.stdout.write(JSON.stringify(values.map(c)));
+"""
+KEYS = ["a", "B", "é", "\ue000", "\U0001f600", "\U00010000", "\uffff", "1", "10", "2", "", " ", "\x7f", "\u2028"]
+
+
+def _keyed_value(rng: random.Random, depth: int = 0) -> Any:
+    if depth < 4 and rng.random() < 0.4:
+        return {rng.choice(KEYS) + rng.choice(["", "x"]): _keyed_value(rng, depth + 1) for _ in range(rng.randrange(5))}
+    if depth < 4 and rng.random() < 0.3:
+        return [_keyed_value(rng, depth + 1) for _ in range(rng.randrange(4))]
+    return _json_value(rng, 9)
+
+
+def test_canonical_json_is_what_a_javascript_jcs_prints_for_random_values() -> None:
+    # Keys sort by UTF-16 code units (JavaScript's sort), which differs from code points when
+    # a key holds U+E000..U+FFFF and another an astral character; numbers print as JS prints them.
+    rng = random.Random(5)
+    values = [v for v in (_keyed_value(rng) for _ in range(4_000)) if _finite_within(v)]
+    run = subprocess.run(["node", "-e", JCS_SCRIPT], input=json.dumps(values), capture_output=True, text=True,
+                         timeout=120, check=True)
+    assert [canonical_json_string(v) for v in values] == json.loads(run.stdout)
