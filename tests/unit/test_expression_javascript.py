@@ -24,6 +24,7 @@ from core.errors import UIExpressionError
 from core.expression.language import evaluate_expression
 from core.json._number import js_number_string, js_to_fixed
 from core.json._pow import v8_pow
+from core.json._text import utf16_length, utf16_sort_key
 from core.json.canonical import canonical_json_string
 from core.json.safe import assert_safe_json
 from core.limits import UI_LIMITS
@@ -308,3 +309,17 @@ def test_canonical_json_is_what_a_javascript_jcs_prints_for_random_values() -> N
     run = subprocess.run(["node", "-e", JCS_SCRIPT], input=json.dumps(values), capture_output=True, text=True,
                          timeout=120, check=True)
     assert [canonical_json_string(v) for v in values] == json.loads(run.stdout)
+
+
+def test_string_lengths_and_order_are_javascripts() -> None:
+    # `maxLength` and every string budget count UTF-16 code units, as `String.prototype.length`.
+    rng = random.Random(3)
+    alphabet = ["a", "é", "€", "\ue000", "\uffff", "😀", "\U00010000", "\U0010ffff", "\x00", "\u2028"]
+    texts = ["".join(rng.choice(alphabet) for _ in range(rng.randrange(12))) for _ in range(5_000)]
+    script = ("const t = JSON.parse(require('fs').readFileSync(0, 'utf8'));"
+              "process.stdout.write(JSON.stringify({lengths: t.map(s => s.length), order: [...t].sort()}));")
+    run = subprocess.run(["node", "-e", script], input=json.dumps(texts), capture_output=True, text=True,
+                         timeout=120, check=True)
+    expected = json.loads(run.stdout)
+    assert [utf16_length(text) for text in texts] == expected["lengths"]
+    assert sorted(texts, key=utf16_sort_key) == expected["order"]
