@@ -149,9 +149,13 @@ def _python(expr: Any) -> str | None:
 def _javascript(cases: list[Any]) -> list[str | None]:
     script = JAVASCRIPT % {"max_string": UI_LIMITS["maxStringLength"], "max_depth": UI_LIMITS["maxExpressionDepth"],
                            "max_digits": UI_LIMITS["maxRoundDigits"]}
-    run = subprocess.run(["node", "-e", script], input=json.dumps({"state": STATE, "cases": cases}),
-                         capture_output=True, text=True, timeout=120, check=True)
-    return json.loads(run.stdout)  # type: ignore[no-any-return]
+    return _node(script, json.dumps({"state": STATE, "cases": cases}))  # type: ignore[no-any-return]
+
+
+def _node(script: str, stdin: str) -> Any:
+    """The JSON that `script`, run by Node.js on `stdin`, writes to its standard output."""
+    run = subprocess.run(["node", "-e", script], input=stdin, capture_output=True, text=True, timeout=120, check=True)
+    return json.loads(run.stdout)
 
 
 @pytest.mark.parametrize("seed", range(4))
@@ -203,11 +207,10 @@ def test_pow_is_v8s_pow_bit_for_bit(seed: int) -> None:
     # Every pair of doubles, results beyond the DSL's range included (Infinity, NaN, -0, subnormals).
     rng = random.Random(seed)
     pairs = [(_double_of(rng), _double_of(rng)) for _ in range(20_000)]
-    run = subprocess.run(["node", "-e", POW_SCRIPT], input=json.dumps(pairs), capture_output=True, text=True,
-                         timeout=120, check=True)
+    javascript = _node(POW_SCRIPT, json.dumps(pairs))
     results = [v8_pow(x, y) for x, y in pairs]
     ours = ["-0" if r == 0 and math.copysign(1, r) < 0 else js_number_string(r) for r in results]
-    mismatches = [(pair, mine, theirs) for pair, mine, theirs in zip(pairs, ours, json.loads(run.stdout), strict=True)
+    mismatches = [(pair, mine, theirs) for pair, mine, theirs in zip(pairs, ours, javascript, strict=True)
                   if mine != theirs]
     assert not mismatches[:5], f"{len(mismatches)} of {len(pairs)} differ from V8"
 
@@ -240,9 +243,7 @@ def test_number_text_to_fixed_and_json_sizes_are_javascripts() -> None:
     rng = random.Random(7)
     numbers = [x for x in (_double_of(rng) for _ in range(20_000)) if math.isfinite(x)]
     values = [v for v in (_json_value(rng) for _ in range(3_000)) if _finite_within(v)]
-    run = subprocess.run(["node", "-e", NUMBER_SCRIPT], input=json.dumps({"numbers": numbers, "values": values}),
-                         capture_output=True, text=True, timeout=120, check=True)
-    expected = json.loads(run.stdout)
+    expected = _node(NUMBER_SCRIPT, json.dumps({"numbers": numbers, "values": values}))
     assert [js_number_string(x) for x in numbers] == expected["strings"]
     fixed = [[js_to_fixed(x, d) for d in (0, 1, 2, 3, 6, 20, 100)] for x in numbers]
     assert fixed == expected["fixed"]
@@ -273,11 +274,10 @@ def test_numbers_decoded_from_json_text_are_the_doubles_json_parse_gives() -> No
     # The worker decodes entries with orjson; the browser and the model's tooling with JSON.parse.
     rng = random.Random(11)
     texts = [_decimal_text(rng) for _ in range(30_000)]
-    run = subprocess.run(["node", "-e", "const a = JSON.parse(require('fs').readFileSync(0, 'utf8'));"
-                          "process.stdout.write(JSON.stringify(a.map(String)))"],
-                         input="[" + ",".join(texts) + "]", capture_output=True, text=True, timeout=120, check=True)
-    decoded = orjson.loads("[" + ",".join(texts) + "]")
-    within = [(text, ours, theirs) for text, ours, theirs in zip(texts, decoded, json.loads(run.stdout), strict=True)
+    array = "[" + ",".join(texts) + "]"
+    parsed = _node("const a = JSON.parse(require('fs').readFileSync(0, 'utf8'));"
+                   "process.stdout.write(JSON.stringify(a.map(String)))", array)
+    within = [(text, ours, theirs) for text, ours, theirs in zip(texts, orjson.loads(array), parsed, strict=True)
               if abs(ours) <= 1e15]  # larger numbers are unsafe JSON, refused before any use
     assert len(within) > 10_000
     assert [js_number_string(ours) for _, ours, _ in within] == [theirs for _, _, theirs in within]
@@ -306,9 +306,7 @@ def test_canonical_json_is_what_a_javascript_jcs_prints_for_random_values() -> N
     # a key holds U+E000..U+FFFF and another an astral character; numbers print as JS prints them.
     rng = random.Random(5)
     values = [v for v in (_keyed_value(rng) for _ in range(4_000)) if _finite_within(v)]
-    run = subprocess.run(["node", "-e", JCS_SCRIPT], input=json.dumps(values), capture_output=True, text=True,
-                         timeout=120, check=True)
-    assert [canonical_json_string(v) for v in values] == json.loads(run.stdout)
+    assert [canonical_json_string(v) for v in values] == _node(JCS_SCRIPT, json.dumps(values))
 
 
 def test_string_lengths_and_order_are_javascripts() -> None:
@@ -318,8 +316,6 @@ def test_string_lengths_and_order_are_javascripts() -> None:
     texts = ["".join(rng.choice(alphabet) for _ in range(rng.randrange(12))) for _ in range(5_000)]
     script = ("const t = JSON.parse(require('fs').readFileSync(0, 'utf8'));"
               "process.stdout.write(JSON.stringify({lengths: t.map(s => s.length), order: [...t].sort()}));")
-    run = subprocess.run(["node", "-e", script], input=json.dumps(texts), capture_output=True, text=True,
-                         timeout=120, check=True)
-    expected = json.loads(run.stdout)
+    expected = _node(script, json.dumps(texts))
     assert [utf16_length(text) for text in texts] == expected["lengths"]
     assert sorted(texts, key=utf16_sort_key) == expected["order"]
