@@ -315,8 +315,10 @@ class FrameStamps:
         self._socket.settimeout(0.5)
         self._reader = hiredis.Reader()
         self._closed = threading.Event()
+        self._stamp = 0.0  # when the chunk holding the message in hand arrived
         self._socket.sendall(hiredis.pack_command(("PSUBSCRIBE", keys.channel_pattern())))
-        if self._next_message(time.monotonic() + 10)[0] != b"psubscribe":
+        confirmed = self._next_message(time.monotonic() + 10)
+        if confirmed is None or confirmed[0] != b"psubscribe":
             raise RuntimeError("the frame subscription was not confirmed")
 
     def collect(self, sent: dict[tuple[str, int], float], samples: list[float], count: int) -> None:
