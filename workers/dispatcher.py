@@ -3,13 +3,14 @@
 Each round it gives a `step` turn to the consumers that need one (a replay of their pending
 list, the reaper, the trim), then finishes one round trip (`redisio.RoundTrip`, a pipeline
 without redis-py's per-command bookkeeping): the writes the previous round decided (every
-woken partition's, each still one atomic fenced script, sent on the round's connection as
-soon as that partition was decided, so Redis runs them while the next partition is decided)
-followed by one `XREADGROUP GROUP workers owner COUNT n [BLOCK ms] STREAMS ... > ...` over
-every readable partition, blocking only when the previous round had nothing more to do; then
-every reply is read.  So a round costs one round trip however many partitions it served, an
-idle pool one blocking read per process, and an entry arriving alone two round trips (the
-read that brings it, the pipeline that writes it and waits for the next).  The replies of the
+woken partition's, each still one atomic fenced script, sent on the round's connection
+before the next partition is decided, so Redis runs them meanwhile; the last partition's go
+in one write with the read) followed by one `XREADGROUP GROUP workers owner COUNT n [BLOCK ms]
+STREAMS ... > ...` over every readable partition, blocking only when the previous round had
+nothing more to do; then every reply is read.  So a round costs one round trip however many
+partitions it served, an idle pool one blocking read per process, and an entry arriving alone
+two round trips (the read that brings it, the pipeline that writes it and waits for the next)
+and two socket writes.  The replies of the
 writes are settled before the new entries are decided; each woken partition takes its entries
 in turn (a busy partition cannot starve the others).  One thread instead of one per
 partition: the GIL lets only one run anyway, and 64 threads contending for it cost more than
@@ -65,6 +66,7 @@ class Dispatcher:
         self._poll_ms = POLL_MS
         self._more = True  # the last read filled a batch (or none happened yet): do not block
         self._round: RoundTrip | None = None  # the writes sent since the last read, replies unread
+        self._waiting: list[Any] = []  # the last decided partition's writes, not sent yet (see `_hold`)
         self._connection: Any = None  # the loop's own connection (single server), taken on first use
         self._unsettled: list[tuple[PartitionConsumer, int]] = []  # their consumers, with their writes' count
         self._turns_at = 0.0  # when `_serve_turns` runs next (sooner when `_turns_due`)
@@ -184,19 +186,28 @@ class Dispatcher:
             with consumer.busy:
                 if consumer.stopping:
                     continue  # left pending: the next owner (or this one's replay) takes them
+                self._flush()
                 if consumer.take(entries, defer=not self._cluster) is not None:
-                    self._send(consumer)
+                    self._hold(consumer)
                 self._turns_due = self._turns_due or consumer.replaying
             self._more = self._more or len(entries) >= self._batch_size
 
-    def _send(self, consumer: PartitionConsumer) -> None:
-        """Send a consumer's decided writes now, on the round's connection: Redis runs them while
-        the next partition is decided.  Their replies are read, and settled, after the round's read."""
+    def _hold(self, consumer: PartitionConsumer) -> None:
+        """Keep a consumer's decided writes for the next send: `_flush` before the next partition
+        is decided, else the round's read, so an entry that arrives alone costs one write."""
         writes = consumer.commands()
+        self._waiting.extend(writes)
+        self._unsettled.append((consumer, len(writes)))
+
+    def _flush(self) -> None:
+        """Send the writes held now, on the round's connection: Redis runs them while the next
+        partition is decided.  Their replies are read, and settled, after the round's read."""
+        if not self._waiting:
+            return
         if self._round is None:
             self._round = self._round_trip()
-        self._round.send(writes)  # a failed send is raised by finish and settles every consumer
-        self._unsettled.append((consumer, len(writes)))
+        self._round.send(self._waiting)  # a failed send is raised by finish and settles every consumer
+        self._waiting = []
 
     def _exchange(self, readers: dict[str, PartitionConsumer],
                   block_ms: int) -> tuple[list[tuple[PartitionConsumer, Any]], list[tuple[str, Any]]]:
@@ -206,8 +217,8 @@ class Dispatcher:
             return [], self._poll(readers, block_ms > 0)
         trip, self._round = self._round or self._round_trip(), None
         counts, self._unsettled = self._unsettled, []
-        if readers:
-            trip.send([self._read_command(tuple(readers), block_ms)])
+        writes, self._waiting = self._waiting, []
+        trip.send(writes + [self._read_command(tuple(readers), block_ms)] if readers else writes)
         try:
             results = trip.finish()
         except Exception as error:
