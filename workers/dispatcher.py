@@ -2,19 +2,18 @@
 
 Each round it gives a `step` turn to the consumers that need one (a replay of their pending
 list, the reaper, the trim), then finishes one round trip (`redisio.RoundTrip`, a pipeline
-without redis-py's per-command bookkeeping): the writes the previous round decided (every
-woken partition's, each still one atomic fenced script, sent on the round's connection
-before the next partition is decided, so Redis runs them meanwhile; the last partition's go
-in one write with the read) followed by one `XREADGROUP GROUP workers owner COUNT n [BLOCK ms]
-STREAMS ... > ...` over every readable partition, blocking only when the previous round had
-nothing more to do; then every reply is read.  So a round costs one round trip however many
-partitions it served, an idle pool one blocking read per process, and an entry arriving alone
-two round trips (the read that brings it, the pipeline that writes it and waits for the next)
-and two socket writes.  The replies of the
-writes are settled before the new entries are decided; each woken partition takes its entries
-in turn (a busy partition cannot starve the others).  One thread instead of one per
-partition: the GIL lets only one run anyway, and 64 threads contending for it cost more than
-they overlap.
+without redis-py's per-command bookkeeping): the writes the previous round decided (every woken
+partition's, each still one atomic fenced script, sent on the round's connection before the
+next partition is decided, so Redis runs them meanwhile, but at most every FLUSH_EVERY_S; the
+rest go in one write with the read) followed by one `XREADGROUP GROUP workers owner COUNT n
+[BLOCK ms] STREAMS ... > ...` over every readable partition, blocking only when the previous
+round had nothing more to do; then every reply is read. So a round costs one round trip however
+many partitions it served, an idle pool one blocking read per process, and an entry arriving
+alone two round trips (the read that brings it, the pipeline that writes it and waits for the
+next) and two socket writes. The replies of the writes are settled before the new entries are
+decided; each woken partition takes its entries in turn (a busy partition cannot starve the
+others). One thread instead of one per partition: the GIL lets only one run anyway, and 64
+threads contending for it cost more than they overlap.
 
 Entries the read moves into a partition's pending list belong to that partition's owner
 whoever issued the read: a partition is read only while its lease is surely held
@@ -51,6 +50,8 @@ WRITES_BLOCK_MS = 5  # a read that rides behind writes blocks this long at most:
 # decided again only once the read returned, and its entry must not wait a whole BLOCK_MS
 LEASE_MARGIN_S = 0.05  # a partition is read only while its lease outlasts the read by this much
 TURNS_EVERY_S = 0.01  # `step` turns (replays asked by a renewal, retries, reaper, trim) at most this late
+FLUSH_EVERY_S = 0.0005  # writes held in a round are sent at most this often before its read: each
+# send wakes Redis, which then competes for the cores with the partitions still to decide
 POLL_MS = 10  # Redis Cluster: the sleep between two polls of the idle partitions after activity,
 POLL_MAX_MS = 50  # doubling up to this while nothing arrives
 
@@ -66,7 +67,8 @@ class Dispatcher:
         self._poll_ms = POLL_MS
         self._more = True  # the last read filled a batch (or none happened yet): do not block
         self._round: RoundTrip | None = None  # the writes sent since the last read, replies unread
-        self._waiting: list[Any] = []  # the last decided partition's writes, not sent yet (see `_hold`)
+        self._waiting: list[Any] = []  # decided writes not sent yet (see `_hold`)
+        self._flushed_at = 0.0  # when Redis last got writes to run, or the round's read returned
         self._connection: Any = None  # the loop's own connection (single server), taken on first use
         self._unsettled: list[tuple[PartitionConsumer, int]] = []  # their consumers, with their writes' count
         self._turns_at = 0.0  # when `_serve_turns` runs next (sooner when `_turns_due`)
@@ -193,21 +195,23 @@ class Dispatcher:
             self._more = self._more or len(entries) >= self._batch_size
 
     def _hold(self, consumer: PartitionConsumer) -> None:
-        """Keep a consumer's decided writes for the next send: `_flush` before the next partition
-        is decided, else the round's read, so an entry that arrives alone costs one write."""
+        """Keep a consumer's decided writes for the next send (`_flush`, else the round's read)."""
         writes = consumer.commands()
         self._waiting.extend(writes)
         self._unsettled.append((consumer, len(writes)))
 
     def _flush(self) -> None:
-        """Send the writes held now, on the round's connection: Redis runs them while the next
-        partition is decided.  Their replies are read, and settled, after the round's read."""
-        if not self._waiting:
+        """Before the next partition is decided, send the writes held if the last send is
+        FLUSH_EVERY_S old: Redis runs them meanwhile, and a burst of partitions with one entry
+        each does not cost a socket write and a Redis wake-up per partition.  Their replies
+        are read, and settled, after the round's read."""
+        now = time.monotonic()
+        if not self._waiting or now - self._flushed_at < FLUSH_EVERY_S:
             return
         if self._round is None:
             self._round = self._round_trip()
         self._round.send(self._waiting)  # a failed send is raised by finish and settles every consumer
-        self._waiting = []
+        self._waiting, self._flushed_at = [], now
 
     def _exchange(self, readers: dict[str, PartitionConsumer],
                   block_ms: int) -> tuple[list[tuple[PartitionConsumer, Any]], list[tuple[str, Any]]]:
@@ -218,9 +222,10 @@ class Dispatcher:
         trip, self._round = self._round or self._round_trip(), None
         counts, self._unsettled = self._unsettled, []
         writes, self._waiting = self._waiting, []
-        trip.send(writes + [self._read_command(tuple(readers), block_ms)] if readers else writes)
+        trip.send([*writes, self._read_command(tuple(readers), block_ms)] if readers else writes)
         try:
             results = trip.finish()
+            self._flushed_at = time.monotonic()
         except Exception as error:
             log.warning("dispatcher: round trip failed (%s)", error)
             for consumer in readers.values():

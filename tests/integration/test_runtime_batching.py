@@ -8,10 +8,12 @@ from typing import Any
 import pytest
 
 from tests.integration.conftest import Runtime, cursor_args, example
+from workers import dispatcher
 from workers.client import Client
 from workers.dispatcher import Dispatcher
 from workers.entry import dumps
 from workers.partition import PartitionConsumer
+from workers.redisio import RoundTrip
 
 pytestmark = pytest.mark.integration
 SESSION = "batched"
@@ -94,11 +96,11 @@ def test_one_round_writes_several_partitions_and_a_failed_cas_in_one_leaves_the_
         assert runtime.client.peek_reply(session, f"req-{call}") is None  # one reply each
 
 
-def test_a_partitions_writes_reach_redis_while_the_next_partition_is_decided(
-        runtime: Runtime, monkeypatch: pytest.MonkeyPatch) -> None:
-    # While the loop decides a trigger entry, patches of two more partitions arrive, so the next
-    # round brings both; the first one's commit is sent as soon as it is decided, so it is in
-    # Redis (its reply pushed) while the second partition is being decided.
+def _two_partitions_in_one_round(runtime: Runtime, monkeypatch: pytest.MonkeyPatch,
+                                 turn: Any = None) -> list[dict[str, Any]]:
+    """While the loop decides a trigger entry, patches of two more partitions arrive, so the next
+    round brings both; `turn(taken)` runs before each partition of a round is decided, with the
+    (session, request) pairs decided before it in that round.  Returns the two replies."""
     runtime.start()
     trigger, first, second = "overlap-t", "overlap-a", "overlap-b"
     assert len({runtime.client.partition(s) for s in (trigger, first, second)}) == 3
@@ -107,22 +109,18 @@ def test_a_partitions_writes_reach_redis_while_the_next_partition_is_decided(
     calls = [(f"{s}-1", {**cursor_args(frames[s]), "mutation": _update(1)}) for s in (first, second)]
     requests: list[str] = []
     taken: list[tuple[str, str]] = []
-    seen_during_turn: list[bool] = []
     original, exchange = PartitionConsumer.take, Dispatcher._exchange
 
-    def counted(dispatcher: Dispatcher, *args: Any) -> Any:
+    def counted(loop: Dispatcher, *args: Any) -> Any:
         taken.clear()  # only the partitions taken in this round count
-        return exchange(dispatcher, *args)
+        return exchange(loop, *args)
 
     def take(consumer: PartitionConsumer, entries: list[tuple[Any, Any]], *, defer: bool = False) -> Any:
         sessions = [fields[b"session"].decode() for _, fields in entries]
         if trigger in sessions:  # the loop is busy, not blocked: the next read brings both patches
             requests.extend(_submit_together(runtime.client, calls, [first, second]))
-        for session, request in taken:  # an earlier partition of this round: wait for its commit
-            deadline = time.monotonic() + 2
-            while runtime.client.peek_reply(session, request) is None and time.monotonic() < deadline:
-                time.sleep(0.005)
-            seen_during_turn.append(runtime.client.peek_reply(session, request) is not None)
+        elif turn is not None:
+            turn(taken)
         result = original(consumer, entries, defer=defer)
         taken.extend((fields[b"session"].decode(), fields[b"request"].decode()) for _, fields in entries)
         return result
@@ -131,11 +129,49 @@ def test_a_partitions_writes_reach_redis_while_the_next_partition_is_decided(
     monkeypatch.setattr(PartitionConsumer, "take", take)
     runtime.client.submit(trigger, PATCH, {**cursor_args(frames[trigger]), "mutation": _update(1)}, call="t-1")
     deadline = time.monotonic() + 10
-    while not seen_during_turn and time.monotonic() < deadline:
-        time.sleep(0.01)  # no BLPOP meanwhile: it would take the reply the turn looks for
-    replies = [runtime.client.reply(s, r, timeout=10) for s, r in zip((first, second), requests, strict=True)]
+    while len(requests) < 2 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    return [runtime.client.reply(s, r, timeout=10) for s, r in zip((first, second), requests, strict=True)]
+
+
+def test_a_partitions_writes_reach_redis_while_the_next_partition_is_decided(
+        runtime: Runtime, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Past the flush interval, the first partition's commit is sent before the second partition
+    # is decided, so it is in Redis (its reply pushed) while the second is being decided.
+    monkeypatch.setattr(dispatcher, "FLUSH_EVERY_S", 0.0)
+    seen_during_turn: list[bool] = []
+
+    def turn(taken: list[tuple[str, str]]) -> None:
+        for session, request in taken:  # an earlier partition of this round: wait for its commit
+            deadline = time.monotonic() + 2
+            while runtime.client.peek_reply(session, request) is None and time.monotonic() < deadline:
+                time.sleep(0.005)  # no BLPOP meanwhile: it would take the reply the turn looks for
+            seen_during_turn.append(runtime.client.peek_reply(session, request) is not None)
+
+    replies = _two_partitions_in_one_round(runtime, monkeypatch, turn)
     assert all(reply["ok"] for reply in replies)
     assert seen_during_turn == [True]
+
+
+def test_partitions_decided_within_the_flush_interval_share_one_write_with_the_read(
+        runtime: Runtime, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A burst of partitions with one entry each: their commits wait for the round's read and go
+    # out in one socket write with it, not one write (and one Redis wake-up) per partition.
+    monkeypatch.setattr(dispatcher, "FLUSH_EVERY_S", 60.0)
+    writes: list[bytes] = []
+    send = RoundTrip.send
+
+    def recorded(trip: RoundTrip, commands: Any) -> None:
+        writes.append(b"".join(c if isinstance(c, bytes) else repr(c).encode() for c in commands))
+        send(trip, commands)
+
+    monkeypatch.setattr(RoundTrip, "send", recorded)
+    replies = _two_partitions_in_one_round(runtime, monkeypatch)
+    assert all(reply["ok"] for reply in replies)
+    first, second = b"req-overlap-a-1", b"req-overlap-b-1"  # in their commits' reply keys
+    carrying = [w for w in writes if first in w or second in w]
+    assert len(carrying) == 1, carrying
+    assert first in carrying[0] and second in carrying[0] and b"XREADGROUP" in carrying[0]
 
 
 def test_a_live_pool_makes_no_cyclic_garbage(runtime: Runtime) -> None:
