@@ -17,7 +17,8 @@ from config.settings import Settings
 from core._identifier import is_identifier
 from core.document.model import parse_document
 from core.errors import UIError, UISchemaError, UIStreamError
-from core.json.canonical import canonical_json_string
+from core.json.canonical import canonical_json_measured, canonical_json_string
+from core.json.safe import SafeJson
 from core.limits import MAX_GENERATION, UI_LIMITS, UI_PROTOCOL_LIMITS
 from core.stream.lifecycle import advance_ui_stream, start_ui_stream
 
@@ -87,6 +88,15 @@ def _check_keys(args: Mapping[str, Any], required: tuple[str, ...]) -> None:
         raise _invalid("unknown argument is not allowed")
 
 
+def _parsable(document: dict[str, Any], measured: SafeJson | None) -> Any:
+    """The checked `document` argument as the parse takes it: with the measure that the
+    arguments' canonical walk proved, if it did (the arguments are exactly `{"document": D}`,
+    so D is one level shallower and _DOCUMENT_ARGS_BYTES shorter), so it is not walked again."""
+    if measured is None:
+        return document
+    return SafeJson(document, measured.size - _DOCUMENT_ARGS_BYTES, measured.depth - 1)
+
+
 def _integer(args: Mapping[str, Any], name: str, low: int) -> int:
     value = args[name]
     if isinstance(value, bool) or not isinstance(value, (int, float)) or value != int(value) or value < low:
@@ -114,16 +124,16 @@ class ToolHandler:
     def decide(self, entry: InputEntry, args: dict[str, Any]) -> Decision:
         """Validate one tool call; raise `HostError` for any rejection."""
         try:
-            text = canonical_json_string(args)
+            text, measured = canonical_json_measured(args)
         except UIError:
             raise _invalid("arguments are not canonical JSON") from None
         content = call_content(entry.name, text)
         digest = hashlib.sha256(entry.call.encode("utf-8")).hexdigest()[:32] + ":" + content
         try:
             if entry.name == PLAIN:
-                return self._plain(entry, args, text, content)
+                return self._plain(entry, args, text, content, measured)
             if entry.name == OPEN:
-                return self._open(entry, args, text, digest)
+                return self._open(entry, args, text, digest, measured)
             if entry.name in (PATCH, COMPLETE, CANCEL):
                 return self._advance(entry, args, digest)
         except UIError as error:
@@ -149,7 +159,8 @@ class ToolHandler:
                               code=ErrorCode.DOCUMENT_TOO_LARGE)
         return document
 
-    def _plain(self, entry: InputEntry, args: Mapping[str, Any], text: str, content: str) -> Decision:
+    def _plain(self, entry: InputEntry, args: Mapping[str, Any], text: str, content: str,
+               measured: SafeJson | None) -> Decision:
         """A plain UI is stored under its native call id (its `sourceCallId`), never overwritten."""
         stored = self._store.plain_entry(entry.session, entry.call)
         if stored is not None:
@@ -159,7 +170,7 @@ class ToolHandler:
             return Decision("resend", _plain_result(stored[1], stored[2]))
         if self._store.ui_of_source(entry.session, entry.call) is not None:
             raise HostError("the call id already opened a stream", code=ErrorCode.CALL_ID_REUSED)
-        document = parse_document(self._document(args, text))
+        document = parse_document(_parsable(self._document(args, text), measured))
         if self._store.plain_count(entry.session) >= self._settings.max_plain_per_session:
             raise BudgetError(f"the session already holds {self._settings.max_plain_per_session} plain "
                               "documents; no new one can be stored", code=ErrorCode.PLAIN_CAPACITY)
@@ -171,7 +182,8 @@ class ToolHandler:
 
     # -- open -----------------------------------------------------------------------------
 
-    def _open(self, entry: InputEntry, args: Mapping[str, Any], text: str, digest: str) -> Decision:
+    def _open(self, entry: InputEntry, args: Mapping[str, Any], text: str, digest: str,
+              measured: SafeJson | None) -> Decision:
         document = self._document(args, text)
         ui_id = document.get("id")
         # The ledger is consulted before validation so an identical resend costs no parse;
@@ -192,7 +204,7 @@ class ToolHandler:
         if number > MAX_GENERATION:
             raise BudgetError("generation numbers are exhausted for this uiId", code=ErrorCode.GENERATION_CAPACITY)
         try:
-            state = start_ui_stream(document, entry.call, number)
+            state = start_ui_stream(_parsable(document, measured), entry.call, number)
         except UIStreamError as error:
             raise HostError(f"document rejected: {error.message}", code=ErrorCode.INVALID_DOCUMENT,
                             issues=error.issues) from None

@@ -20,7 +20,7 @@ from core.document._fields import Field
 from core.document._tree import ComponentTree, finish_document
 from core.errors import ROOT, UISchemaError
 from core.json._frozen import FrozenDict, freeze
-from core.json.safe import measure_safe_json
+from core.json.safe import SafeJson, check_budget, measure_safe_json
 from core.limits import TITLE_LENGTH, UI_LIMITS
 
 VERSIONS = ("1.0", "1.1")
@@ -106,8 +106,13 @@ def parse_document(value: Any) -> ParsedDocument:
 
 def parse_walked(value: Any, make_tree: Callable[[Checker], TreeT]) -> tuple[ParsedDocument, TreeT, int]:
     """`parse_document` walking the components with `make_tree(checker)`; also that tree and
-    the document's JSON nesting depth (so a caller can keep what the walk learned)."""
-    size, depth = measure_safe_json(value, max_bytes=UI_LIMITS["maxDocumentBytes"])
+    the document's JSON nesting depth (so a caller can keep what the walk learned).  A
+    `SafeJson` value is not measured again."""
+    if type(value) is SafeJson:
+        value, size, depth = value.value, value.size, value.depth
+        check_budget(size, UI_LIMITS["maxDocumentBytes"])
+    else:
+        size, depth = measure_safe_json(value, max_bytes=UI_LIMITS["maxDocumentBytes"])
     check, tree = _validate(value, make_tree)
     if check.issues:
         raise UISchemaError(check.issues)

@@ -37,7 +37,7 @@ from core.errors import Issue, UISchemaError
 from core.json._frozen import FrozenDict, FrozenList
 from core.json._number import js_number_string
 from core.json._text import utf16_sort_key
-from core.json.safe import held_pointer, linked_segments
+from core.json.safe import MAX_MAGNITUDE, SafeJson, held_pointer, linked_segments
 from core.limits import UI_LIMITS
 
 MAX_JSON_DEPTH = UI_LIMITS["maxJsonDepth"]
@@ -73,18 +73,28 @@ def hash_canonical_json(value: Any) -> str:
 
 def _is_orjson_canonical(value: Any) -> bool:
     """Whether `orjson.dumps(value, OPT_SORT_KEYS)` is exactly the canonical text."""
+    return _orjson_walk(value)[0]
+
+
+def _orjson_walk(value: Any) -> tuple[bool, bool, int]:
+    """(orjson's sorted bytes are the canonical text; if so, whether the value is also safe
+    JSON as `measure_safe_json` checks it, save lone surrogates, which make orjson raise;
+    nesting depth as `json_measure` counts it).  Safe needs exact JSON types and numbers
+    within maxNumberMagnitude; canonical floats print as JavaScript prints them, so the byte
+    size is the canonical text's."""
     if not isinstance(value, (dict, list)):
-        return _scalar_is_plain(value)
-    count = 1
+        return _scalar_is_plain(value), False, 0
+    count, deepest, safe = 1, 1, True
     stack: list[tuple[Any, int]] = [(value, 1)]
     while stack:
         container, depth = stack.pop()
         count += len(container)
         if depth > MAX_JSON_DEPTH or count > MAX_JSON_VALUES:
-            return False
+            return False, False, 0
+        deepest = depth if depth > deepest else deepest
         if isinstance(container, dict):
             if not _keys_are_plain(container):
-                return False
+                return False, False, 0
             container = container.values()
         # The common kinds are tested inline: this loop runs once per value of every frame.
         for item in container:
@@ -93,17 +103,40 @@ def _is_orjson_canonical(value: Any) -> bool:
                 continue
             if kind is int:
                 if -_SAFE_INTEGER <= item <= _SAFE_INTEGER:
+                    safe = safe and -MAX_MAGNITUDE <= item <= MAX_MAGNITUDE
                     continue
-                return False
+                return False, False, 0
             if kind is float:
                 if _float_is_plain(item):
+                    safe = safe and -MAX_MAGNITUDE <= item <= MAX_MAGNITUDE
                     continue
-                return False
-            if kind in _CONTAINER_KINDS or isinstance(item, (dict, list)):
+                return False, False, 0
+            if kind in _CONTAINER_KINDS:
                 stack.append((item, depth + 1))
-            elif not _scalar_is_plain(item):
-                return False
-    return True
+            elif isinstance(item, (dict, list)):
+                stack.append((item, depth + 1))
+                safe = False  # a subclass: `measure_safe_json` refuses it
+            elif _scalar_is_plain(item):
+                safe = False
+            else:
+                return False, False, 0
+    return True, safe, deepest
+
+
+def canonical_json_measured(value: Any) -> tuple[str, SafeJson | None]:
+    """`canonical_json_string(value)` and, when the same walk proved the value safe JSON, its
+    `SafeJson` (what `measure_safe_json` would return, without walking it again); else None,
+    and whoever needs the measure walks the value with `measure_safe_json` (which reports
+    each problem at its path)."""
+    canonical, safe, depth = _orjson_walk(value)
+    if canonical:
+        try:
+            text = orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
+        except TypeError:
+            pass  # a lone surrogate or a str-subclass key: the reference reports it
+        else:
+            return text.decode(), SafeJson(value, len(text), depth) if safe else None
+    return "".join(_write(value, None, None, 1, [1], [])), None
 
 
 def _keys_are_plain(obj: dict[str, Any]) -> bool:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
+from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
@@ -35,6 +36,17 @@ MAX_MAGNITUDE = UI_LIMITS["maxNumberMagnitude"]
 _Path = tuple[Any, Any] | None  # a linked list (parent, segment); built only for containers
 _CONTAINERS = frozenset({dict, list, FrozenDict, FrozenList})
 _FROZEN = (FrozenDict, FrozenList)  # the library's own immutable containers and their kin
+
+
+@dataclass(frozen=True, slots=True)
+class SafeJson:
+    """A value already proved safe JSON, with what `measure_safe_json` returns for it (UTF-8
+    bytes of `JSON.stringify`, nesting depth): made by the walk that proved it
+    (`canonical.canonical_json_measured`), so that a parse need not walk the value again."""
+
+    value: Any
+    size: int
+    depth: int
 
 
 def _is_container(kind: type) -> bool:
@@ -198,6 +210,12 @@ def measure_safe_json(
     """`assert_safe_json` that also returns the nesting depth (as `json_measure` counts it)."""
     correction, depth = _measure(value, max_depth, max_values)
     size = _encoded_size(value, correction)
-    if max_bytes is not None and size > max_bytes:
-        raise UISchemaError([Issue("", f"JSON is {size} bytes; the limit is {max_bytes}", "too_large")])
+    if max_bytes is not None:
+        check_budget(size, max_bytes)
     return size, depth
+
+
+def check_budget(size: int, max_bytes: int) -> None:
+    """Refuse JSON of `size` bytes beyond `max_bytes` (the issue is at the value itself)."""
+    if size > max_bytes:
+        raise UISchemaError([Issue("", f"JSON is {size} bytes; the limit is {max_bytes}", "too_large")])

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from core.document.model import parse_document
+from core.errors import UISchemaError
 from core.json.safe import assert_safe_json
 from core.limits import UI_LIMITS
 from tests.integration.conftest import Runtime, big_document, cursor_args, example
@@ -320,6 +322,24 @@ def test_a_document_beyond_the_protocol_limit_is_an_invalid_document(runtime: Ru
     reply = runtime.call(SESSION, OPEN, {"document": _sized_document(limit + 1)}, call="open-huge")
     assert reply["error"]["code"] == "invalid_document"
     assert reply["error"]["issues"] == [{"path": "", "message": f"JSON is {limit + 1} bytes; the limit is {limit}"}]
+
+
+@pytest.mark.parametrize("tool", [OPEN, "intelligent_ui"])
+@pytest.mark.parametrize("number", [10**15 + 1, -(10**15) - 0.5])
+def test_a_number_beyond_the_protocol_magnitude_is_located_as_the_parse_locates_it(
+        runtime: Runtime, tool: str, number: float) -> None:
+    # Canonical JSON (within 2**53), so the arguments' walk vouches for no measure and the
+    # parse runs its own safe-JSON walk, which names the number's place.
+    runtime.start()
+    document = example("stream-initial.json")
+    document["root"]["children"].append({"id": "huge", "type": "Text", "props": {"text": number}})
+    with pytest.raises(UISchemaError) as expected:
+        parse_document(document)
+    reply = runtime.call(SESSION, tool, {"document": document}, call=f"{tool}-huge")
+    assert reply["error"]["code"] == "invalid_document"
+    assert reply["error"]["issues"] == [{"path": issue.path, "message": issue.message}
+                                        for issue in expected.value.issues]
+    assert reply["error"]["issues"][0]["path"].endswith("/props/text")
 
 
 def test_sessions_are_isolated(runtime: Runtime) -> None:

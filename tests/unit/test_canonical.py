@@ -19,7 +19,14 @@ from hypothesis import strategies as st
 
 from core.errors import UISchemaError
 from core.json._frozen import freeze
-from core.json.canonical import _is_orjson_canonical, _write, canonical_json_string, hash_canonical_json
+from core.json.canonical import (
+    _is_orjson_canonical,
+    _write,
+    canonical_json_measured,
+    canonical_json_string,
+    hash_canonical_json,
+)
+from core.json.safe import SafeJson, measure_safe_json
 from core.limits import UI_LIMITS
 
 
@@ -317,6 +324,65 @@ def test_any_input_yields_text_or_a_schema_error(value: object) -> None:
     except UISchemaError:
         return
     assert isinstance(text, str)
+
+
+def _measured_agrees(value: object) -> None:
+    """`canonical_json_measured` is the canonical text, and any measure it vouches for is
+    exactly what `measure_safe_json` returns for the same value."""
+    try:
+        expected = canonical_json_string(value)
+    except UISchemaError:
+        with pytest.raises(UISchemaError):
+            canonical_json_measured(value)
+        return
+    text, measured = canonical_json_measured(value)
+    assert text == expected
+    if measured is not None:
+        assert measured.value is value
+        assert (measured.size, measured.depth) == measure_safe_json(value)
+
+
+@settings(max_examples=400)
+@given(json_values)
+def test_the_measure_from_the_canonical_walk_is_the_safe_json_measure(value: object) -> None:
+    _measured_agrees(value)
+    _measured_agrees(freeze(value))
+    _measured_agrees({"document": value})
+
+
+@settings(max_examples=300)
+@given(hostile)
+def test_hostile_values_get_no_measure_the_safe_walk_would_refuse(value: object) -> None:
+    _measured_agrees(value)
+
+
+def test_an_ordinary_document_is_measured_by_its_canonical_walk() -> None:
+    document = {"id": "n1", "props": {"label": "Caf\u00e9 \U0001f600", "n": 3, "r": 0.25}, "list": [[1], []]}
+    assert canonical_json_measured(document) == (canonical_json_string(document),
+                                                  SafeJson(document, *measure_safe_json(document)))
+    assert canonical_json_measured(document)[1] == SafeJson(document, len(canonical_json_string(
+        document).encode()), 3)
+
+
+class _Text(str):
+    pass
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        {"n": 10**15 + 1},  # canonical (within 2**53) but beyond the protocol's magnitude
+        {"n": -1e15 - 0.5},
+        {"n": 1e300},  # the reference serializer prints it; the safe walk refuses it
+        {"n": 2**53 + 1},
+        {"t": _Text("x")},  # orjson prints a str subclass; the safe walk refuses it
+        {"d": freeze({"a": 1})} | {"e": type("Sub", (dict,), {})(a=1)},
+    ],
+)
+def test_values_the_safe_walk_would_refuse_or_locate_get_no_measure(value: object) -> None:
+    text, measured = canonical_json_measured(value)
+    assert text == canonical_json_string(value)
+    assert measured is None
 
 
 @pytest.mark.skipif(shutil.which("node") is None, reason="needs Node.js as the JavaScript oracle")

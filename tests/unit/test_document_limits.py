@@ -11,7 +11,10 @@ from hypothesis import strategies as st
 
 from core.document.model import parse_document
 from core.errors import UISchemaError
-from core.json.canonical import canonical_json_string
+from core.json.canonical import canonical_json_measured, canonical_json_string
+from core.json.safe import SafeJson
+from core.limits import UI_LIMITS
+from core.stream.lifecycle import start_ui_stream
 
 from .documents import base_document
 
@@ -178,3 +181,20 @@ def test_randomly_mutated_documents_return_or_raise_schema_errors_only(edits):
         assert all(len(issue.path) <= 512 and len(issue.message) <= 300 for issue in error.issues)
     else:
         assert parsed == document
+
+
+def test_a_document_measured_by_its_canonical_walk_parses_as_the_plain_document() -> None:
+    document = base_document()
+    _, measured = canonical_json_measured(document)
+    assert measured is not None
+    assert parse_document(measured) == parse_document(document)
+    assert parse_document(measured).model == parse_document(document).model
+    assert start_ui_stream(measured, "call-1", 1).checkpoint == start_ui_stream(document, "call-1", 1).checkpoint
+
+
+def test_a_measured_document_beyond_the_byte_limit_is_refused_as_the_walk_refuses_it() -> None:
+    limit = UI_LIMITS["maxDocumentBytes"]
+    with pytest.raises(UISchemaError) as error:
+        parse_document(SafeJson(base_document(), limit + 1, 3))
+    assert [(i.path, i.message, i.code) for i in error.value.issues] == [
+        ("", f"JSON is {limit + 1} bytes; the limit is {limit}", "too_large")]
