@@ -37,6 +37,7 @@ import orjson
 
 import core
 from core.errors import MAX_PATH_LENGTH
+from core.json.canonical import canonical_json_measured
 from core.json.safe import DECLARING_KEYS
 
 SECRET = "QXJZ"
@@ -216,8 +217,12 @@ def _texts(error: core.UIError) -> list[tuple[str, str]]:
     return [*texts, ("", error.message)]
 
 
-def _core_probe(name: str, make_args: Callable[[], tuple], kwargs: Callable[[], dict] | None = None) -> Probe:
-    function = getattr(core, name)
+HOST_FUNCTIONS = ("canonical_json_measured",)  # core functions the workers call beyond `core.__all__`
+
+
+def _core_probe(name: str, make_args: Callable[[], tuple], kwargs: Callable[[], dict] | None = None,
+                function: Callable[..., Any] | None = None) -> Probe:
+    function = function or getattr(core, name)
 
     def call() -> Texts:
         try:  # building the arguments may call core too (a parse): its rejection counts alike
@@ -360,6 +365,7 @@ def core_probes(rng: random.Random, only: frozenset[str] | None = None) -> Itera
         _core_probe("assert_safe_json", lambda: (c.any_value(r),)),
         _core_probe("canonical_json_string", lambda: (c.any_value(r),)),
         _core_probe("hash_canonical_json", lambda: (c.any_value(r),)),
+        _core_probe("canonical_json_measured", lambda: (c.any_value(r),), function=canonical_json_measured),
         _core_probe("initial_state", lambda: (c.document(r),)),
         _core_probe("update_state", with_pair(lambda d, s: (d, s, state_key(d), hostile(r)))),
         _core_probe("restore_state", with_pair(lambda d, s: (chance(0.8, lambda: d, lambda: c.document(r)), s))),
