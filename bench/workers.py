@@ -6,8 +6,9 @@ worker processes (`python -m workers.cli worker`), submits a stream of
 
 - throughput: all patches submitted at once (cursors precomputed), their frames counted by a
   pattern subscriber, then every reply checked;
-- latency: patches paced at half (then 75 %) of the measured throughput, p50/p99/p99.9
-  submit -> frame received by a pub/sub subscriber (nothing polls), medians of 3 runs;
+- latency: patches paced at half (then 75 %) of the measured throughput, or at `--rate`
+  (then 1.5x that) to compare two builds at the same load, p50/p99/p99.9 submit -> frame
+  received by a pub/sub subscriber (nothing polls), medians of 3 runs;
 - floor: the same Redis command sequence per entry (XADD, XREADGROUP, one EVALSHA of the
   commit script doing the same writes, the reply read) with no validation, in one process.
 """
@@ -45,6 +46,9 @@ REVISION = re.compile(rb'"revision":(\d+)')
 
 
 # -- documents ------------------------------------------------------------------------------
+
+
+SCENARIOS = ("small-1", "small-2", "large-1", "large-2")
 
 
 def small_document() -> dict[str, Any]:
@@ -443,9 +447,10 @@ def scenario(url: str, name: str, document: dict[str, Any], workers: int, args: 
         after = [cpu_seconds(args.redis_pid), sum(cpu_seconds(p.pid) for p in processes), cpu_seconds(os.getpid())]
         calls = args.repeat * args.per_session * args.sessions
         cpu = [(b - a) * 1000 / calls for a, b in zip(before, after, strict=False)]
-        p50, p99, p999 = paced(load, rate / 2, args)
-        busy = paced(load, rate * 0.75, args)
-        return {"rate": rate, "p50": p50, "p99": p99, "p999": p999, "cpu": cpu, "busy": busy}
+        half = args.rate or rate / 2  # a fixed rate compares two builds at the same load
+        p50, p99, p999 = paced(load, half, args)
+        busy = paced(load, half * 1.5, args)
+        return {"rate": rate, "half": half, "p50": p50, "p99": p99, "p999": p999, "cpu": cpu, "busy": busy}
     finally:
         stop(processes)
         redis.Redis.from_url(url).flushall()
@@ -468,6 +473,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeat", type=int, default=2, help="throughput runs (best taken)")
     parser.add_argument("--latency-calls", type=int, default=3000)
     parser.add_argument("--latency-runs", type=int, default=3, help="open-loop runs per load (medians reported)")
+    parser.add_argument("--rate", type=float, default=0.0,
+                        help="pace the latency runs at this many calls/s (and 1.5x), not at 50 %% and 75 %% of "
+                             "the measured throughput: two builds compared at the same load")
+    parser.add_argument("--only", action="append", choices=SCENARIOS,
+                        help="run only this scenario (repeatable); the floor and ratios need them all")
     args = parser.parse_args(argv or [])
     if shutil.which("redis-server") is None:
         print("redis-server not found: install it to run this benchmark", file=sys.stderr)
@@ -487,13 +497,18 @@ def _report(url: str, args: argparse.Namespace) -> int:
     results = {}
     for name, document in (("small", small), ("large", large)):
         for workers in (1, 2):
+            if args.only and f"{name}-{workers}" not in args.only:
+                continue
             results[(name, workers)] = scenario(url, name, document, workers, args)
             r = results[(name, workers)]
             print(f"{name:5} doc ({_components(document)} components), {workers} worker process(es): "
-                  f"{r['rate']:8.0f} calls/s; at {r['rate'] / 2:6.0f} calls/s p50 {r['p50']:6.2f} ms, "
-                  f"p99 {r['p99']:6.2f} ms, p99.9 {r['p999']:6.2f} ms; at 75 % p50 {r['busy'][0]:6.2f} ms, "
-                  f"p99 {r['busy'][1]:6.2f} ms; CPU s per 1000 calls: redis {r['cpu'][0]:.2f}, "
-                  f"workers {r['cpu'][1]:.2f}, load generator {r['cpu'][2]:.2f}", flush=True)
+                  f"{r['rate']:8.0f} calls/s; at {r['half']:6.0f} calls/s p50 {r['p50']:6.2f} ms, "
+                  f"p99 {r['p99']:6.2f} ms, p99.9 {r['p999']:6.2f} ms; at {r['half'] * 1.5:6.0f} calls/s "
+                  f"p50 {r['busy'][0]:6.2f} ms, p99 {r['busy'][1]:6.2f} ms; CPU s per 1000 calls: "
+                  f"redis {r['cpu'][0]:.2f}, workers {r['cpu'][1]:.2f}, load generator {r['cpu'][2]:.2f}",
+                  flush=True)
+    if args.only:
+        return 0
     frame = len(json.dumps({"protocol": "x" * 26, "snapshot": small}))
     floors = {batched: max(floor(url, frame, args.sessions, args.per_session, run, batched=batched)
                            for run in range(args.repeat)) for batched in (False, True)}
