@@ -57,6 +57,7 @@ EMPTY_LIST = FrozenList()
 
 
 _EXACT_INTEGERS = 2.0**53
+_KEPT = frozenset((str, int, bool, type(None)))  # scalars `freeze` returns as they are
 
 
 def freeze(value: Any) -> Any:
@@ -66,6 +67,10 @@ def freeze(value: Any) -> Any:
     them apart, and this way Python serializes them as JavaScript does.
     """
     kind = type(value)
+    if kind is dict:  # decoded JSON first, scalars kept without a call (an open freezes ~10^4 values)
+        return FrozenDict({key: item if type(item) in _KEPT else _frozen_item(item) for key, item in value.items()})
+    if kind is list:
+        return FrozenList([item if type(item) in _KEPT else _frozen_item(item) for item in value])
     if kind is FrozenDict or kind is FrozenList or isinstance(value, FrozenDict):
         return value
     if isinstance(value, dict):
