@@ -7,6 +7,13 @@ checkpoint's size (tracemalloc, 10- and 200-component documents); a worker's RSS
 (15 KB: 24x) (`python -m bench scale`).  An entry is estimated at the larger factor,
 `PARSED_FACTOR` times its checkpoint, plus a fixed overhead, and the least recently used
 entries are evicted while the estimates add up to more than `IUI_CACHE_BYTES`.  Only the dispatcher thread uses it.
+
+The estimate holds for a long generation too: the state a worker caches keeps no earlier
+frames (`UIStreamState.without_history`) and the document cache sweeps the facts of
+replaced nodes (`core.document._revalidation`).  Before, a state grew by ~2.8 KiB a patch
+(small document: 720 KiB after 250 patches, 22x its estimate) or ~8.8 KiB (200 components:
+2.4 MiB); now tracemalloc puts it at most at 0.76x (small) and 0.86x (large) of its
+estimate over 1-250 patches.
 """
 
 from __future__ import annotations

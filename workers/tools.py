@@ -276,7 +276,7 @@ class ToolHandler:
             frames=1 if fresh else current.frames + 1, bytes=used + size, checkpoint=text,  # type: ignore[union-attr]
             last_call=entry.call, last_digest=digest, last_receipt=receipt(tool, frame),
             call_ids=(frozenset() if fresh else current.call_ids) | {call_id_of(digest)},  # type: ignore[union-attr]
-            state=state,
+            state=state.without_history(),  # the host stores each frame; digests of earlier ones are never read
         )
         result = record.last_result
         return Decision("commit", result, plan=self._plan(entry, record, current, fresh, result), record=record,

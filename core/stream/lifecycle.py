@@ -132,6 +132,18 @@ class UIStreamState:
         """seq -> SHA-256 hex of the canonical JSON of each frame taken in (at most 256)."""
         return self._log.table()
 
+    def without_history(self) -> UIStreamState:
+        """This state as `resume_ui_stream` of its checkpoint would give it, without a parse:
+        the same checkpoint, status, counters and document cache, but `digests` hold only the
+        current frame's.  A producer hashes its frames only when `digests` is read, so until
+        then its state keeps every earlier frame alive (~2 KiB per patch of a small document,
+        ~8 KiB of a 200-component one); a host that stores each checkpoint and never reads the
+        digests of earlier frames keeps this instead."""
+        if self._log.previous is None:
+            return self
+        log = DigestLog(None, self.seq, self.checkpoint)
+        return UIStreamState(self.checkpoint, self.status, self.frame_count, self.byte_count, log, self._memo)
+
     def _number(self, key: str) -> int:
         value: int = self.checkpoint[key]  # a validated envelope field
         return value

@@ -63,6 +63,21 @@ def test_the_three_example_mutations_and_complete_are_applied_in_order(runtime: 
     assert runtime.log_length(SESSION) == 5
 
 
+def test_a_cached_generation_keeps_its_current_frame_not_every_earlier_one(runtime: Runtime) -> None:
+    """The worker stores each frame; the state it caches must not keep earlier frames alive
+    to hash them (a long generation would hold ~2-8 KiB per patch beyond the cache estimate)."""
+    runtime.start()
+    frame = open_stream(runtime)
+    for index, mutation in enumerate(example("stream-mutations.json")):
+        reply = patch(runtime, frame, mutation, f"patch-{index}")
+        assert reply["ok"], reply
+        frame = reply["result"]["frame"]
+    pool, _ = runtime.pools[0]
+    cached = [value for value, _ in pool._cache._entries.values() if getattr(value, "state", None) is not None]
+    assert [record.seq for record in cached] == [frame["seq"]]
+    assert list(cached[0].state.digests) == [frame["seq"]]
+
+
 def test_cancel_keeps_the_last_snapshot_and_records_the_status(runtime: Runtime) -> None:
     runtime.start()
     frame = open_stream(runtime)

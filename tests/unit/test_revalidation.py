@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from typing import Any
+from unittest import mock
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from core.document import _revalidation
 from core.document._revalidation import DocumentCache
 from core.document.model import parse_document
 from core.errors import UISchemaError
@@ -118,3 +120,41 @@ def test_without_a_base_the_generic_walk_gives_the_same_document():
     candidate = {**root, "children": list(root["children"][:-1])}
     cache = DocumentCache(document)
     assert cache.revalidate(candidate)[0] == cache.revalidate(candidate, base=document)[0]
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.data())
+def test_revalidate_agrees_with_a_full_parse_when_the_memo_is_swept_at_every_patch(data):
+    """Sweeps keep only the candidate's and its base's facts: a later patch of an earlier
+    document (whose facts were swept) must still be judged exactly as a full parse judges it."""
+    cache = DocumentCache.parsed(base_document())
+    accepted = [cache.document]
+    header = {k: v for k, v in cache.document.items() if k != "root"}
+    with mock.patch.object(_revalidation, "SWEEP_SLACK", 0):  # a sweep after (almost) every accepted patch
+        for _ in range(data.draw(st.integers(2, 10))):
+            base = data.draw(st.sampled_from(accepted))  # the latest, or a state already swept away
+            candidate = _mutate(base["root"], data)
+            incremental = _outcome(lambda: cache.revalidate(candidate, base=base)[0])  # noqa: B023 - called at once
+            assert incremental == _outcome(lambda: parse_document({**header, "root": candidate}))  # noqa: B023
+            if incremental[0] == "ok":
+                accepted.append(incremental[1])
+
+
+def test_the_memo_of_a_long_generation_holds_its_current_document_not_its_history():
+    cache = DocumentCache.parsed(base_document())
+    document = cache.document
+    components = document.model.components
+    slack = max(_revalidation.SWEEP_SLACK, components // 8)
+    for i in range(300):
+        root = document["root"]
+        first = {**root["children"][0], "props": {"text": f"Heading {i}", "level": 2}}
+        document, _ = cache.revalidate({**root, "children": [first, *root["children"][1:]]}, base=document)
+        assert len(cache._memo) <= components + slack + 2
+    assert document["root"]["children"][0]["props"]["text"] == "Heading 299"
+    stale = [facts for facts in cache._memo.values() if facts.node is not _node_by_id(document["root"],
+                                                                                        facts.node["id"])]
+    assert len(stale) <= slack + 2  # earlier versions of the heading and the root
+
+
+def _node_by_id(root: Any, node_id: str) -> Any:
+    return next(node for _, node in _nodes(root) if node["id"] == node_id)
