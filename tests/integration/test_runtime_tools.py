@@ -28,6 +28,17 @@ def patch(rt: Runtime, frame: dict, mutation: dict, call: str, session: str = SE
     return rt.call(session, PATCH, {**cursor_args(frame), "mutation": mutation}, call=call)
 
 
+def patch_with_the_examples(rt: Runtime, frame: dict) -> list[dict]:
+    """Apply the example mutations in order; the frame of each."""
+    frames = []
+    for index, mutation in enumerate(example("stream-mutations.json")):
+        reply = patch(rt, frame, mutation, f"patch-{index}")
+        assert reply["ok"], reply
+        frame = reply["result"]["frame"]
+        frames.append(frame)
+    return frames
+
+
 def assert_rejected_and_unchanged(rt: Runtime, reply: dict, code: str, before: dict, log: int) -> None:
     assert reply["ok"] is False
     assert reply["error"]["code"] == code
@@ -49,13 +60,10 @@ def test_open_replies_with_the_snapshot_frame_and_a_receipt_naming_the_cursor(ru
 
 def test_the_three_example_mutations_and_complete_are_applied_in_order(runtime: Runtime) -> None:
     runtime.start()
-    frame = open_stream(runtime)
-    for index, mutation in enumerate(example("stream-mutations.json")):
-        reply = patch(runtime, frame, mutation, f"patch-{index}")
-        assert reply["ok"], reply
-        frame = reply["result"]["frame"]
+    frames = patch_with_the_examples(runtime, open_stream(runtime))
+    for index, frame in enumerate(frames):
         assert (frame["seq"], frame["revision"], frame["baseRevision"]) == (index + 2, index + 1, index)
-    reply = runtime.call(SESSION, COMPLETE, cursor_args(frame), call="complete-1")
+    reply = runtime.call(SESSION, COMPLETE, cursor_args(frames[-1]), call="complete-1")
     done = reply["result"]["frame"]
     assert (done["type"], done["seq"], done["revision"]) == ("complete", 5, 3)
     stored = runtime.generation(SESSION, "sales-report", 1)
@@ -67,11 +75,7 @@ def test_a_cached_generation_keeps_its_current_frame_not_every_earlier_one(runti
     """The worker stores each frame; the state it caches must not keep earlier frames alive
     to hash them (a long generation would hold ~2-8 KiB per patch beyond the cache estimate)."""
     runtime.start()
-    frame = open_stream(runtime)
-    for index, mutation in enumerate(example("stream-mutations.json")):
-        reply = patch(runtime, frame, mutation, f"patch-{index}")
-        assert reply["ok"], reply
-        frame = reply["result"]["frame"]
+    frame = patch_with_the_examples(runtime, open_stream(runtime))[-1]
     pool, _ = runtime.pools[0]
     cached = [value for value, _ in pool._cache._entries.values() if getattr(value, "state", None) is not None]
     assert [record.seq for record in cached] == [frame["seq"]]
