@@ -1,11 +1,13 @@
-"""Scale curves: `python -m bench scale [--levels 10,100,1000,10000] [--cache-mb 256]`.
+"""Scale curves: `python -m bench scale [--levels 10,100,1000,10000] [--cache-mb 256] [--patches N]`.
 
 For the small (10-component) and the large (200-component) document, one `iui worker`
 process (64 partitions, `IUI_CACHE_BYTES` = `--cache-mb`) on a private redis-server: at each
 level of concurrent sessions (opened cumulatively) it measures patch calls/s (every patch
 submitted at once, replies collected in bulk), p50/p99 at half that rate (open loop), Redis
 `used_memory` per session, the worker's RSS, and the frame-log bytes of one session against
-`IUI_FRAME_LOG_MAX` / `IUI_FRAME_LOG_MAX_BYTES`.
+`IUI_FRAME_LOG_MAX` / `IUI_FRAME_LOG_MAX_BYTES`.  `--patches N` patches every session N
+times at each level (at least; 2,000 calls or one per session otherwise), so the worker's RSS
+shows what long generations hold (a generation takes up to 250 patches here).
 """
 
 from __future__ import annotations
@@ -71,7 +73,7 @@ def frame_log_bytes(client: redis.Redis, session: str) -> int:
     return int(client.memory_usage(key) or 0)
 
 
-def curve(url: str, name: str, document: dict[str, Any], levels: list[int], cache_mb: int) -> None:
+def curve(url: str, name: str, document: dict[str, Any], levels: list[int], cache_mb: int, patches: int) -> None:
     env = {**os.environ, "IUI_REDIS_URL": url, "IUI_PARTITIONS": str(PARTITIONS),
            "IUI_CACHE_BYTES": str(cache_mb * 1024 * 1024)}
     worker = subprocess.Popen([sys.executable, "-m", "workers.cli", "worker"], env=env, stderr=subprocess.DEVNULL)
@@ -83,7 +85,7 @@ def curve(url: str, name: str, document: dict[str, Any], levels: list[int], cach
         base = int(client.info("memory")["used_memory"])
         for level in levels:
             open_sessions(load, [f"{name}-{n}" for n in range(len(load.sessions), level)], document)
-            rate = patch_rate(load, max(2_000, level))
+            rate = patch_rate(load, max(2_000, level, level * patches))
             p50, p99, _ = latency(load, rate / 2, 1_000)
             used = (int(client.info("memory")["used_memory"]) - base) / level
             print(f"{name:5} {level:6} sessions: {rate:7.0f} calls/s, at half rate p50 {p50:6.2f} ms p99 "
@@ -102,6 +104,7 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--levels", default="10,100,1000,10000")
     parser.add_argument("--large-levels", default=None, help="levels for the large document (default: --levels)")
     parser.add_argument("--cache-mb", type=int, default=512)
+    parser.add_argument("--patches", type=int, default=0, help="patches per session at each level (long generations)")
     args = parser.parse_args(argv)
     levels = [int(n) for n in args.levels.split(",")]
     large_levels = [int(n) for n in (args.large_levels or args.levels).split(",")]
@@ -109,8 +112,8 @@ def main(argv: list[str]) -> int:
         server, port = start_redis_server(directory)
         url = f"redis://127.0.0.1:{port}/0"
         try:
-            curve(url, "small", small_document(), levels, args.cache_mb)
-            curve(url, "large", large_document(), large_levels, args.cache_mb)
+            curve(url, "small", small_document(), levels, args.cache_mb, args.patches)
+            curve(url, "large", large_document(), large_levels, args.cache_mb, args.patches)
         finally:
             server.kill()
             server.wait()
