@@ -21,6 +21,16 @@ whoever issued the read: a partition is read only while its lease is surely held
 between the check and the send) is found by the owner's next write or renewal and replayed in
 order (`workers/partition.py`).
 
+A decided write holds its entry's new stream state until its reply is settled, and a round
+may decide up to `IUI_BATCH_SIZE` entries of every held partition (2,048 by default): many
+states parsed again after a cache miss, or many opens of a large document, held ~300 KiB
+each, so a worker with a 128 MiB cache reached 470 MiB RSS.  So a round holds decided writes
+of at most `held_bytes` (an eighth of `IUI_CACHE_BYTES`, estimated as the cache estimates a
+state: `PARSED_FACTOR` times the longest text argument, the reply holding the frame, of each
+write); beyond that the writes held are
+sent and their replies read and settled before the next partition is decided (one round trip
+more, without a read).
+
 On a Redis Cluster one XREADGROUP cannot name streams of different slots (CROSSSLOT), and
 every partition is its own slot, so the loop polls instead: one non-blocking `XREADGROUP` per
 readable partition, pipelined per node (`redisio.poll_groups`), then a sleep when nothing
@@ -40,6 +50,7 @@ import threading
 import time
 from typing import Any
 
+from .cache import PARSED_FACTOR
 from .keys import CONSUMER, GROUP
 from .partition import PartitionConsumer
 from .redisio import RoundTrip, is_cluster, pack, poll_groups, stream_entries
@@ -59,9 +70,12 @@ POLL_MAX_MS = 50  # doubling up to this while nothing arrives
 class Dispatcher:
     """Serves the attached partition consumers from one thread."""
 
-    def __init__(self, *, redis: Any, batch_size: int = 32, block_ms: int = BLOCK_MS) -> None:
+    def __init__(self, *, redis: Any, batch_size: int = 32, block_ms: int = BLOCK_MS,
+                 held_bytes: int | None = None) -> None:
         self._redis = redis
         self._batch_size = batch_size
+        self._held_budget = held_bytes  # None: a round holds whatever it decides
+        self._held = 0  # estimated bytes of the states the unsettled writes hold
         self._block_ms = block_ms
         self._cluster = is_cluster(redis)
         self._poll_ms = POLL_MS
@@ -176,10 +190,7 @@ class Dispatcher:
             return
         with self._reading:
             settled, replies = self._exchange(readers, block_ms)
-        for written, results in settled:
-            with written.busy:
-                written.settle(results)
-            self._turns_due = self._turns_due or written.replaying
+        self._settle(settled)
         self._more = False
         for key, entries in replies:
             consumer = readers.get(key)
@@ -189,16 +200,29 @@ class Dispatcher:
                 if consumer.stopping:
                     continue  # left pending: the next owner (or this one's replay) takes them
                 self._flush()
+                if self._held_budget is not None and self._held > self._held_budget:
+                    self._settle(self._exchange({}, 0)[0])  # the round holds enough: confirm it first
                 if consumer.take(entries, defer=not self._cluster) is not None:
                     self._hold(consumer)
                 self._turns_due = self._turns_due or consumer.replaying
             self._more = self._more or len(entries) >= self._batch_size
+
+    def _settle(self, settled: list[tuple[PartitionConsumer, Any]]) -> None:
+        """Hand each consumer the replies of its writes (or the error that kept them from Redis)."""
+        for written, results in settled:
+            with written.busy:
+                written.settle(results)
+            self._turns_due = self._turns_due or written.replaying
 
     def _hold(self, consumer: PartitionConsumer) -> None:
         """Keep a consumer's decided writes for the next send (`_flush`, else the round's read)."""
         writes = consumer.commands()
         self._waiting.extend(writes)
         self._unsettled.append((consumer, len(writes)))
+        if self._held_budget is not None:
+            # a commit carries its frame twice (the frame and the reply that holds it): count the larger
+            self._held += PARSED_FACTOR * sum(max((len(arg) for arg in write if type(arg) is str), default=0)
+                                              for write in writes)
 
     def _flush(self) -> None:
         """Before the next partition is decided, send the writes held if the last send is
@@ -220,7 +244,7 @@ class Dispatcher:
         if self._cluster:
             return [], self._poll(readers, block_ms > 0)
         trip, self._round = self._round or self._round_trip(), None
-        counts, self._unsettled = self._unsettled, []
+        counts, self._unsettled, self._held = self._unsettled, [], 0
         writes, self._waiting = self._waiting, []
         trip.send([*writes, self._read_command(tuple(readers), block_ms)] if readers else writes)
         try:

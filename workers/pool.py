@@ -34,6 +34,7 @@ from .scripts import Acquired, Scripts
 
 log = logging.getLogger(__name__)
 LAG_EVERY_S = 5.0  # one XINFO per held partition: not every tick
+HELD_SHARE = 8  # a dispatcher round holds decided, unconfirmed states of at most 1/8 of IUI_CACHE_BYTES
 
 
 class MetaMismatch(Exception):
@@ -72,7 +73,8 @@ class WorkerPool:
         self._actions = actions or ActionServices.of(settings, redis)  # the catalog: validated at start
         metrics.initialise_capabilities(self._actions.catalog.ids)
         self._held: dict[int, PartitionConsumer] = {}
-        self._dispatcher = Dispatcher(redis=redis, batch_size=settings.batch_size)
+        self._dispatcher = Dispatcher(redis=redis, batch_size=settings.batch_size,
+                                      held_bytes=settings.cache_bytes // HELD_SHARE)
         self._cache = GenerationCache(max_bytes=settings.cache_bytes)  # shared by every held partition
         self._heap = HeapPolicy(every_s=settings.gc_freeze_s)
         self._stop = threading.Event()

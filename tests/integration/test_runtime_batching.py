@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from tests.integration.conftest import Runtime, cursor_args, example
-from workers import dispatcher
+from workers import dispatcher, pool
 from workers.client import Client
 from workers.dispatcher import Dispatcher
 from workers.entry import dumps
@@ -111,9 +111,10 @@ def _two_partitions_in_one_round(runtime: Runtime, monkeypatch: pytest.MonkeyPat
     taken: list[tuple[str, str]] = []
     original, exchange = PartitionConsumer.take, Dispatcher._exchange
 
-    def counted(loop: Dispatcher, *args: Any) -> Any:
-        taken.clear()  # only the partitions taken in this round count
-        return exchange(loop, *args)
+    def counted(loop: Dispatcher, readers: Any, *args: Any) -> Any:
+        if readers:  # a round's read (not a settle within the round): only its partitions count
+            taken.clear()
+        return exchange(loop, readers, *args)
 
     def take(consumer: PartitionConsumer, entries: list[tuple[Any, Any]], *, defer: bool = False) -> Any:
         sessions = [fields[b"session"].decode() for _, fields in entries]
@@ -207,3 +208,25 @@ def test_a_batch_after_the_server_lost_its_scripts_is_written_once_each(runtime:
     for request in [f"req-{call}" for call, _ in calls]:
         assert runtime.client.peek_reply(SESSION, request) is None
     assert runtime.log_length(SESSION) == 7
+
+
+def test_a_round_that_holds_its_share_of_the_cache_confirms_it_before_deciding_more(
+        runtime: Runtime, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Each decided write holds its entry's new state until its reply is settled; a round of many
+    # partitions must not hold more than its share of IUI_CACHE_BYTES (a worker with a 128 MiB
+    # cache reached 470 MiB this way).  With a 1 KiB share one small-document state is beyond the
+    # round's share: the first partition's commit is sent and settled before the second is decided,
+    # though the flush interval alone would hold it for the read.
+    monkeypatch.setattr(dispatcher, "FLUSH_EVERY_S", 60.0)
+    monkeypatch.setattr(pool, "HELD_SHARE", 1024)  # the smallest cache (1 MiB) then allows 1 KiB a round
+    runtime.configure(cache_bytes=1024 * 1024)
+    states: list[tuple[bool, int]] = []
+
+    def turn(taken: list[tuple[str, str]]) -> None:
+        loop = runtime.pools[0][0]._dispatcher
+        for session, request in taken:
+            states.append((runtime.client.peek_reply(session, request) is not None, len(loop._unsettled)))
+
+    replies = _two_partitions_in_one_round(runtime, monkeypatch, turn)
+    assert all(reply["ok"] for reply in replies)
+    assert states == [(True, 0)]  # committed and settled: the round holds nothing of it any more
