@@ -70,11 +70,10 @@ POLL_MAX_MS = 50  # doubling up to this while nothing arrives
 class Dispatcher:
     """Serves the attached partition consumers from one thread."""
 
-    def __init__(self, *, redis: Any, batch_size: int = 32, block_ms: int = BLOCK_MS,
-                 held_bytes: int | None = None) -> None:
+    def __init__(self, *, redis: Any, held_bytes: int, batch_size: int = 32, block_ms: int = BLOCK_MS) -> None:
         self._redis = redis
         self._batch_size = batch_size
-        self._held_budget = held_bytes  # None: a round holds whatever it decides
+        self._held_budget = held_bytes
         self._held = 0  # estimated bytes of the states the unsettled writes hold
         self._block_ms = block_ms
         self._cluster = is_cluster(redis)
@@ -200,7 +199,7 @@ class Dispatcher:
                 if consumer.stopping:
                     continue  # left pending: the next owner (or this one's replay) takes them
                 self._flush()
-                if self._held_budget is not None and self._held > self._held_budget:
+                if self._held > self._held_budget:
                     self._settle(self._exchange({}, 0)[0])  # the round holds enough: confirm it first
                 if consumer.take(entries, defer=not self._cluster) is not None:
                     self._hold(consumer)
@@ -219,10 +218,9 @@ class Dispatcher:
         writes = consumer.commands()
         self._waiting.extend(writes)
         self._unsettled.append((consumer, len(writes)))
-        if self._held_budget is not None:
-            # a commit carries its frame twice (the frame and the reply that holds it): count the larger
-            self._held += PARSED_FACTOR * sum(max((len(arg) for arg in write if type(arg) is str), default=0)
-                                              for write in writes)
+        # a commit carries its frame twice (the frame and the reply that holds it): count the larger
+        self._held += PARSED_FACTOR * sum(max((len(arg) for arg in write if type(arg) is str), default=0)
+                                          for write in writes)
 
     def _flush(self) -> None:
         """Before the next partition is decided, send the writes held if the last send is

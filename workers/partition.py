@@ -156,9 +156,10 @@ class PartitionConsumer:
     def take(self, entries: list[tuple[Any, Any]], *, defer: bool = False) -> WriteBatch | None:
         """Decide entries the dispatcher delivered (new, in id order) and write them in one round trip.
 
-        With `defer` the writes are returned unsent: the dispatcher sends them at once on its
-        round's connection (ahead of its next read) and hands their replies to `settle` after
-        that read; until then this consumer takes no `step` turn.
+        With `defer` the writes are returned unsent: the dispatcher sends them on its round's
+        connection (before it decides the next partition, or with its next read) and hands their
+        replies to `settle` after that read, or sooner once the round holds its share of the
+        cache; until then this consumer takes no `step` turn.
         """
         self._guarded(lambda: self._take(entries, defer))
         return self._unsettled

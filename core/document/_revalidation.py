@@ -17,8 +17,8 @@ an eighth of the components, it is swept down to the nodes of the candidate and 
 The sweep walks the candidate (the base shares all but its spine): every 4 patches of a
 small document, every ~12 of a 200-component one (53 us, so ~4 us a patch); an earlier
 state advanced again afterwards finds no facts for its root and takes the full walk, which
-is always correct.  Without it a long generation kept ~3 KiB
-per patch of a 10-component document (720 KiB after 250 patches) alive in every producer.
+is always correct.  Without it a long generation kept ~3 KiB per patch of a 10-component
+document (720 KiB after 250 patches) alive in every producer.
 """
 
 from __future__ import annotations
@@ -304,7 +304,7 @@ class DocumentCache:
             node = stack.pop()
             facts = self._memo.get(id(node))
             if facts is None or facts.node is not node or id(node) in kept:
-                continue  # the roots are validated documents: every node under them has facts
+                continue  # no facts (the roots are validated, so only a stale id) or met already
             kept[id(node)] = facts
             stack.extend(node.get("children", ()))
         self._memo = kept
