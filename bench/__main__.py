@@ -20,6 +20,7 @@ BENCHMARKS = {
     "scale": "scale",
     "opens": "opens",
     "fuzz-wire": "fuzz_wire",
+    "stalls": "stalls",
 }
 
 

@@ -34,6 +34,7 @@ from typing import Any
 import hiredis
 import redis
 
+from bench.stalls import NONE, Slowdowns, StallProbe
 from workers.keys import Keys, partition_of
 from workers.local_redis import start_redis_server
 from workers.redisio import exchange
@@ -448,23 +449,26 @@ def scenario(url: str, name: str, document: dict[str, Any], workers: int, args: 
         calls = args.repeat * args.per_session * args.sessions
         cpu = [(b - a) * 1000 / calls for a, b in zip(before, after, strict=False)]
         half = args.rate or rate / 2  # a fixed rate compares two builds at the same load
-        p50, p99, p999 = paced(load, half, args)
+        (p50, p99, p999), slowed = paced(load, half, args)
         busy_rate = half * 1.5
-        busy = paced(load, busy_rate, args)
+        busy, busy_slowed = paced(load, busy_rate, args)
         return {"rate": rate, "half": half, "busy_rate": busy_rate, "p50": p50, "p99": p99, "p999": p999,
-                "cpu": cpu, "busy": busy}
+                "cpu": cpu, "busy": busy, "slowed": slowed, "busy_slowed": busy_slowed}
     finally:
         stop(processes)
         redis.Redis.from_url(url).flushall()
 
 
-def paced(load: Load, rate: float, args: argparse.Namespace) -> tuple[float, ...]:
-    """The median of `--latency-runs` open-loop runs, quantile by quantile (the machine is noisy)."""
-    runs = []
+def paced(load: Load, rate: float, args: argparse.Namespace) -> tuple[tuple[float, ...], Slowdowns]:
+    """The median of `--latency-runs` open-loop runs, quantile by quantile (the machine is noisy),
+    and the machine's slowdowns during all of them (`bench.stalls`)."""
+    runs, slowed = [], NONE
     for _ in range(args.latency_runs):
         load.reopen_if_needed(250)  # each run on a fresh generation
-        runs.append(latency(load, rate, args.latency_calls))
-    return tuple(statistics.median(run[q] for run in runs) for q in range(3))
+        with StallProbe() as probe:
+            runs.append(latency(load, rate, args.latency_calls))
+        slowed += probe.slowdowns
+    return tuple(statistics.median(run[q] for run in runs) for q in range(3)), slowed
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -509,6 +513,8 @@ def _report(url: str, args: argparse.Namespace) -> int:
                   f"p50 {r['busy'][0]:6.2f} ms, p99 {r['busy'][1]:6.2f} ms; CPU s per 1000 calls: "
                   f"redis {r['cpu'][0]:.2f}, workers {r['cpu'][1]:.2f}, load generator {r['cpu'][2]:.2f}",
                   flush=True)
+            print(f"  during the latency runs at {r['half']:.0f} calls/s: {r['slowed'].describe()}; "
+                  f"at {r['busy_rate']:.0f} calls/s: {r['busy_slowed'].describe()}", flush=True)
     if args.only:
         return 0
     frame = len(json.dumps({"protocol": "x" * 26, "snapshot": small}))
