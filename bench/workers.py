@@ -434,6 +434,52 @@ def floor(url: str, frame_size: int, sessions: int, per_session: int, run: int, 
         worker.wait()
 
 
+ECHO_WORKER = r"""
+import sys, orjson, redis
+from workers.keys import Keys
+url, partitions = sys.argv[1], int(sys.argv[2])
+r, k = redis.Redis.from_url(url), Keys("iui")
+streams = {k.input(p): ">" for p in range(partitions)}
+partition = {k.input(p): p for p in range(partitions)}
+for s in streams:
+    try: r.xgroup_create(s, "echo", id="0", mkstream=True)
+    except redis.ResponseError: pass
+print("ready", flush=True)
+while True:
+    pipe = r.pipeline(transaction=False)
+    for stream, entries in r.xreadgroup("echo", "echo", streams, count=32, block=1000) or []:
+        stream = stream.decode()
+        for entry_id, f in entries:
+            revision = orjson.loads(f[b"body"])["baseRevision"] + 1
+            pipe.publish(k.channel(partition[stream], f[b"session"].decode()), '{"revision":%d}' % revision)
+            pipe.xack(stream, "echo", entry_id)
+    pipe.execute()
+"""
+
+
+class EchoLoad(Load):
+    """Sessions whose patches the echo consumer answers: nothing is opened."""
+
+    def _open(self, session: str) -> None:
+        self._sequence += 1
+        self.cursor[session] = [f"open-{session}-{self._sequence}", 1, 0]
+
+
+def latency_floor(url: str, rate: float, args: argparse.Namespace) -> tuple[tuple[float, ...], Slowdowns]:
+    """`paced` against a consumer that only reads, publishes and acks each entry: the
+    latency this machine gives the same path with no work per entry."""
+    echo = subprocess.Popen([sys.executable, "-c", ECHO_WORKER, url, str(PARTITIONS)], stdout=subprocess.PIPE,
+                            text=True)
+    try:
+        assert echo.stdout is not None
+        echo.stdout.readline()
+        return paced(EchoLoad(url, {}, args.sessions, "echo"), rate, args)
+    finally:
+        echo.kill()
+        echo.wait()
+        redis.Redis.from_url(url).flushall()
+
+
 # -- main -----------------------------------------------------------------------------------
 
 
@@ -515,6 +561,8 @@ def _report(url: str, args: argparse.Namespace) -> int:
                   flush=True)
             print(f"  during the latency runs at {r['half']:.0f} calls/s: {r['slowed'].describe()}; "
                   f"at {r['busy_rate']:.0f} calls/s: {r['busy_slowed'].describe()}", flush=True)
+    if ("small", 1) in results:
+        _report_floor(url, results[("small", 1)], args)
     if args.only:
         return 0
     frame = len(json.dumps({"protocol": "x" * 26, "snapshot": small}))
@@ -532,6 +580,14 @@ def _report(url: str, args: argparse.Namespace) -> int:
           " (target >= 1.8)")
     print(f"machine: {os.cpu_count()} cores shared by redis-server, the workers and this load generator")
     return 0
+
+
+def _report_floor(url: str, one: dict[str, Any], args: argparse.Namespace) -> None:
+    """The echo floor at the small/1 worker's paced rates, so its tail is read against the machine's."""
+    for rate in (one["half"], one["busy_rate"]):
+        (p50, p99, p999), slowed = latency_floor(url, rate, args)
+        print(f"latency floor (a consumer that only reads, publishes and acks each entry) at {rate:.0f} calls/s: "
+              f"p50 {p50:.2f} ms, p99 {p99:.2f} ms, p99.9 {p999:.2f} ms; {slowed.describe()}", flush=True)
 
 
 def _components(document: dict[str, Any]) -> int:
