@@ -8,7 +8,10 @@ worker processes (`python -m workers.cli worker`), submits a stream of
   pattern subscriber, then every reply checked;
 - latency: patches paced at half (then 75 %) of the measured throughput, or at `--rate`
   (then 1.5x that) to compare two builds at the same load, p50/p99/p99.9 submit -> frame
-  received by a pub/sub subscriber (nothing polls), medians of 3 runs;
+  received by a pub/sub subscriber (nothing polls), medians of 3 runs, with the machine's
+  slowdowns during them (`bench.stalls`);
+- latency floor: the same paced runs against a consumer that only reads, publishes and acks
+  each entry, at the small/1 worker's rates (the tail this machine gives a consumer with no work);
 - floor: the same Redis command sequence per entry (XADD, XREADGROUP, one EVALSHA of the
   commit script doing the same writes, the reply read) with no validation, in one process.
 """
