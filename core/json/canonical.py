@@ -53,12 +53,7 @@ _CONTAINER_KINDS = frozenset({dict, list, FrozenDict, FrozenList})
 
 def canonical_json_string(value: Any) -> str:
     """The RFC 8785 canonical JSON text of decoded JSON (UTF-16 key order, JS numbers)."""
-    if _is_orjson_canonical(value):
-        try:
-            return orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode()
-        except TypeError:
-            pass  # a lone surrogate or a str-subclass key: the reference reports it
-    return "".join(_write(value, None, None, 1, [1], []))
+    return canonical_json_measured(value)[0]
 
 
 def hash_canonical_json(value: Any) -> str:
@@ -124,7 +119,8 @@ def _orjson_walk(value: Any) -> tuple[bool, bool, int]:
 
 
 def canonical_json_measured(value: Any) -> tuple[str, SafeJson | None]:
-    """`canonical_json_string(value)` and, when the same walk proved the value safe JSON, its
+    """The canonical text (orjson's sorted bytes when the walk proves them canonical, else the
+    reference serializer's) and, when the same walk proved the value safe JSON, its
     `SafeJson` (what `measure_safe_json` would return, without walking it again); else None,
     and whoever needs the measure walks the value with `measure_safe_json` (which reports
     each problem at its path)."""
