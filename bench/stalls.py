@@ -27,7 +27,7 @@ SLOWED = 5.0
 JOIN_S = 0.010
 
 PROBE = r"""
-import sys, time
+import select, sys, time
 def unit():
     total = 0
     for i in range(1500):
@@ -35,15 +35,11 @@ def unit():
     return total
 times = []
 print("ready", flush=True)
-while not sys.stdin.closed:
+while len(times) % 64 or not select.select([sys.stdin], [], [], 0)[0]:  # stdin readable: "stop" or EOF
     started, cpu = time.monotonic(), time.thread_time()
     unit()
     times.append((started, time.monotonic(), time.thread_time() - cpu))
     time.sleep(0.002)
-    if len(times) % 64 == 0:
-        import select
-        if select.select([sys.stdin], [], [], 0)[0]:
-            break
 for row in times:
     print(*row)
 """

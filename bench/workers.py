@@ -440,13 +440,15 @@ def floor(url: str, frame_size: int, sessions: int, per_session: int, run: int, 
 ECHO_WORKER = r"""
 import sys, orjson, redis
 from workers.keys import Keys
+from workers.redisio import is_busy_group
 url, partitions = sys.argv[1], int(sys.argv[2])
 r, k = redis.Redis.from_url(url), Keys("iui")
 streams = {k.input(p): ">" for p in range(partitions)}
 partition = {k.input(p): p for p in range(partitions)}
 for s in streams:
     try: r.xgroup_create(s, "echo", id="0", mkstream=True)
-    except redis.ResponseError: pass
+    except redis.ResponseError as error:
+        if not is_busy_group(error): raise
 print("ready", flush=True)
 while True:
     pipe = r.pipeline(transaction=False)
