@@ -397,7 +397,7 @@ while True:
                 fields=[("seq", seq + 1), ("revision", seq), ("status", "streaming"), ("frames", seq + 1),
                         ("bytes", 1000 * seq), ("source", "call-1"), ("uiId", "u"), ("generation", 1),
                         ("last_call", request), ("last_digest", "d" * 97), ("last_receipt", "r" * 160)])
-            call = scripts.commit_call(k.lease(p), stream, 1, entry_id.decode(), plan)
+            call = scripts.commit_call(k.lease(p), stream, "1:floor", entry_id.decode(), plan)
             if batch is None:
                 scripts.run(call)
             else:
@@ -413,7 +413,7 @@ def floor(url: str, frame_size: int, sessions: int, per_session: int, run: int, 
     client = redis.Redis.from_url(url)
     keys = Keys("floor")
     for p in range(PARTITIONS):
-        client.hset(keys.lease(p), "epoch", 1)
+        client.hset(keys.lease(p), "fence", "1:floor")
     worker = subprocess.Popen([sys.executable, "-c", FLOOR_WORKER, url, str(PARTITIONS), str(frame_size),
                                "1" if batched else "0"],
                               stdout=subprocess.PIPE, text=True)

@@ -45,15 +45,15 @@ def handles(entry: InputEntry) -> bool:
 
 
 class PartitionAnswers:
-    """Answer tools and view-state requests of one partition under one lease epoch."""
+    """Answer tools and view-state requests of one partition under one lease (its fence)."""
 
     def __init__(self, *, redis: Any, settings: Settings, keys: Keys, scripts: Scripts, metrics: Metrics,
-                 partition: int, epoch: int) -> None:
+                 partition: int, fence: str) -> None:
         self._keys = keys
         self._scripts = scripts
         self._metrics = metrics
         self._partition = partition
-        self._epoch = epoch
+        self._fence = fence
         self._lease = keys.lease(partition)
         self._input = keys.input(partition)
         self._answer_scripts = AnswerScripts(redis=redis, group=GROUP, limits=answer_limits(settings))
@@ -68,17 +68,17 @@ class PartitionAnswers:
         if decision.plan is None:
             self._reply(entry_id, entry, reply_key, decision.reply)
             return "resent"
-        self._answer_scripts.answer(self._lease, self._input, self._epoch, entry_id, decision.plan)
+        self._answer_scripts.answer(self._lease, self._input, self._fence, entry_id, decision.plan)
         return "accepted"
 
     def _view(self, entry_id: str, entry: InputEntry, reply_key: str) -> str:
         decision = self._views.decide(entry, parse_body(entry.body, VIEW_BODY_BYTES))
         if decision.put is not None:
-            self._answer_scripts.view_put(self._lease, self._input, self._epoch, entry_id, decision.put)
+            self._answer_scripts.view_put(self._lease, self._input, self._fence, entry_id, decision.put)
             return "accepted"
         if decision.delete:
             k, p, s = self._keys, self._partition, entry.session
-            self._answer_scripts.view_delete(self._lease, self._input, self._epoch, entry_id, k.tombstone(p, s),
+            self._answer_scripts.view_delete(self._lease, self._input, self._fence, entry_id, k.tombstone(p, s),
                                              reply_key, k.answer_keys(p, s), int(time.time() * 1000),
                                              decision.reply)
             return "accepted"
@@ -90,5 +90,5 @@ class PartitionAnswers:
 
     def _reply(self, entry_id: str, entry: InputEntry, reply_key: str, reply: str) -> None:
         k, p, s = self._keys, self._partition, entry.session
-        self._scripts.reply(self._lease, self._input, self._epoch, entry_id, reply_key, reply,
+        self._scripts.reply(self._lease, self._input, self._fence, entry_id, reply_key, reply,
                             k.session_keys(p, s) + k.answer_keys(p, s))

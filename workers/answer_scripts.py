@@ -89,11 +89,11 @@ class AnswerScripts:
         self._limits = limits
         self._scripts = register_scripts(redis, _NAMES)
 
-    def answer(self, lease_key: str, input_key: str, epoch: int, entry_id: str, plan: AnswerPlan) -> None:
+    def answer(self, lease_key: str, input_key: str, fence: str, entry_id: str, plan: AnswerPlan) -> None:
         """Commit one answer call; raises `Fenced` or `StaleCache` (nothing written)."""
         p, lim = plan, self._limits
         keys = [lease_key, input_key, p.answers_key, p.log_key, p.tombstone_key, p.reply_key, *p.expiry_keys]
-        args: list[Any] = [epoch, self._group, entry_id, p.op, p.message_id, p.block_id, p.expected_turn,
+        args: list[Any] = [fence, self._group, entry_id, p.op, p.message_id, p.block_id, p.expected_turn,
                            p.expected_digest, p.expected_version, p.stored, p.phase, p.digest, p.event, p.channel,
                            lim.log_max, lim.log_max_bytes, lim.max_blocks, p.reply, lim.session_ttl_ms,
                            lim.reply_ttl_ms, p.call, p.call_digest, p.result]
@@ -102,11 +102,11 @@ class AnswerScripts:
         if code is not Code.OK:
             raise StaleCache(f"answer.lua refused the commit ({code})")
 
-    def view_put(self, lease_key: str, input_key: str, epoch: int, entry_id: str, plan: ViewPutPlan) -> int:
+    def view_put(self, lease_key: str, input_key: str, fence: str, entry_id: str, plan: ViewPutPlan) -> int:
         """Write one view state; returns the new revision; raises `Fenced` or `StaleCache`."""
         p, lim = plan, self._limits
         keys = [lease_key, input_key, p.views_key, p.answers_key, p.tombstone_key, p.reply_key, *p.expiry_keys]
-        args: list[Any] = [epoch, self._group, entry_id, p.record, p.block_field, p.digest, p.expected_revision,
+        args: list[Any] = [fence, self._group, entry_id, p.record, p.block_field, p.digest, p.expected_revision,
                            p.state, p.size, p.basis, p.request_id, p.receipt, lim.max_state_bytes,
                            lim.max_session_bytes, lim.max_receipts, lim.max_receipt_bytes, p.reply,
                            lim.reply_ttl_ms, lim.session_ttl_ms]
@@ -117,10 +117,10 @@ class AnswerScripts:
             raise StaleCache(f"view_put.lua refused the write ({code})")
         return int(result[1])
 
-    def view_delete(self, lease_key: str, input_key: str, epoch: int, entry_id: str, tombstone_key: str,
+    def view_delete(self, lease_key: str, input_key: str, fence: str, entry_id: str, tombstone_key: str,
                     reply_key: str, deleted: Sequence[str], now_ms: int, reply: str) -> None:
         """Delete `deleted`, leave the tombstone, reply and ack; raises `Fenced`."""
         keys = [lease_key, input_key, tombstone_key, reply_key, *deleted]
-        args: list[Any] = [epoch, self._group, entry_id, now_ms, self._limits.session_ttl_ms, reply,
+        args: list[Any] = [fence, self._group, entry_id, now_ms, self._limits.session_ttl_ms, reply,
                            self._limits.reply_ttl_ms]
         check_owner(reply_code(self._scripts["view_delete"](keys=keys, args=args)), lease_key)

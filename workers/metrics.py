@@ -81,6 +81,9 @@ class Metrics:
         self.leases_acquired = Counter("iui_leases_acquired_total", "Partition leases acquired.", registry=registry)
         self.leases_lost = Counter("iui_leases_lost_total", "Partition leases lost (fenced or expired).",
                                    registry=registry)
+        self.leases_taken = Counter("iui_leases_taken_total",
+                                    "Renewals that found another owner in a lease this process held (it "
+                                    "stopped serving the partition at once).", registry=registry)
         self.leases_released = Counter("iui_leases_released_total", "Partition leases released on purpose.",
                                        registry=registry)
         self.lag = Gauge("iui_partition_lag",

@@ -55,15 +55,15 @@ class ActionServices:
 
 
 class PartitionOperations:
-    """Action requests, job reports and the reaper of one partition under one lease epoch."""
+    """Action requests, job reports and the reaper of one partition under one lease (its fence)."""
 
     def __init__(self, *, redis: Any, settings: Settings, keys: Keys, scripts: Scripts, metrics: Metrics,
-                 partition: int, epoch: int, store: Store, services: ActionServices) -> None:
+                 partition: int, fence: str, store: Store, services: ActionServices) -> None:
         self._settings = settings
         self._keys = keys
         self._scripts = scripts
         self._metrics = metrics
-        self._epoch = epoch
+        self._fence = fence
         self._partition = partition
         self._lease = keys.lease(partition)
         self._input = keys.input(partition)
@@ -85,7 +85,7 @@ class PartitionOperations:
             body = parse_body(entry.body, RESULT_BODY_BYTES)
             decision = self._outcomes.decide(entry_id, entry, body, reply_key)
         if decision.change is None:
-            self._scripts.reply(self._lease, self._input, self._epoch, entry_id, reply_key, decision.reply,
+            self._scripts.reply(self._lease, self._input, self._fence, entry_id, reply_key, decision.reply,
                                 self._keys.session_keys(self._partition, entry.session)
                                 + self._keys.action_keys(self._partition, entry.session))
             return "resent" if entry.name == "reserve" else "accepted"
@@ -93,7 +93,7 @@ class PartitionOperations:
         return "accepted"
 
     def _commit(self, change: ReceiptChange, decision: ActionDecision) -> None:
-        self._scripts.receipt(self._lease, self._input, self._epoch, change)
+        self._scripts.receipt(self._lease, self._input, self._fence, change)
         label = decision.capability or "none"
         self._metrics.receipts.labels(label, change.status).inc()
         if decision.ran_ms >= 0:

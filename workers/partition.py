@@ -64,10 +64,11 @@ class PartitionConsumer:
     """Processes the input stream of one partition under one lease epoch."""
 
     def __init__(self, *, redis: Any, settings: Settings, keys: Keys, scripts: Scripts,
-                 metrics: Metrics, partition: int, epoch: int, actions: ActionServices | None = None,
+                 metrics: Metrics, partition: int, epoch: int, fence: str, actions: ActionServices | None = None,
                  cache: GenerationCache | None = None, valid_until: float = float("inf")) -> None:
         self.partition = partition
         self.epoch = epoch
+        self.fence = fence  # "<epoch>:<owner>": what every fenced script checks
         self._redis = redis
         self._settings = settings
         self._keys = keys
@@ -80,9 +81,9 @@ class PartitionConsumer:
         self._handler = ToolHandler(settings=settings, keys=keys, partition=partition, store=self._store)
         self._operations = PartitionOperations(
             redis=redis, settings=settings, keys=keys, scripts=scripts, metrics=metrics, partition=partition,
-            epoch=epoch, store=self._store, services=actions or ActionServices.of(settings, redis))
+            fence=fence, store=self._store, services=actions or ActionServices.of(settings, redis))
         self._answers = PartitionAnswers(redis=redis, settings=settings, keys=keys, scripts=scripts,
-                                         metrics=metrics, partition=partition, epoch=epoch)
+                                         metrics=metrics, partition=partition, fence=fence)
         self._stop = threading.Event()
         self.busy = threading.Lock()  # held by the dispatcher while this consumer works
         self.fenced = False
@@ -251,7 +252,7 @@ class PartitionConsumer:
         moved there by a paused process), oldest first, each written on its own."""
         replayed = False
         while not self._stop.is_set():
-            batch = self._scripts.read(self._lease, self._input, self.epoch, CONSUMER,
+            batch = self._scripts.read(self._lease, self._input, self.fence, CONSUMER,
                                        self._settings.batch_size, PENDING)
             if not batch.entries:
                 return replayed
@@ -335,7 +336,7 @@ class PartitionConsumer:
             return self._apply(entry_id, fields, reply_key)
         except HostError as error:
             reply = error_reply(request, error)
-            return _Write(self._scripts.reply_call(self._lease, self._input, self.epoch, entry_id, reply_key, reply,
+            return _Write(self._scripts.reply_call(self._lease, self._input, self.fence, entry_id, reply_key, reply,
                                                    self._session_keys(session)), "rejected", rejection=error.code)
 
     def _apply(self, entry_id: str, fields: dict[str, str], reply_key: str) -> _Write | str:
@@ -359,15 +360,15 @@ class PartitionConsumer:
     def _tool_write(self, entry_id: str, session: str, request: str, reply_key: str, decision: Decision) -> _Write:
         if decision.action == "commit":
             assert decision.plan is not None and decision.record is not None
-            return _Write(self._scripts.commit_call(self._lease, self._input, self.epoch, entry_id, decision.plan),
+            return _Write(self._scripts.commit_call(self._lease, self._input, self.fence, entry_id, decision.plan),
                           "accepted", decision=decision)
         reply = ok_reply_text(request, decision.reply_result)
         if decision.action == "plain":
             assert decision.plain is not None
-            return _Write(self._scripts.plain_call(self._lease, self._input, self.epoch, entry_id,
+            return _Write(self._scripts.plain_call(self._lease, self._input, self.fence, entry_id,
                                                    self._keys.session_keys(self.partition, session), decision.plain,
                                                    reply_key, reply), "accepted")
-        return _Write(self._scripts.reply_call(self._lease, self._input, self.epoch, entry_id, reply_key, reply,
+        return _Write(self._scripts.reply_call(self._lease, self._input, self.fence, entry_id, reply_key, reply,
                                                self._session_keys(session)), "resent")
 
     def _submit(self, write: _Write, queued: Queued) -> str:
@@ -441,7 +442,7 @@ class PartitionConsumer:
               reply_key: str = "", request: str = "") -> None:
         reply = error_reply(request, HostError(message, code=ErrorCode.DEAD_LETTER)) if reply_key else ""
         self._scripts.dead(self._lease, self._input, self._keys.dead(self.partition),
-                           self._keys.dead_bytes(self.partition), self.epoch, entry_id, reason, fields,
+                           self._keys.dead_bytes(self.partition), self.fence, entry_id, reason, fields,
                            DeadLetterPolicy.of(self._settings), reply_key, reply)
         self._metrics.dead_lettered.labels(reason).inc()
 

@@ -30,7 +30,7 @@ from .metrics import Metrics
 from .operations import ActionServices
 from .partition import PartitionConsumer, own_group
 from .redisio import TRANSIENT_ERRORS, Backoff
-from .scripts import Acquired, Scripts
+from .scripts import Acquired, LostLease, Scripts
 
 log = logging.getLogger(__name__)
 LAG_EVERY_S = 5.0  # one XINFO per held partition: not every tick
@@ -185,22 +185,32 @@ class WorkerPool:
             return
         self._renewed_at = now
         held_now = list(self._held.items())
-        leases = [(self._keys.lease(partition), consumer.epoch, self._keys.input(partition))
+        leases = [(self._keys.lease(partition), consumer.fence, self._keys.input(partition))
                   for partition, consumer in held_now]
         renewals = self._scripts.renew(leases, self._settings.lease_ttl_ms)
         for (partition, consumer), renewal in zip(held_now, renewals, strict=True):
-            if renewal is not None:
-                consumer.valid_until = now + self._settings.lease_ttl_ms / 1000  # `now`: before the renewal was sent
-                if renewal.pending:  # in hand, or moved there by a paused process: a replay finds out
-                    consumer.request_replay()
-            else:
-                log.warning("pool %s: lease of partition %d lost", self.worker_id, partition)
-                consumer.stop()  # its commits are fenced already; no need to wait for it
-                self._dispatcher.detach([partition])
-                del self._held[partition]
-                self._metrics.leases_lost.inc()
-                self._forget_lag(partition)
+            if isinstance(renewal, LostLease):
+                self._lose(partition, consumer, renewal)
+                continue
+            consumer.valid_until = now + self._settings.lease_ttl_ms / 1000  # `now`: before the renewal was sent
+            if renewal.pending:  # in hand, or moved there by a paused process: a replay finds out
+                consumer.request_replay()
         self._metrics.leases_held.set(len(self._held))
+
+    def _lose(self, partition: int, consumer: PartitionConsumer, lost: LostLease) -> None:
+        """Stop serving a partition whose lease expired or another worker holds, at once."""
+        consumer.stop()  # its commits are fenced already; no need to wait for it
+        self._dispatcher.detach([partition])
+        del self._held[partition]
+        self._metrics.leases_lost.inc()
+        self._forget_lag(partition)
+        if not lost.holder:
+            log.warning("pool %s: lease of partition %d expired (epoch %d); stopped serving it",
+                        self.worker_id, partition, consumer.epoch)
+            return
+        self._metrics.leases_taken.inc()
+        log.error("pool %s: partition %d is held by %s (epoch %s), not by this process (epoch %d); "
+                  "stopped serving it", self.worker_id, partition, lost.holder, lost.epoch, consumer.epoch)
 
     def _acquire(self, share: int, live: list[str]) -> None:
         """Take free partitions up to the share in two round trips (a free lease is taken at once)."""
@@ -217,12 +227,13 @@ class WorkerPool:
             [(self._keys.lease(p), self._keys.epoch(p)) for p in wanted], self.worker_id, self._settings.lease_ttl_ms)
         for partition, attempt in zip(wanted, attempts, strict=False):
             if attempt.outcome is Acquired.ACQUIRED:
-                self._start(partition, attempt.epoch, sent + self._settings.lease_ttl_ms / 1000)
+                self._start(partition, attempt.epoch, attempt.fence, sent + self._settings.lease_ttl_ms / 1000)
         self._metrics.leases_held.set(len(self._held))
 
-    def _start(self, partition: int, epoch: int, valid_until: float) -> None:
+    def _start(self, partition: int, epoch: int, fence: str, valid_until: float) -> None:
         consumer = PartitionConsumer(redis=self._redis, settings=self._settings, keys=self._keys,
                                      scripts=self._scripts, metrics=self._metrics, partition=partition, epoch=epoch,
+                                     fence=fence,
                                      actions=self._actions, cache=self._cache, valid_until=valid_until)
         self._held[partition] = consumer
         self._metrics.leases_acquired.inc()
@@ -250,7 +261,7 @@ class WorkerPool:
         """Wait for the batches in hand, then release the leases in one round trip."""
         self._dispatcher.detach([consumer.partition for consumer in held], wait_read=True)
         try:
-            released = self._scripts.release_many([(self._keys.lease(c.partition), c.epoch) for c in held])
+            released = self._scripts.release_many([(self._keys.lease(c.partition), c.fence) for c in held])
             self._metrics.leases_released.inc(sum(released))
         except TRANSIENT_ERRORS:
             pass  # the leases expire by themselves

@@ -61,7 +61,7 @@ class Code(enum.StrEnum):
     """The named codes the other scripts return (each script's header says which and when)."""
 
     OK = "ok"
-    FENCED = "fenced"  # the lease is gone or has a later epoch: nothing written
+    FENCED = "fenced"  # the lease is gone or held under another fence: nothing written
     RENEWED = "renewed"
     RELEASED = "released"
     STALE = "stale"  # a CAS failed: the caller's read is out of date
@@ -101,12 +101,28 @@ class Renewal:
 
 
 @dataclass(frozen=True, slots=True)
+class LostLease:
+    """A renewal that found the lease expired (`holder` "") or held under another fence."""
+
+    holder: str
+    epoch: str
+
+
+@dataclass(frozen=True, slots=True)
 class LeaseAttempt:
-    """The result of `lease_acquire`: the new epoch, or the current holder."""
+    """The result of `lease_acquire`: the new epoch and fence ("<epoch>:<owner>"), or the current holder."""
 
     outcome: Acquired
     epoch: int = 0
+    fence: str = ""
     holder: str = ""
+
+
+def _attempt(result: Any) -> LeaseAttempt:
+    """The `LeaseAttempt` of one `lease_acquire` reply."""
+    if text(result[0]) == Acquired.ACQUIRED:
+        return LeaseAttempt(Acquired.ACQUIRED, epoch=int(result[1]), fence=text(result[2]))
+    return LeaseAttempt(Acquired.HELD, holder=text(result[1]))
 
 
 @dataclass(frozen=True, slots=True)
@@ -264,8 +280,7 @@ class Scripts:
         pipe = self._redis.pipeline(transaction=False)
         for lease_key, epoch_key in leases:
             self._scripts["lease_acquire"](keys=[lease_key, epoch_key], args=[owner, ttl_ms], client=pipe)
-        return [LeaseAttempt(Acquired.ACQUIRED, epoch=int(result[1])) if text(result[0]) == Acquired.ACQUIRED
-                else LeaseAttempt(Acquired.HELD, holder=text(result[1])) for result in pipe.execute()]
+        return [_attempt(result) for result in pipe.execute()]
 
     def _acquire_on_cluster(self, leases: Sequence[tuple[str, str]], owner: str, ttl_ms: int) -> list[LeaseAttempt]:
         """`acquire_many` on a cluster: then WAIT until each new epoch reached its slot's replicas.
@@ -276,8 +291,7 @@ class Scripts:
         replica that does not answer in time is logged; the lease is used anyway).
         """
         results = self._many("lease_acquire", [([lease, epoch], [owner, ttl_ms]) for lease, epoch in leases])
-        attempts = [LeaseAttempt(Acquired.ACQUIRED, epoch=int(result[1])) if text(result[0]) == Acquired.ACQUIRED
-                    else LeaseAttempt(Acquired.HELD, holder=text(result[1])) for result in results]
+        attempts = [_attempt(result) for result in results]
         acquired = [lease for (lease, _), attempt in zip(leases, attempts, strict=True)
                     if attempt.outcome is Acquired.ACQUIRED]
         one_per_node = {node_of(self._redis, lease).name: lease for lease in acquired}
@@ -316,11 +330,11 @@ class Scripts:
             raise ScriptUnavailable(f"script {name} could not be loaded on the cluster")
         return results
 
-    def renew(self, leases: Sequence[tuple[str, int, str]], ttl_ms: int) -> list[Renewal | None]:
-        """Extend (lease key, epoch, input stream) triples in one round trip, counting each
-        partition's pending entries ("" for no stream); None means that lease is fenced."""
-        calls = [([lease, stream] if stream else [lease], [epoch, ttl_ms, self._group])
-                 for lease, epoch, stream in leases]
+    def renew(self, leases: Sequence[tuple[str, str, str]], ttl_ms: int) -> list[Renewal | LostLease]:
+        """Extend (lease key, fence, input stream) triples in one round trip, counting each
+        partition's pending entries ("" for no stream); a `LostLease` names who holds it now."""
+        calls = [([lease, stream] if stream else [lease], [fence, ttl_ms, self._group])
+                 for lease, fence, stream in leases]
         if self._cluster:
             results = self._many("lease_renew", calls)
         else:
@@ -328,29 +342,30 @@ class Scripts:
             for keys, args in calls:
                 self._scripts["lease_renew"](keys=keys, args=args, client=pipe)
             results = pipe.execute()
-        return [Renewal(int(result[1])) if reply_code(result) is Code.RENEWED else None for result in results]
+        return [Renewal(int(result[1])) if reply_code(result) is Code.RENEWED
+                else LostLease(text(result[1]), text(result[2])) for result in results]
 
-    def release(self, lease_key: str, epoch: int) -> bool:
-        """Give the lease back; False if it was no longer held with that epoch."""
-        return self.release_many([(lease_key, epoch)])[0]
+    def release(self, lease_key: str, fence: str) -> bool:
+        """Give the lease back; False if it was no longer held under that fence."""
+        return self.release_many([(lease_key, fence)])[0]
 
-    def release_many(self, leases: Sequence[tuple[str, int]]) -> list[bool]:
-        """`release` for several (lease key, epoch) pairs in one round trip."""
+    def release_many(self, leases: Sequence[tuple[str, str]]) -> list[bool]:
+        """`release` for several (lease key, fence) pairs in one round trip."""
         if not leases:
             return []
         if self._cluster:
-            released = self._many("lease_release", [([lease_key], [epoch]) for lease_key, epoch in leases])
+            released = self._many("lease_release", [([lease_key], [fence]) for lease_key, fence in leases])
             return [reply_code(result) is Code.RELEASED for result in released]
         pipe = self._redis.pipeline(transaction=False)
-        for lease_key, epoch in leases:
-            self._scripts["lease_release"](keys=[lease_key], args=[epoch], client=pipe)
+        for lease_key, fence in leases:
+            self._scripts["lease_release"](keys=[lease_key], args=[fence], client=pipe)
         return [reply_code(result) is Code.RELEASED for result in pipe.execute()]
 
-    def read(self, lease_key: str, input_key: str, epoch: int, consumer: str, count: int,
+    def read(self, lease_key: str, input_key: str, fence: str, consumer: str, count: int,
              mode: str) -> ReadBatch:
-        """XREADGROUP only while `epoch` owns the lease (`mode` NEW or PENDING); raises `Fenced`."""
+        """XREADGROUP only while `fence` owns the lease (`mode` NEW or PENDING); raises `Fenced`."""
         result = self._scripts["read"](keys=[lease_key, input_key],
-                                       args=[epoch, self._group, consumer, count, mode])
+                                       args=[fence, self._group, consumer, count, mode])
         if reply_code(result) is Code.FENCED:
             raise Fenced(lease_key)
         entries = [(text(entry_id), field_map(fields)) for entry_id, fields in result[2]]
@@ -358,15 +373,15 @@ class Scripts:
         deliveries = {text(flat[i]): int(flat[i + 1]) for i in range(0, len(flat), 2)}
         return ReadBatch(entries, deliveries, text(result[1]))
 
-    def commit(self, lease_key: str, input_key: str, epoch: int, entry_id: str, plan: CommitPlan) -> None:
+    def commit(self, lease_key: str, input_key: str, fence: str, entry_id: str, plan: CommitPlan) -> None:
         """Apply one accepted call atomically; raises `Fenced` or `StaleCache`."""
-        self.run(self.commit_call(lease_key, input_key, epoch, entry_id, plan))
+        self.run(self.commit_call(lease_key, input_key, fence, entry_id, plan))
 
-    def commit_call(self, lease_key: str, input_key: str, epoch: int, entry_id: str, plan: CommitPlan) -> ScriptCall:
+    def commit_call(self, lease_key: str, input_key: str, fence: str, entry_id: str, plan: CommitPlan) -> ScriptCall:
         """`commit` as a call to run now or in a `ScriptBatch`."""
         session, generations, frame_log, plain = plan.session_keys
         keys = [lease_key, input_key, generations, session, frame_log, plain, plan.reply_key]
-        args: list[Any] = [epoch, self._group, entry_id, plan.expected_seq, plan.expected_generation,
+        args: list[Any] = [fence, self._group, entry_id, plan.expected_seq, plan.expected_generation,
                            plan.new_generation, plan.digest, plan.frame, self._frame_log_max,
                            self._frame_log_max_bytes, plan.reply, self._reply_ttl_ms, plan.channel,
                            plan.session_field, plan.session_value, plan.generations_increment,
@@ -383,24 +398,24 @@ class Scripts:
                 raise StaleCache("the session holds its maximum of generations")
         return ScriptCall("commit", keys, args, check)
 
-    def reply(self, lease_key: str, input_key: str, epoch: int, entry_id: str,
+    def reply(self, lease_key: str, input_key: str, fence: str, entry_id: str,
               reply_key: str, reply: str, session_keys: Sequence[str] = ()) -> None:
         """Reply and ack without changing state, sliding the session's expiry; raises `Fenced`."""
-        self.run(self.reply_call(lease_key, input_key, epoch, entry_id, reply_key, reply, session_keys))
+        self.run(self.reply_call(lease_key, input_key, fence, entry_id, reply_key, reply, session_keys))
 
-    def reply_call(self, lease_key: str, input_key: str, epoch: int, entry_id: str,
+    def reply_call(self, lease_key: str, input_key: str, fence: str, entry_id: str,
                    reply_key: str, reply: str, session_keys: Sequence[str] = ()) -> ScriptCall:
         """`reply` as a call to run now or in a `ScriptBatch`."""
         return ScriptCall("reply", [lease_key, input_key, reply_key, *session_keys],
-                          [epoch, self._group, entry_id, reply, self._reply_ttl_ms, self._session_ttl_ms],
+                          [fence, self._group, entry_id, reply, self._reply_ttl_ms, self._session_ttl_ms],
                           _fenced_check(lease_key))
 
-    def plain(self, lease_key: str, input_key: str, epoch: int, entry_id: str,
+    def plain(self, lease_key: str, input_key: str, fence: str, entry_id: str,
               session_keys: tuple[str, str, str, str], fields: PlainFields, reply_key: str, reply: str) -> None:
         """Store a plain document under its call id, reply and ack; raises `Fenced` or `StaleCache`."""
-        self.run(self.plain_call(lease_key, input_key, epoch, entry_id, session_keys, fields, reply_key, reply))
+        self.run(self.plain_call(lease_key, input_key, fence, entry_id, session_keys, fields, reply_key, reply))
 
-    def plain_call(self, lease_key: str, input_key: str, epoch: int, entry_id: str,
+    def plain_call(self, lease_key: str, input_key: str, fence: str, entry_id: str,
                    session_keys: tuple[str, str, str, str], fields: PlainFields, reply_key: str,
                    reply: str) -> ScriptCall:
         """`plain` as a call to run now or in a `ScriptBatch`."""
@@ -414,17 +429,17 @@ class Scripts:
             if code is Code.FULL:
                 raise StaleCache("the session's plain documents are at capacity")
         return ScriptCall("plain", [lease_key, input_key, plain, session, generations, frame_log, reply_key],
-                          [epoch, self._group, entry_id, fields.document_field, fields.document, fields.ui_field,
+                          [fence, self._group, entry_id, fields.document_field, fields.document, fields.ui_field,
                            fields.ui_id, fields.digest_field, fields.digest, self._max_plain, reply,
                            self._reply_ttl_ms, self._session_ttl_ms], check)
 
-    def dead(self, lease_key: str, input_key: str, dead_key: str, dead_bytes_key: str, epoch: int,
+    def dead(self, lease_key: str, input_key: str, dead_key: str, dead_bytes_key: str, fence: str,
              entry_id: str, reason: str, fields: Mapping[str, str], policy: DeadLetterPolicy,
              reply_key: str = "", reply: str = "") -> None:
         """Dead-letter a bounded copy of an entry (with an optional error reply) and ack it; raises `Fenced`."""
         copy = bounded_copy(fields, policy.entry_bytes)
         keys = [lease_key, input_key, dead_key, dead_bytes_key] + ([reply_key] if reply else [])
-        args: list[Any] = [epoch, self._group, entry_id, reason, reply, self._reply_ttl_ms,
+        args: list[Any] = [fence, self._group, entry_id, reason, reply, self._reply_ttl_ms,
                            policy.max_entries, policy.max_bytes, "1" if copy.truncated else "0"]
         for field, value in copy.fields:
             args += [field, value]
@@ -438,12 +453,12 @@ class Scripts:
         """Run one call now; raises what its wrapper raises."""
         call.check(self._scripts[call.name](keys=call.keys, args=call.args))
 
-    def receipt(self, lease_key: str, input_key: str, epoch: int, change: ReceiptChange) -> None:
+    def receipt(self, lease_key: str, input_key: str, fence: str, change: ReceiptChange) -> None:
         """Commit one receipt change (status machine in Lua); raises `Fenced` or `StaleCache`."""
         c = change
         keys = [lease_key, input_key, c.operations_key, c.log_key, c.active_key, c.inbox_key, c.reply_key,
                 *c.expiry_keys]
-        args: list[Any] = [epoch, self._group, c.entry_id, c.operation_id, c.expected, c.status, c.receipt,
+        args: list[Any] = [fence, self._group, c.entry_id, c.operation_id, c.expected, c.status, c.receipt,
                            c.created_at, c.updated_at, c.reply, self._reply_ttl_ms, c.channel, c.log_max,
                            c.session_ttl_ms, c.expected_secret, c.secret, c.job, c.capability, c.member,
                            c.request_field, c.request_value, c.ledger_field, c.max_per_ref, c.max_per_session,

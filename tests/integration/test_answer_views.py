@@ -298,11 +298,11 @@ def test_a_write_decided_before_the_deletion_is_refused_by_the_script(runtime: R
             "expected_revision": 0, "request_id": "late", "nodes": copy.deepcopy(NODES)}
     decision = ViewHandler(redis=runtime.redis, keys=keys, partition=partition).decide(entry, body)
     assert decision.put is not None
-    answer_scripts.view_delete(keys.lease(partition), keys.input(partition), attempt.epoch, "0-1",
+    answer_scripts.view_delete(keys.lease(partition), keys.input(partition), attempt.fence, "0-1",
                                keys.tombstone(partition, SESSION), keys.reply(partition, SESSION, "delete"),
                                keys.answer_keys(partition, SESSION), 1, '{"ok":true}')
     with pytest.raises(StaleCache):
-        answer_scripts.view_put(keys.lease(partition), keys.input(partition), attempt.epoch, "0-2", decision.put)
+        answer_scripts.view_put(keys.lease(partition), keys.input(partition), attempt.fence, "0-2", decision.put)
     assert views(runtime) == {}
     assert not runtime.redis.exists(keys.answers(partition, SESSION))
 
@@ -313,7 +313,7 @@ def test_a_stale_expected_revision_is_refused_by_the_script_itself(runtime: Runt
     runtime.stop()
     keys, partition = runtime.client.keys, runtime.client.partition(SESSION)
     scripts = Scripts(redis=runtime.redis, group=GROUP, reply_ttl_ms=60_000, frame_log_max=16)
-    epoch = scripts.acquire(keys.lease(partition), keys.epoch(partition), "test", 60_000).epoch
+    fence = scripts.acquire(keys.lease(partition), keys.epoch(partition), "test", 60_000).fence
     answer_scripts = AnswerScripts(redis=runtime.redis, group=GROUP, limits=answer_limits(runtime.settings))
     handler = ViewHandler(redis=runtime.redis, keys=keys, partition=partition)
     entries = [InputEntry(session=SESSION, request=f"r{i}", kind="view", name="put", call=f"r{i}", body="{}",
@@ -324,8 +324,8 @@ def test_a_stale_expected_revision_is_refused_by_the_script_itself(runtime: Runt
     # Both decisions read revision 0 before either is written.
     plans = [handler.decide(entry, body).put for entry, body in zip(entries, bodies, strict=True)]
     assert plans[0] is not None and plans[1] is not None
-    assert answer_scripts.view_put(keys.lease(partition), keys.input(partition), epoch, "0-1", plans[0]) == 1
+    assert answer_scripts.view_put(keys.lease(partition), keys.input(partition), fence, "0-1", plans[0]) == 1
     before = views(runtime)
     with pytest.raises(StaleCache):
-        answer_scripts.view_put(keys.lease(partition), keys.input(partition), epoch, "0-2", plans[1])
+        answer_scripts.view_put(keys.lease(partition), keys.input(partition), fence, "0-2", plans[1])
     assert views(runtime) == before

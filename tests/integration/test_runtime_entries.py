@@ -10,7 +10,7 @@ import pytest
 from tests.integration.conftest import Runtime, example
 from workers.errors import Fenced, StaleCache
 from workers.keys import CONSUMER, GROUP, generation_field, ui_field
-from workers.scripts import Acquired, CommitPlan, Renewal, Scripts
+from workers.scripts import Acquired, CommitPlan, LostLease, Renewal, Scripts
 
 pytestmark = pytest.mark.integration
 SESSION = "session-entries"
@@ -120,13 +120,13 @@ def test_a_zombie_owner_cannot_commit_after_a_takeover(runtime: Runtime) -> None
                       reply="{}", channel=keys.channel(0, "s"), ui_field="ui:u", field_prefix="u:1:",
                       fields=[("seq", 1)])
     with pytest.raises(Fenced):
-        scripts.commit(keys.lease(0), keys.input(0), zombie.epoch, entry, plan)
+        scripts.commit(keys.lease(0), keys.input(0), zombie.fence, entry, plan)
     assert runtime.redis.exists(*keys.session_keys(0, "s"), keys.reply(0, "s", "r")) == 0
     assert runtime.redis.xpending(keys.input(0), GROUP)["pending"] == 1
-    assert scripts.renew([(keys.lease(0), zombie.epoch, ""), (keys.lease(0), successor.epoch, "")],
-                         1000) == [None, Renewal(pending=0)]
-    assert not scripts.release(keys.lease(0), zombie.epoch)
-    scripts.commit(keys.lease(0), keys.input(0), successor.epoch, entry, plan)
+    assert scripts.renew([(keys.lease(0), zombie.fence, ""), (keys.lease(0), successor.fence, "")],
+                         1000) == [LostLease("successor", str(successor.epoch)), Renewal(pending=0)]
+    assert not scripts.release(keys.lease(0), zombie.fence)
+    scripts.commit(keys.lease(0), keys.input(0), successor.fence, entry, plan)
     assert runtime.redis.xpending(keys.input(0), GROUP)["pending"] == 0
 
 
@@ -164,7 +164,7 @@ def test_commit_refuses_an_open_beyond_the_generation_capacity(runtime: Runtime)
     keys, stream = runtime.client.keys, runtime.client.keys.input(0)
     scripts = Scripts(redis=runtime.redis, group=GROUP, reply_ttl_ms=1000, frame_log_max=100,
                       max_generations_per_session=2)
-    epoch = scripts.acquire(keys.lease(0), keys.epoch(0), "capacity", 10_000).epoch
+    fence = scripts.acquire(keys.lease(0), keys.epoch(0), "capacity", 10_000).fence
     runtime.redis.xgroup_create(stream, GROUP, id="0", mkstream=True)
 
     def open_ui(ui_id: str) -> None:
@@ -174,7 +174,7 @@ def test_commit_refuses_an_open_beyond_the_generation_capacity(runtime: Runtime)
                           expected_seq=0, expected_generation=0, new_generation=1, digest="d", frame="{}", reply="{}",
                           channel=keys.channel(0, "cap"), ui_field=ui_field(ui_id),
                           field_prefix=generation_field(ui_id, 1, ""), generations_increment=1, fields=[("seq", 1)])
-        scripts.run(scripts.commit_call(keys.lease(0), stream, epoch, entry, plan))
+        scripts.run(scripts.commit_call(keys.lease(0), stream, fence, entry, plan))
 
     open_ui("a")
     open_ui("b")

@@ -93,19 +93,19 @@ def test_a_fenced_read_moves_nothing_into_the_pending_list(runtime: Runtime) -> 
     zombie = scripts.acquire(keys.lease(0), keys.epoch(0), "zombie", 100)
     runtime.redis.xgroup_create(keys.input(0), GROUP, id="0", mkstream=True)
     first = runtime.redis.xadd(keys.input(0), {"session": "s", "n": "1"}).decode()
-    read = scripts.read(keys.lease(0), keys.input(0), zombie.epoch, CONSUMER, 10, NEW)
+    read = scripts.read(keys.lease(0), keys.input(0), zombie.fence, CONSUMER, 10, NEW)
     assert [entry_id for entry_id, _ in read.entries] == [first] and read.cursor == first
     time.sleep(0.2)  # the zombie stalls past its lease; a successor takes the partition
     successor = scripts.acquire(keys.lease(0), keys.epoch(0), "successor", 10_000)
     second = runtime.redis.xadd(keys.input(0), {"session": "s", "n": "2"}).decode()
     with pytest.raises(Fenced):
-        scripts.read(keys.lease(0), keys.input(0), zombie.epoch, CONSUMER, 10, NEW)
+        scripts.read(keys.lease(0), keys.input(0), zombie.fence, CONSUMER, 10, NEW)
     assert runtime.redis.xpending(keys.input(0), GROUP)["pending"] == 1  # only what it read while it owned
-    replay = scripts.read(keys.lease(0), keys.input(0), successor.epoch, CONSUMER, 10, PENDING)
+    replay = scripts.read(keys.lease(0), keys.input(0), successor.fence, CONSUMER, 10, PENDING)
     assert [entry_id for entry_id, _ in replay.entries] == [first] and replay.deliveries == {first: 2}
-    fresh = scripts.read(keys.lease(0), keys.input(0), successor.epoch, CONSUMER, 10, NEW)
+    fresh = scripts.read(keys.lease(0), keys.input(0), successor.fence, CONSUMER, 10, NEW)
     assert [(entry_id, fields) for entry_id, fields in fresh.entries] == [(second, {b"session": b"s", b"n": b"2"})]
-    idle = scripts.read(keys.lease(0), keys.input(0), successor.epoch, CONSUMER, 10, NEW)
+    idle = scripts.read(keys.lease(0), keys.input(0), successor.fence, CONSUMER, 10, NEW)
     assert idle.entries == [] and idle.cursor == second  # a plain XREAD from here wakes on the next entry
 
 
@@ -124,9 +124,9 @@ def test_an_entry_a_zombie_moved_to_the_pending_list_is_applied_before_newer_one
     runtime.configure(**ONE_PARTITION)
     keys, stream = runtime.client.keys, runtime.client.keys.input(0)
     scripts = Scripts(redis=runtime.redis, group=GROUP, reply_ttl_ms=60_000, frame_log_max=100)
-    epoch = scripts.acquire(keys.lease(0), keys.epoch(0), "owner", 60_000).epoch
+    lease = scripts.acquire(keys.lease(0), keys.epoch(0), "owner", 60_000)
     owner = PartitionConsumer(redis=runtime.redis, settings=runtime.settings, keys=keys, scripts=scripts,
-                              metrics=runtime.metrics, partition=0, epoch=epoch)
+                              metrics=runtime.metrics, partition=0, epoch=lease.epoch, fence=lease.fence)
     owner.step()  # creates the group, replays nothing
     opened = runtime.client.submit("z", OPEN, {"document": example("stream-initial.json")}, call="open-z")
     owner.take(_delivered(runtime, stream, 10))
@@ -198,11 +198,11 @@ def test_epochs_after_a_restart_that_lost_the_counter_exceed_every_earlier_epoch
     scripts = Scripts(redis=runtime.redis, group=GROUP, reply_ttl_ms=1000, frame_log_max=100)
     before = scripts.acquire(keys.lease(0), keys.epoch(0), "before", 10_000)
     for _ in range(3):
-        scripts.release(keys.lease(0), scripts.acquire(keys.lease(0), keys.epoch(0), "x", 10_000).epoch)
+        scripts.release(keys.lease(0), scripts.acquire(keys.lease(0), keys.epoch(0), "x", 10_000).fence)
     runtime.redis.flushall()  # what a restart without persistence leaves
     time.sleep(0.01)
     after = scripts.acquire(keys.lease(0), keys.epoch(0), "after", 10_000)
     assert after.epoch > before.epoch + 3
     runtime.redis.xgroup_create(keys.input(0), GROUP, id="0", mkstream=True)
     with pytest.raises(Fenced):
-        scripts.read(keys.lease(0), keys.input(0), before.epoch + 3, CONSUMER, 10, NEW)
+        scripts.read(keys.lease(0), keys.input(0), f"{before.epoch + 3}:x", CONSUMER, 10, NEW)

@@ -50,7 +50,7 @@ def test_trimming_keeps_pending_entries_and_drops_acked_ones(runtime: Runtime) -
     runtime.redis.xreadgroup(GROUP, f"p{p}", {stream: ">"})  # one pending entry
     scripts = Scripts(redis=runtime.redis, group=GROUP, reply_ttl_ms=1000, frame_log_max=100)
     consumer = PartitionConsumer(redis=runtime.redis, settings=runtime.settings, keys=runtime.client.keys,
-                                 scripts=scripts, metrics=runtime.metrics, partition=p, epoch=0)
+                                 scripts=scripts, metrics=runtime.metrics, partition=p, epoch=0, fence="0:test")
     consumer._last_trim = 0.0
     consumer._maybe_trim()
     assert runtime.redis.xlen(stream) == 1

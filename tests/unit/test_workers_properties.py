@@ -42,9 +42,10 @@ class Harness:
         self.settings = load_settings(partitions=1, max_frames_per_generation=6, max_generations_per_session=3)
         self.keys = Keys("iui")
         scripts = Scripts(redis=self.redis, group=GROUP, reply_ttl_ms=60_000, frame_log_max=10_000)
-        epoch = scripts.acquire(self.keys.lease(0), self.keys.epoch(0), "test", 600_000).epoch
+        lease = scripts.acquire(self.keys.lease(0), self.keys.epoch(0), "test", 600_000)
         self.consumer = PartitionConsumer(redis=self.redis, settings=self.settings, keys=self.keys, scripts=scripts,
-                                          metrics=Metrics(registry=CollectorRegistry()), partition=0, epoch=epoch)
+                                          metrics=Metrics(registry=CollectorRegistry()), partition=0,
+                                          epoch=lease.epoch, fence=lease.fence)
         self.consumer.ensure_group()
         self.requests = 0
 

@@ -3,7 +3,7 @@
 -- CAS on the block's stored digest and version), the block capacity, then the block or the
 -- final answer, the answer log (trimmed by count and bytes), PUBLISH, the reply, XACK and the
 -- sliding expiry together.  Never parses JSON: blocks, events and replies are opaque strings.
--- KEYS[1]  lease hash of the partition (fencing: field epoch)
+-- KEYS[1]  lease hash of the partition (fencing: field fence)
 -- KEYS[2]  input stream of the partition (XACK)
 -- KEYS[3]  answers hash of the session: turn (current message id), blocks (count),
 --          log_bytes, last_call / last_digest / last_result (the adjacent-resend ledger),
@@ -14,7 +14,7 @@
 -- KEYS[5]  tombstone of the session (exists: deleted, nothing is written)
 -- KEYS[6]  reply list of the request
 -- KEYS[7..] the session's keys whose expiry slides with ARGV[19] (KEYS[3], KEYS[4] included)
--- ARGV[1]  caller's fencing epoch
+-- ARGV[1]  caller's fence ("<epoch>:<owner>", as lease_acquire returned it)
 -- ARGV[2]  consumer group name
 -- ARGV[3]  input entry id
 -- ARGV[4]  "block" (present_answer) or "final" (final_answer)
@@ -34,14 +34,14 @@
 -- ARGV[18] reply JSON, ARGV[19] session time-to-live in ms ("0": never), ARGV[20] reply ttl ms
 -- ARGV[21] call id, ARGV[22] call digest, ARGV[23] result JSON (the adjacent-resend ledger)
 -- Returns  {'ok'}       committed
---          {'fenced'}   the lease is gone or has a later epoch (nothing written)
+--          {'fenced'}   the lease is gone or held under another fence (nothing written)
 --          {'gap'}  an older entry of the partition is still pending (nothing written)
 --          {'deleted'}  the session was deleted (nothing written)
 --          {'stale'}    the turn or the block is not what the caller read (nothing written)
 --          {'full'}     the session holds ARGV[17] blocks (nothing written)
 local lease, input, answers, log, tombstone, reply_list = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
 local FIRST_EXPIRY_KEY = 7  -- KEYS[7..]: the session's keys whose expiry slides
-local epoch, group, entry_id = ARGV[1], ARGV[2], ARGV[3]
+local fence, group, entry_id = ARGV[1], ARGV[2], ARGV[3]
 local op, m, block_id, expected_turn = ARGV[4], ARGV[5], ARGV[6], ARGV[7]
 local expected_digest, expected_version = ARGV[8], ARGV[9]
 local stored, phase, digest, event, channel = ARGV[10], ARGV[11], ARGV[12], ARGV[13], ARGV[14]
@@ -49,7 +49,7 @@ local max_count, max_bytes, max_blocks = tonumber(ARGV[15]), tonumber(ARGV[16]),
 local reply, session_ttl_ms, reply_ttl_ms = ARGV[18], ARGV[19], ARGV[20]
 local call, call_digest, result = ARGV[21], ARGV[22], ARGV[23]
 
-if redis.call('HGET', lease, 'epoch') ~= epoch then
+if redis.call('HGET', lease, 'fence') ~= fence then
   return {'fenced'}
 end
 if redis.call('XPENDING', input, group, '-', '(' .. entry_id, 1)[1] then

@@ -2,7 +2,7 @@
 -- frame log (trimmed by count and bytes), reply, publish, XACK and the session's sliding
 -- expiry together.  Never parses JSON: the frame and the reply are opaque strings, scalar
 -- bookkeeping arrives as separate hash field/value pairs.
--- KEYS[1]  lease hash of the partition (fencing: field epoch)
+-- KEYS[1]  lease hash of the partition (fencing: field fence)
 -- KEYS[2]  input stream of the partition (XACK)
 -- KEYS[3]  generations hash of the session: fields ARGV[19] .. name, e.g. checkpoint (= ARGV[8]),
 --          seq, calls (the call ledger: accepted call digests separated by spaces) and the
@@ -12,7 +12,7 @@
 -- KEYS[5]  frame log stream of the session (field frame)
 -- KEYS[6]  plain-document hash of the session (only its expiry is refreshed here)
 -- KEYS[7]  reply list of the request
--- ARGV[1]  caller's fencing epoch
+-- ARGV[1]  caller's fence ("<epoch>:<owner>", as lease_acquire returned it)
 -- ARGV[2]  consumer group name
 -- ARGV[3]  input entry id
 -- ARGV[4]  expected stored seq of the generation ("0" when the generation is new)
@@ -34,14 +34,14 @@
 -- ARGV[20] generations a session may hold ("0": no limit); an open beyond it writes nothing
 -- ARGV[21..] field, value pairs written to KEYS[3] (names without the prefix)
 -- Returns  {'ok'}                       committed
---          {'fenced'}                   the lease is gone or has a later epoch (nothing written)
+--          {'fenced'}                   the lease is gone or held under another fence (nothing written)
 --          {'gap'}  an older entry of the partition is still pending (nothing written)
 --          {'stale', seq, generation}   CAS failed: the stored cursor differs from the expected one
 --          {'full'}                     the open would exceed ARGV[20] generations (nothing written:
 --                                       seed 001 never overwrites a generation, it refuses the open)
 local lease, input, generations, session, frame_log, plain, reply_list =
   KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7]
-local epoch, group, entry_id = ARGV[1], ARGV[2], ARGV[3]
+local fence, group, entry_id = ARGV[1], ARGV[2], ARGV[3]
 local expected_seq, expected_generation, new_generation = ARGV[4], ARGV[5], ARGV[6]
 local call_digest, frame = ARGV[7], ARGV[8]
 local max_count, max_bytes = tonumber(ARGV[9]), tonumber(ARGV[10])
@@ -51,7 +51,7 @@ local session_ttl_ms, ui_field, prefix = ARGV[17], ARGV[18], ARGV[19]
 local max_generations = tonumber(ARGV[20])
 local FIRST_FIELD = 21  -- ARGV[21..]: field, value pairs of the generation
 
-if redis.call('HGET', lease, 'epoch') ~= epoch then
+if redis.call('HGET', lease, 'fence') ~= fence then
   return {'fenced'}
 end
 if redis.call('XPENDING', input, group, '-', '(' .. entry_id, 1)[1] then

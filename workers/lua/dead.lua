@@ -2,12 +2,12 @@
 -- The stream of a partition is held under a count and a byte budget: the oldest dead letters
 -- are deleted (at most 32 per call, so a lowered budget is reached over a few calls), and
 -- KEYS[4] keeps the bytes the stream holds (every field name and value of its entries).
--- KEYS[1]  lease hash of the partition (fencing: field epoch)
+-- KEYS[1]  lease hash of the partition (fencing: field fence)
 -- KEYS[2]  input stream of the partition (XACK)
 -- KEYS[3]  dead-letter stream of the partition
 -- KEYS[4]  byte counter of the dead-letter stream (string)
 -- KEYS[5]  reply list of the request (only when ARGV[5] is not "")
--- ARGV[1]  caller's fencing epoch
+-- ARGV[1]  caller's fence ("<epoch>:<owner>", as lease_acquire returned it)
 -- ARGV[2]  consumer group name
 -- ARGV[3]  input entry id
 -- ARGV[4]  reason code
@@ -18,15 +18,15 @@
 -- ARGV[9]  "1" when the copy below is not the whole entry, else "0"
 -- ARGV[10..] field, value pairs of the original entry, already bounded by the caller
 --          (unpack below must stay far from Lua's stack limit)
--- Returns  'ok' dead-lettered and acked; 'fenced' the lease is gone or has a later epoch (nothing written)
+-- Returns  'ok' dead-lettered and acked; 'fenced' the lease is gone or held under another fence (nothing written)
 --          'gap' an older entry of the partition is still pending (nothing written)
 local lease, input, dead, dead_bytes, reply_list = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
-local epoch, group, entry_id, reason = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
+local fence, group, entry_id, reason = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
 local reply, reply_ttl_ms = ARGV[5], ARGV[6]
 local max_entries, max_bytes, truncated = tonumber(ARGV[7]), tonumber(ARGV[8]), ARGV[9]
 local FIRST_FIELD = 10  -- ARGV[10..]: field, value pairs of the original entry
 
-if redis.call('HGET', lease, 'epoch') ~= epoch then
+if redis.call('HGET', lease, 'fence') ~= fence then
   return 'fenced'
 end
 if redis.call('XPENDING', input, group, '-', '(' .. entry_id, 1)[1] then

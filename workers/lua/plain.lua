@@ -1,13 +1,13 @@
 -- plain: store the validated document of a plain `intelligent_ui` call under its native call
 -- id (never overwriting one), reply, XACK and refresh the session's sliding expiry.
--- KEYS[1]  lease hash of the partition (fencing: field epoch)
+-- KEYS[1]  lease hash of the partition (fencing: field fence)
 -- KEYS[2]  input stream of the partition (XACK)
 -- KEYS[3]  plain-document hash of the session: three fields per call (ARGV[4], ARGV[6], ARGV[8])
 -- KEYS[4]  session hash (expiry only)
 -- KEYS[5]  generations hash of the session (expiry only)
 -- KEYS[6]  frame log stream of the session (expiry only)
 -- KEYS[7]  reply list of the request
--- ARGV[1]  caller's fencing epoch
+-- ARGV[1]  caller's fence ("<epoch>:<owner>", as lease_acquire returned it)
 -- ARGV[2]  consumer group name
 -- ARGV[3]  input entry id
 -- ARGV[4]  document field of the call (doc:<call>), ARGV[5] the document JSON (opaque)
@@ -18,18 +18,18 @@
 -- ARGV[12] reply time-to-live in milliseconds
 -- ARGV[13] session time-to-live in milliseconds, refreshed on KEYS[3..6] ("0": never expires)
 -- Returns  'ok'      stored, replied and acked
---          'fenced'  the lease is gone or has a later epoch (nothing written)
+--          'fenced'  the lease is gone or held under another fence (nothing written)
 --          'gap'  an older entry of the partition is still pending (nothing written)
 --          'exists'  the call id already holds a document (nothing written: the caller's view is stale)
 --          'full'    the session holds ARGV[10] plain documents (nothing written)
 local lease, input, plain, session, generations, frame_log, reply_list =
   KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7]
-local epoch, group, entry_id = ARGV[1], ARGV[2], ARGV[3]
+local fence, group, entry_id = ARGV[1], ARGV[2], ARGV[3]
 local document_field, document, ui_field, ui_id = ARGV[4], ARGV[5], ARGV[6], ARGV[7]
 local digest_field, digest, capacity = ARGV[8], ARGV[9], tonumber(ARGV[10])
 local reply, reply_ttl_ms, session_ttl_ms = ARGV[11], ARGV[12], ARGV[13]
 
-if redis.call('HGET', lease, 'epoch') ~= epoch then
+if redis.call('HGET', lease, 'fence') ~= fence then
   return 'fenced'
 end
 if redis.call('XPENDING', input, group, '-', '(' .. entry_id, 1)[1] then

@@ -1,13 +1,13 @@
 -- read: a fenced XREADGROUP, so that only the current owner can move entries into the
 -- partition's pending list.  A paused-then-resumed worker (a zombie) gets -1 and moves nothing.
--- KEYS[1]  lease hash of the partition (fencing: field epoch)
+-- KEYS[1]  lease hash of the partition (fencing: field fence)
 -- KEYS[2]  input stream of the partition
--- ARGV[1]  caller's fencing epoch
+-- ARGV[1]  caller's fence ("<epoch>:<owner>", as lease_acquire returned it)
 -- ARGV[2]  consumer group name
 -- ARGV[3]  consumer name (the partition's one consumer)
 -- ARGV[4]  COUNT of entries to read
 -- ARGV[5]  ">" for new entries, "0" for the consumer's pending entries (replay)
--- Returns  {'fenced'}                           the lease is gone or has a later epoch
+-- Returns  {'fenced'}                           the lease is gone or held under another fence
 --          {'ok', cursor, entries, deliveries}  entries = {{id, {field, value, ...}}, ...} in id
 --                                               order (fields false for an entry deleted while
 --                                               pending); deliveries = {id, count, ...} for a
@@ -16,9 +16,9 @@
 --                                               the stream's last entry ("0-0" when empty), so a
 --                                               plain XREAD from it wakes on the next new entry
 local lease, input = KEYS[1], KEYS[2]
-local epoch, group, consumer, count, mode = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5]
+local fence, group, consumer, count, mode = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5]
 
-if redis.call('HGET', lease, 'epoch') ~= epoch then
+if redis.call('HGET', lease, 'fence') ~= fence then
   return {'fenced'}
 end
 local reply = redis.call('XREADGROUP', 'GROUP', group, consumer, 'COUNT', count,

@@ -4,7 +4,7 @@
 -- the receipt fields, the active-operation index, the receipt log, the agent inbox, PUBLISH,
 -- the reply, XACK and the session's sliding expiry together.  Never parses JSON: the receipt,
 -- the job payload and the reply are opaque strings; scalars arrive as separate arguments.
--- KEYS[1]  lease hash of the partition (fencing: field epoch)
+-- KEYS[1]  lease hash of the partition (fencing: field fence)
 -- KEYS[2]  input stream of the partition (XACK of ARGV[3])
 -- KEYS[3]  operations hash of the session: st:/r:/c:/u:/sec:/job:/cap:<op>, req:<requestId>,
 --          led:<ref digest> (operation ids of one document ref, space separated), count
@@ -13,7 +13,7 @@
 -- KEYS[6]  agent inbox stream of the session (written only when ARGV[25] is not "")
 -- KEYS[7]  reply list of the request (written only when ARGV[10] is not "")
 -- KEYS[8..] other keys of the session whose expiry slides with ARGV[14] (a missing key stays missing)
--- ARGV[1]  caller's fencing epoch
+-- ARGV[1]  caller's fence ("<epoch>:<owner>", as lease_acquire returned it)
 -- ARGV[2]  consumer group name
 -- ARGV[3]  input entry id ("": a change without an entry, e.g. by the reaper; nothing is acked)
 -- ARGV[4]  operation id
@@ -41,7 +41,7 @@
 -- ARGV[28] maximum entries of the agent inbox
 -- Returns  {'ok'}                  committed
 -- nothing written by the other replies:
---          {'fenced'}              the lease is gone or has a later epoch
+--          {'fenced'}              the lease is gone or held under another fence
 --          {'gap'}  an older entry of the partition is still pending (nothing written)
 --          {'stale', status}       CAS failed: the stored status is not ARGV[5] ("" = missing)
 --          {'duplicate', value}    the requestId is already indexed (value "<op> <digest>")
@@ -53,7 +53,7 @@
 local lease, input, operations, log, active, inbox, reply_list =
   KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7]
 local FIRST_EXPIRY_KEY = 8  -- KEYS[8..]: other keys of the session whose expiry slides
-local epoch, group, entry_id, op = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
+local fence, group, entry_id, op = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
 local expected, status, receipt, created_at, updated_at = ARGV[5], ARGV[6], ARGV[7], ARGV[8], ARGV[9]
 local reply, reply_ttl_ms, channel, log_max, session_ttl_ms = ARGV[10], ARGV[11], ARGV[12], ARGV[13], ARGV[14]
 local expected_secret, secret, job, capability, member = ARGV[15], ARGV[16], ARGV[17], ARGV[18], ARGV[19]
@@ -67,7 +67,7 @@ local allowed = {
   queued = {running = true, cancelled = true, unknown = true, failed = true},
   running = {succeeded = true, failed = true, unknown = true},
 }
-if redis.call('HGET', lease, 'epoch') ~= epoch then
+if redis.call('HGET', lease, 'fence') ~= fence then
   return {'fenced'}
 end
 if entry_id ~= '' and redis.call('XPENDING', input, group, '-', '(' .. entry_id, 1)[1] then

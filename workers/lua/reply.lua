@@ -1,24 +1,24 @@
 -- reply: answer a request without changing any state (rejections, identical resends), and
 -- refresh the sliding expiry of the session's keys.
--- KEYS[1]  lease hash of the partition (fencing: field epoch)
+-- KEYS[1]  lease hash of the partition (fencing: field fence)
 -- KEYS[2]  input stream of the partition (XACK)
 -- KEYS[3]  reply list of the request
 -- KEYS[4..] the session's keys whose expiry is refreshed (none when the entry names no session
 --          of this partition); a missing key stays missing
--- ARGV[1]  caller's fencing epoch
+-- ARGV[1]  caller's fence ("<epoch>:<owner>", as lease_acquire returned it)
 -- ARGV[2]  consumer group name
 -- ARGV[3]  input entry id
 -- ARGV[4]  reply JSON
 -- ARGV[5]  reply time-to-live in milliseconds
 -- ARGV[6]  session time-to-live in milliseconds for KEYS[4..] ("0": never expires)
--- Returns  'ok' replied and acked; 'fenced' the lease is gone or has a later epoch (nothing written)
+-- Returns  'ok' replied and acked; 'fenced' the lease is gone or held under another fence (nothing written)
 --          'gap' an older entry of the partition is still pending (nothing written)
 local lease, input, reply_list = KEYS[1], KEYS[2], KEYS[3]
 local FIRST_EXPIRY_KEY = 4  -- KEYS[4..]: the session's keys whose expiry slides
-local epoch, group, entry_id = ARGV[1], ARGV[2], ARGV[3]
+local fence, group, entry_id = ARGV[1], ARGV[2], ARGV[3]
 local reply, reply_ttl_ms, session_ttl_ms = ARGV[4], ARGV[5], ARGV[6]
 
-if redis.call('HGET', lease, 'epoch') ~= epoch then
+if redis.call('HGET', lease, 'fence') ~= fence then
   return 'fenced'
 end
 if redis.call('XPENDING', input, group, '-', '(' .. entry_id, 1)[1] then

@@ -4,7 +4,7 @@
 -- the session's byte total, the request receipt (window of ARGV[15] receipts and ARGV[16]
 -- bytes per block, the oldest dropped first), the reply, XACK and the sliding expiry.
 -- Never parses JSON: the state, basis, receipt and reply are opaque strings; sizes are numbers.
--- KEYS[1]  lease hash of the partition (fencing: field epoch)
+-- KEYS[1]  lease hash of the partition (fencing: field fence)
 -- KEYS[2]  input stream of the partition (XACK)
 -- KEYS[3]  views hash of the session: bytes (state bytes of the session), and per record id
 --          <principal>:<project>:<message>:<block>: st: state JSON, rev: revision, dig: schema
@@ -14,7 +14,7 @@
 -- KEYS[5]  tombstone of the session (exists: deleted, nothing is written)
 -- KEYS[6]  reply list of the request
 -- KEYS[7..] the session's keys whose expiry slides with ARGV[19] (KEYS[3], KEYS[4] included)
--- ARGV[1]  caller's fencing epoch
+-- ARGV[1]  caller's fence ("<epoch>:<owner>", as lease_acquire returned it)
 -- ARGV[2]  consumer group name
 -- ARGV[3]  input entry id
 -- ARGV[4]  record id
@@ -31,7 +31,7 @@
 -- ARGV[19] session time-to-live in ms ("0": never expires)
 -- Returns  {'ok', revision}           written
 -- nothing written by the other replies:
---          {'fenced'}                 the lease is gone or has a later epoch
+--          {'fenced'}                 the lease is gone or held under another fence
 --          {'gap'}  an older entry of the partition is still pending (nothing written)
 --          {'deleted'}                the session was deleted
 --          {'not_final'}              the block is not a final block with digest ARGV[6]
@@ -41,14 +41,14 @@
 --          {'over_budget', bytes}     the session would exceed ARGV[14] bytes
 local lease, input, views, answers, tombstone, reply_list = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
 local FIRST_EXPIRY_KEY = 7  -- KEYS[7..]: the session's keys whose expiry slides
-local epoch, group, entry_id = ARGV[1], ARGV[2], ARGV[3]
+local fence, group, entry_id = ARGV[1], ARGV[2], ARGV[3]
 local id, block_field, digest, expected_revision = ARGV[4], ARGV[5], ARGV[6], ARGV[7]
 local state, size, basis, request_id, receipt = ARGV[8], tonumber(ARGV[9]), ARGV[10], ARGV[11], ARGV[12]
 local max_state_bytes, max_session_bytes = tonumber(ARGV[13]), tonumber(ARGV[14])
 local max_receipts, max_receipt_bytes = tonumber(ARGV[15]), tonumber(ARGV[16])
 local reply, reply_ttl_ms, session_ttl_ms = ARGV[17], ARGV[18], ARGV[19]
 
-if redis.call('HGET', lease, 'epoch') ~= epoch then
+if redis.call('HGET', lease, 'fence') ~= fence then
   return {'fenced'}
 end
 if redis.call('XPENDING', input, group, '-', '(' .. entry_id, 1)[1] then
