@@ -15,6 +15,8 @@ BENCHMARKS = {
     "actions": "actions",
     "fuzz": "fuzz",
     "faults": "faults",
+    "redis-kills": "redis_kills",
+    "durability": "durability",
     "scaleout": "scaleout",
     "idle": "idle",
     "scale": "scale",

@@ -45,8 +45,9 @@ BURST = 8
 class Workers:
     """The worker processes of the run, replaced as faults remove them."""
 
-    def __init__(self, env: dict[str, str], count: int) -> None:
+    def __init__(self, env: dict[str, str], count: int, logs: Path | None = None) -> None:
         self._env = env
+        self._logs = logs  # a folder for each worker's stderr (none: discarded)
         self._serial = 0
         self.live: dict[str, subprocess.Popen[bytes]] = {}
         for _ in range(count):
@@ -55,9 +56,10 @@ class Workers:
     def spawn(self) -> str:
         self._serial += 1
         name = f"fw-{self._serial}"
+        stderr = (self._logs / f"{name}.log").open("wb") if self._logs else subprocess.DEVNULL
         self.live[name] = subprocess.Popen([sys.executable, "-m", "workers.cli", "worker"],
                                            env={**self._env, "IUI_WORKER_ID": name},
-                                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                                           stdout=subprocess.DEVNULL, stderr=stderr)
         return name
 
     def close(self) -> None:

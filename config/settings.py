@@ -8,7 +8,7 @@ can fail at start-up with that line and no traceback.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import Field, ValidationError, field_validator, model_validator
 from pydantic_core import ErrorDetails
@@ -76,6 +76,12 @@ class Settings(BaseSettings):
     job_heartbeat_ms: int = Field(default=3_000, ge=100, le=600_000)
     job_start_timeout_s: int = Field(default=30, ge=1, le=3_600)
     reaper_interval_ms: int = Field(default=1_000, ge=50, le=600_000)
+    # What an acknowledged call survives (workers/durability.py): `fast` (Redis's own persistence,
+    # a crash may lose ~2 s), `local` (every master fsyncs every write) or `replica` (a reply counts
+    # once `durability_replicas` replicas hold the commit, waited for at most durability_timeout_ms).
+    durability: Literal["fast", "local", "replica"] = "fast"
+    durability_replicas: int = Field(default=1, ge=1, le=64)
+    durability_timeout_ms: int = Field(default=1_000, ge=10, le=60_000)
 
     @field_validator("log_level", mode="before")
     @classmethod

@@ -19,7 +19,7 @@ import uuid
 from typing import Any
 
 from .client import Client, ClientError
-from .entry import dumps, loads
+from .entry import loads
 
 
 class AnswerClient:
@@ -46,18 +46,21 @@ class AnswerClient:
         return self.tool(session, "final_answer", {"message_id": message_id, "answer": answer,
                                                    "ui_block_ids": ui_block_ids}, **options)
 
-    def submit_view(self, session: str, name: str, body: Any, *, request: str | None = None) -> str:
-        """XADD one `kind=view` request with the trusted principal and project; returns its request id."""
+    def view_entry(self, session: str, name: str, body: Any, *, request: str | None = None) -> dict[str, str]:
+        """One `kind=view` request with the trusted principal and project."""
         request = request or uuid.uuid4().hex
-        fields = {"session": session, "request": request, "kind": "view", "name": name, "call": request,
-                  "body": body if isinstance(body, str) else dumps(body),
-                  "principal": self.principal, "project": self.project}
+        return self.client.entry(session, name, body, call=request, request=request, kind="view",
+                                 principal=self.principal, project=self.project)
+
+    def submit_view(self, session: str, name: str, body: Any, *, request: str | None = None) -> str:
+        """XADD one `kind=view` request; returns its request id."""
+        fields = self.view_entry(session, name, body, request=request)
         self._redis.xadd(self.client.keys.input(self.client.partition(session)), fields)
-        return request
+        return fields["request"]
 
     def view(self, session: str, name: str, body: Any, *, timeout: float = 30.0) -> dict[str, Any]:
-        """Submit one view request and await its reply."""
-        return self.client.reply(session, self.submit_view(session, name, body), timeout=timeout)
+        """Submit one view request and await its reply (resent after a connection error)."""
+        return self.client.send(self.view_entry(session, name, body), timeout=timeout)
 
     def get(self, session: str, message_id: str, block_id: str, **options: Any) -> dict[str, Any]:
         """The block's view state, revision and server-computed schema digest."""

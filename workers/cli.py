@@ -137,17 +137,16 @@ def cmd_submit(args: argparse.Namespace) -> int:
         raise CommandError("--timeout must be a positive number of seconds", 2)
     deadline = time.monotonic() + args.timeout
     client = _client(_settings(args), min(args.timeout, REPLY_BOUND_S), blocking=args.timeout)
-    request = client.submit(args.session, args.tool, arguments, call=args.call, request=args.request)
+    fields = client.entry(args.session, args.tool, arguments, call=args.call, request=args.request)
     if args.no_wait:
-        print(request)
+        print(client.add(fields))
         return 0
-    # BLPOP takes 0 as "forever": always leave it a positive remainder of the deadline.
     from .client import ClientError
 
-    try:
-        reply = client.reply(args.session, request, timeout=max(0.01, round(deadline - time.monotonic(), 3)))
+    try:  # a connection error sends the same entry again: the runtime answers it from its ledger
+        reply = client.send(fields, timeout=max(0.01, deadline - time.monotonic()))
     except ClientError:
-        raise CommandError(f"no reply to request {request} within {args.timeout:g} s") from None
+        raise CommandError(f"no reply to request {fields['request']} within {args.timeout:g} s") from None
     print(json.dumps(reply, ensure_ascii=False))
     return 0 if reply.get("ok") else 1
 

@@ -32,9 +32,11 @@ from typing import Any
 from core.errors import UIStreamError
 from core.stream.lifecycle import accept_checkpoint
 
+from .durability import Durability
 from .entry import dumps, loads
 from .keys import PROTOCOL, Keys, partition_of
 from .redisio import TRANSIENT_ERRORS, is_cluster, text
+from .replies import ReplyTimeout, await_reply, deliver
 
 
 class ClientError(Exception):
@@ -47,10 +49,28 @@ class Client:
     def __init__(self, *, redis: Any, prefix: str = "iui", partitions: int | None = None) -> None:
         self._redis = redis
         self.keys = Keys(prefix)
-        self.partitions = self._partitions(partitions)
-
-    def _partitions(self, expected: int | None) -> int:
         meta = {text(k): text(v) for k, v in self._redis.hgetall(self.keys.meta).items()}
+        self.partitions = self._partitions(meta, partitions)
+        self._durability = self._parse_durability(meta["durability"]) if "durability" in meta else None
+
+    @property
+    def durability(self) -> Durability:
+        """The deployment's durability, which says how a reply is confirmed (read again from
+        `{prefix}:meta` until a worker wrote it; `fast` meanwhile)."""
+        if self._durability is None:
+            stored = self._redis.hget(self.keys.meta, "durability")
+            if stored is None:
+                return Durability()
+            self._durability = self._parse_durability(text(stored))
+        return self._durability
+
+    def _parse_durability(self, value: str) -> Durability:
+        try:
+            return Durability.parse(value)
+        except ValueError:
+            raise ClientError(f"{self.keys.meta} names an unknown durability") from None
+
+    def _partitions(self, meta: dict[str, str], expected: int | None) -> int:
         if not meta:
             if expected is None:
                 raise ClientError(f"{self.keys.meta} is missing: start a worker first or pass partitions=")
@@ -66,34 +86,65 @@ class Client:
         """The partition of a session."""
         return partition_of(session, self.partitions)
 
+    def entry(self, session: str, name: str, arguments: Any, *, call: str | None = None,
+              request: str | None = None, kind: str = "tool", **trusted: str) -> dict[str, str]:
+        """The input entry of one call (ids generated where not given; `trusted`: principal, project)."""
+        return {"session": session, "request": request or uuid.uuid4().hex, "kind": kind, "name": name,
+                "call": call or f"call_{uuid.uuid4().hex[:16]}",
+                "body": arguments if isinstance(arguments, str) else dumps(arguments), **trusted}
+
     def submit(self, session: str, tool: str, arguments: Any, *, call: str | None = None,
                request: str | None = None, kind: str = "tool") -> str:
         """XADD one tool call; returns its request id (generated if not given)."""
-        request = request or uuid.uuid4().hex
-        fields = {"session": session, "request": request, "kind": kind, "name": tool,
-                  "call": call or f"call_{uuid.uuid4().hex[:16]}",
-                  "body": arguments if isinstance(arguments, str) else dumps(arguments)}
-        self._redis.xadd(self.keys.input(self.partition(session)), fields)
-        return request
+        return self.add(self.entry(session, tool, arguments, call=call, request=request, kind=kind))
+
+    def add(self, fields: dict[str, str]) -> str:
+        """XADD one entry made by `entry`; returns its request id."""
+        self._redis.xadd(self.keys.input(self.partition(fields["session"])), fields)
+        return fields["request"]
 
     def reply(self, session: str, request: str, *, timeout: float = 30.0) -> dict[str, Any]:
-        """Wait for (and consume) the reply of a request (BLPOP)."""
+        """Wait for the reply of a request and take it (see `workers.replies`: a broken
+        connection never loses it; the read is tried again until the deadline)."""
         key = self.keys.reply(self.partition(session), session, request)
-        popped = self._redis.blpop([key], timeout=timeout)
-        if popped is None:
-            raise ClientError(f"no reply to request {request} within {timeout} s")
-        reply: dict[str, Any] = loads(popped[1])
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                value = await_reply(self._redis, key, max(0.01, round(deadline - time.monotonic(), 3)),
+                                    self.durability)
+            except ReplyTimeout:
+                raise ClientError(f"no confirmed reply to request {request} within {timeout} s") from None
+            except TRANSIENT_ERRORS:
+                if time.monotonic() >= deadline:
+                    raise ClientError(f"no reply to request {request} within {timeout} s") from None
+                time.sleep(0.05)
+                continue
+            if value is None:
+                raise ClientError(f"no reply to request {request} within {timeout} s")
+            reply: dict[str, Any] = loads(value)
+            return reply
+
+    def send(self, fields: dict[str, str], *, timeout: float = 30.0) -> dict[str, Any]:
+        """Add an entry made by `entry` and await its reply, adding the same entry again after a
+        connection error (the runtime answers a resend from its ledger: never applied twice)."""
+        session, request = fields["session"], fields["request"]
+        key = self.keys.reply(self.partition(session), session, request)
+        try:
+            value = deliver(lambda: self.add(fields), key, self._redis, timeout, self.durability)
+        except ReplyTimeout:
+            raise ClientError(f"no reply to request {request} within {timeout} s") from None
+        reply: dict[str, Any] = loads(value)
         return reply
 
     def peek_reply(self, session: str, request: str) -> dict[str, Any] | None:
-        """Read the reply without consuming it (LINDEX 0), or None if there is none yet."""
+        """Read the first reply without taking it (LINDEX 0), or None if there is none."""
         value = self._redis.lindex(self.keys.reply(self.partition(session), session, request), 0)
         return None if value is None else loads(value)
 
     def call(self, session: str, tool: str, arguments: Any, *, call: str | None = None,
-             timeout: float = 30.0) -> dict[str, Any]:
-        """Submit a tool call and wait for its reply."""
-        return self.reply(session, self.submit(session, tool, arguments, call=call), timeout=timeout)
+             request: str | None = None, timeout: float = 30.0) -> dict[str, Any]:
+        """Submit a tool call and wait for its reply (resent after a connection error: `send`)."""
+        return self.send(self.entry(session, tool, arguments, call=call, request=request), timeout=timeout)
 
     def frame_log(self, session: str, after: str = "-") -> list[tuple[str, dict[str, Any]]]:
         """The session's logged frames after a log id ("-" for all), oldest first."""
@@ -111,8 +162,8 @@ class Client:
                timeout: float = 30.0) -> dict[str, Any]:
         """Submit one `kind=action` request (reserve, get, cancel, list, catalog, confirm) and await its reply."""
         request = request or uuid.uuid4().hex
-        self.submit(session, name, body, call=request, request=request, kind="action")
-        return self.reply(session, request, timeout=timeout)
+        return self.send(self.entry(session, name, body, call=request, request=request, kind="action"),
+                         timeout=timeout)
 
     def reserve(self, session: str, document_ref: dict[str, Any], action_id: str, values: dict[str, Any], *,
                 request_id: str | None = None, timeout: float = 30.0) -> dict[str, Any]:

@@ -32,8 +32,11 @@ from config.capabilities import ArgumentsError, Capability, CapabilityContext, C
 from config.settings import Settings, load_settings
 
 from .capabilities.files import CapabilityError
+from .durability import Durability
 from .entry import dumps, loads
 from .keys import Keys
+from .redisio import text
+from .replies import ReplyTimeout, await_reply
 
 log = logging.getLogger(__name__)
 JOB_FUNCTION = "workers.jobs.run_operation"
@@ -147,8 +150,13 @@ class OperationRun:
         return request
 
     def _reply(self, request: str, timeout: float) -> dict[str, Any] | None:
-        popped = self._redis.blpop([self._keys.reply(self._partition, self._session, request)], timeout=timeout)
-        return None if popped is None else loads(popped[1])
+        durability = Durability.parse(text(self._redis.hget(self._keys.meta, "durability")) or "fast")
+        try:
+            value = await_reply(self._redis, self._keys.reply(self._partition, self._session, request), timeout,
+                                durability)
+        except ReplyTimeout:  # not confirmed on the replicas: as if no reply came (nothing is run)
+            return None
+        return None if value is None else loads(value)
 
     def run(self) -> str:
         """Report running, run the capability once if that was committed, report the outcome."""

@@ -1,6 +1,7 @@
 """A private, throwaway `redis-server` on a free loopback port (tests and benchmarks).
 
-Nothing is persisted (`--save ''`, no AOF); the process is killed on exit.
+Nothing is persisted (`--save ''`, no AOF) unless the caller's options say otherwise (a fault
+test runs one on its AOF and starts it again on the same port and folder after a SIGKILL).
 """
 
 from __future__ import annotations
@@ -23,19 +24,20 @@ def free_port() -> int:
         return port
 
 
-def start_redis_server(directory: str) -> tuple[subprocess.Popen[bytes], int]:
-    """Start redis-server on a free loopback port in `directory`; wait until it answers PING."""
+def start_redis_server(directory: str, *options: str, port: int = 0) -> tuple[subprocess.Popen[bytes], int]:
+    """Start redis-server on a free loopback port (or `port`) in `directory`, with extra `options`
+    (e.g. "--appendonly", "yes"); wait until it answers PING (an AOF is loaded by then)."""
     if REDIS_BINARY is None:
         raise RuntimeError("redis-server is not installed (apt-get install -y redis-server)")
-    port = free_port()
+    port = port or free_port()
     process = subprocess.Popen(
         [REDIS_BINARY, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
-         "--daemonize", "no", "--dir", directory],
+         "--daemonize", "no", "--dir", directory, *options],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )
     client = connect(f"redis://127.0.0.1:{port}/0")
     try:
-        for _ in range(200):
+        for _ in range(600):  # 30 s: loading a large AOF takes a while
             try:
                 if client.ping():
                     return process, port

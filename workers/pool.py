@@ -24,12 +24,13 @@ from config.settings import Settings
 
 from .cache import GenerationCache
 from .dispatcher import Dispatcher
+from .durability import CHECK_EVERY_S, Durability, Mode, check_server
 from .heap import HeapPolicy
 from .keys import GROUP, PROTOCOL, Keys
 from .metrics import Metrics
 from .operations import ActionServices
 from .partition import PartitionConsumer, own_group
-from .redisio import TRANSIENT_ERRORS, Backoff
+from .redisio import TRANSIENT_ERRORS, Backoff, text
 from .scripts import Acquired, LostLease, Scripts
 
 log = logging.getLogger(__name__)
@@ -41,17 +42,23 @@ class MetaMismatch(Exception):
     """The deployment's `{prefix}:meta` disagrees with this process's configuration."""
 
 
-def check_meta(redis: Any, keys: Keys, partitions: int) -> None:
+def check_meta(redis: Any, keys: Keys, partitions: int, durability: Durability | None = None) -> None:
     """Set `{prefix}:meta` on first start (HSETNX) and refuse a mismatch."""
+    durability = durability or Durability()
     pipe = redis.pipeline(transaction=False)
     pipe.hsetnx(keys.meta, "partitions", partitions)
     pipe.hsetnx(keys.meta, "protocol", PROTOCOL)
+    pipe.hsetnx(keys.meta, "durability", durability.meta)
     pipe.hgetall(keys.meta)
-    stored = {k.decode() if isinstance(k, bytes) else k: int(v) for k, v in pipe.execute()[-1].items()}
-    if stored.get("partitions") != partitions:
+    stored = {text(k): text(v) for k, v in pipe.execute()[-1].items()}
+    if stored.get("partitions") != str(partitions):
         raise MetaMismatch(f"{keys.meta} has partitions={stored.get('partitions')}, configured {partitions}")
-    if stored.get("protocol") != PROTOCOL:
+    if stored.get("protocol") != str(PROTOCOL):
         raise MetaMismatch(f"{keys.meta} has protocol={stored.get('protocol')}, this build speaks {PROTOCOL}")
+    if stored.get("durability") != durability.meta:
+        raise MetaMismatch(f"{keys.meta} has durability={stored.get('durability')}, configured {durability.meta} "
+                           f"(change it for the whole deployment: stop every worker, HSET {keys.meta} durability "
+                           f"{durability.meta}, start them)")
 
 
 class WorkerPool:
@@ -81,6 +88,9 @@ class WorkerPool:
         self._tick_s = min(settings.heartbeat_ms, settings.lease_renew_ms) / 1000
         self._renewed_at = 0.0
         self._lag_at = 0.0
+        self._durability = Durability.of(settings.durability, settings.durability_replicas,
+                                         settings.durability_timeout_ms)
+        self._checked_at = -CHECK_EVERY_S  # the last `local` check of the servers' fsync policy
         self._on_serving = on_serving
         self._releasing: list[threading.Thread] = []
 
@@ -97,7 +107,8 @@ class WorkerPool:
         """Serve partitions until `stop()`; then finish entries in hand and release every lease.
 
         Redis being unreachable, at start-up as later, is retried with back-off; a mismatched
-        `{prefix}:meta` (`MetaMismatch`) ends the run.
+        `{prefix}:meta` (`MetaMismatch`) or servers that cannot keep the `local` durability promise
+        (`DurabilityUnmet`, checked again after every outage) end the run.
         """
         backoff = Backoff(limit=self._settings.lease_renew_ms / 1000)  # a retry never outlasts a renewal
         serving = False
@@ -118,6 +129,7 @@ class WorkerPool:
                     self._stop.wait(self._tick_s)
                 except TRANSIENT_ERRORS as error:
                     self._metrics.redis_errors.inc()
+                    self._checked_at = -CHECK_EVERY_S  # a restarted server may run another fsync policy
                     log.warning("pool %s: redis unavailable (%s); retrying", self.worker_id, error)
                     self._stop.wait(backoff.next())
         finally:
@@ -125,7 +137,8 @@ class WorkerPool:
 
     def tick(self) -> None:
         """One heartbeat: renew, announce, rebalance, report lag."""
-        check_meta(self._redis, self._keys, self._settings.partitions)  # also after a Redis restart
+        check_meta(self._redis, self._keys, self._settings.partitions, self._durability)  # also after a restart
+        self._check_durability()
         self._reap()
         self._renew()
         live = self._heartbeat()
@@ -135,6 +148,13 @@ class WorkerPool:
         elif len(self._held) < share:
             self._acquire(share, live)
         self._report_lag()
+
+    def _check_durability(self) -> None:
+        """`local`: refuse to serve (DurabilityUnmet ends the run) unless every master fsyncs every write."""
+        if self._durability.mode is not Mode.LOCAL or time.monotonic() - self._checked_at < CHECK_EVERY_S:
+            return
+        check_server(self._redis)
+        self._checked_at = time.monotonic()
 
     def shutdown(self) -> None:
         """Stop every consumer after its entry in hand, release the leases, leave the pool."""

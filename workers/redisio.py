@@ -8,6 +8,7 @@ and routes every command to the node of its key's slot.  Every other scheme is o
 from __future__ import annotations
 
 import random
+import time
 from collections.abc import Callable, Sequence
 from typing import Any
 from urllib.parse import urlsplit
@@ -148,6 +149,31 @@ def unavailable(error: BaseException, url: str) -> RedisUnavailable | None:
 def is_busy_group(error: BaseException) -> bool:
     """True for the BUSYGROUP reply of XGROUP CREATE on an existing group."""
     return isinstance(error, redis.ResponseError) and "BUSYGROUP" in str(error)
+
+
+def is_refused(error: BaseException) -> bool:
+    """True when the server refused a command: the ACL forbids it, or the server does not know it
+    (a managed Redis that renamed or removed CONFIG)."""
+    if isinstance(error, redis_errors.NoPermissionError):
+        return True
+    return isinstance(error, redis.ResponseError) and "unknown command" in str(error).lower()
+
+
+def rotate_first(client: Any, key: str, timeout: float) -> bytes | None:
+    """`BLMOVE key key LEFT RIGHT timeout`: the list's first element, left in the list.
+
+    The embedded demo Redis (fakeredis) answers BLMOVE at once instead of blocking, so there
+    the non-blocking LMOVE is polled until the timeout.
+    """
+    if not type(client).__module__.startswith("fakeredis"):
+        value: bytes | None = client.blmove(key, key, timeout, "LEFT", "RIGHT")
+        return value
+    deadline = time.monotonic() + timeout
+    while True:
+        value = client.lmove(key, key, "LEFT", "RIGHT")
+        if value is not None or time.monotonic() >= deadline:
+            return value
+        time.sleep(0.002)
 
 
 def is_no_script(result: object) -> bool:

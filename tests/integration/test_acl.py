@@ -189,10 +189,12 @@ def test_the_viewer_is_refused_everything_else(acl_server: AclServer, pool: Work
 
 def test_the_worker_is_confined_to_the_runtime_and_rq_keys(acl_server: AclServer) -> None:
     worker = acl_server.client("worker")
-    for command in [("SET", "other", "1"), ("GET", "session:x"), ("FLUSHALL",), ("FLUSHDB",), ("CONFIG", "GET", "*"),
-                    ("KEYS", "*"), ("ACL", "LIST"), ("SHUTDOWN",), ("MONITOR",)]:
+    for command in [("SET", "other", "1"), ("GET", "session:x"), ("FLUSHALL",), ("FLUSHDB",),
+                    ("CONFIG", "SET", "appendfsync", "no"), ("CONFIG", "RESETSTAT"), ("KEYS", "*"), ("ACL", "LIST"),
+                    ("SHUTDOWN",), ("MONITOR",)]:
         _refused(worker, *command)
     assert worker.info("server")["redis_version"]  # RQ reads the server version
+    assert worker.config_get("append*")["appendonly"] in ("yes", "no")  # IUI_DURABILITY=local checks it
 
 
 def test_rq_workers_run_jobs_as_the_worker_user(acl_server: AclServer, tmp_path: Path) -> None:
