@@ -13,8 +13,6 @@ from __future__ import annotations
 import json
 import math
 import random
-import shutil
-import subprocess
 from typing import Any
 
 import orjson
@@ -28,8 +26,10 @@ from core.json._text import utf16_length, utf16_sort_key
 from core.json.canonical import canonical_json_string
 from core.json.safe import assert_safe_json
 from core.limits import UI_LIMITS
+from tests.unit.javascript import NODE
+from tests.unit.javascript import node_json as _node
 
-pytestmark = pytest.mark.skipif(shutil.which("node") is None, reason="needs Node.js as the JavaScript oracle")
+pytestmark = pytest.mark.skipif(NODE is None, reason="needs Node.js as the JavaScript oracle")
 
 NUMBERS = [0, 1, -1, 2, 3, 7, 10, -0.0, 0.1, 0.2, 0.3, 0.5, 1.005, 2.5, -2.5, 1.45, 123.456, 1e-7, 5e-324,
            1 / 3, 2 / 3, 1e15, -1e15, 999999999999999.9, 4503599627370495.5 / 8, 1e14 + 0.5, 33.3, 1e-6,
@@ -150,12 +150,6 @@ def _javascript(cases: list[Any]) -> list[str | None]:
     script = JAVASCRIPT % {"max_string": UI_LIMITS["maxStringLength"], "max_depth": UI_LIMITS["maxExpressionDepth"],
                            "max_digits": UI_LIMITS["maxRoundDigits"]}
     return _node(script, json.dumps({"state": STATE, "cases": cases}))  # type: ignore[no-any-return]
-
-
-def _node(script: str, stdin: str) -> Any:
-    """The JSON that `script`, run by Node.js on `stdin`, writes to its standard output."""
-    run = subprocess.run(["node", "-e", script], input=stdin, capture_output=True, text=True, timeout=120, check=True)
-    return json.loads(run.stdout)
 
 
 @pytest.mark.parametrize("seed", range(4))
