@@ -1,7 +1,7 @@
 """Job reports (`kind=result` entries) and the reaper's verdicts: the receipt changes of a run.
 
-An RQ job never writes a receipt: it adds `kind=result` entries named `running`, `succeeded`
-or `failed` to its session's partition stream, and the partition owner (the one writer of
+An RQ job never writes a receipt: it adds `kind=result` entries named `running`, `succeeded`,
+`failed` or `unknown` (the capability was stopped: its timeout, RQ's) to its session's partition stream, and the partition owner (the one writer of
 receipts) commits them here.  Each report carries the operation's secret, which only the
 receipt record and the job hold; a report without it is refused (`forged_result`) and
 changes nothing.  A `succeeded` result is cut to the capability's public fields and must pass
@@ -21,7 +21,7 @@ from .entry import InputEntry, ok_reply
 from .errors import ErrorCode, HostError
 from .receipts import ReceiptChange, Record, allowed, read_record
 
-RESULT_NAMES = ("running", "succeeded", "failed")
+RESULT_NAMES = ("running", "succeeded", "failed", "unknown")
 RESULT_BODY_BYTES = 65_536  # a public result is at most 32 KiB; the job's message and envelope fit
 _KEYS = {"operationId", "secret", "result", "message"}
 MAX_SECRET_LENGTH = 256  # a generated secret is 48 hex digits; anything longer is no secret of ours
