@@ -76,6 +76,9 @@ class Settings(BaseSettings):
     job_heartbeat_ms: int = Field(default=3_000, ge=100, le=600_000)
     job_start_timeout_s: int = Field(default=30, ge=1, le=3_600)
     reaper_interval_ms: int = Field(default=1_000, ge=50, le=600_000)
+    # Seed 001's `streaming.enabled`: off, the four stream tools are refused (`streaming_disabled`)
+    # and only the plain `intelligent_ui` (and the answer tools) are served and advertised.
+    streaming_enabled: bool = True
 
     @field_validator("log_level", mode="before")
     @classmethod

@@ -41,9 +41,10 @@ class MetaMismatch(Exception):
     """The deployment's `{prefix}:meta` disagrees with this process's configuration."""
 
 
-def check_meta(redis: Any, keys: Keys, partitions: int) -> None:
-    """Set `{prefix}:meta` on first start (HSETNX) and refuse a mismatch."""
+def check_meta(redis: Any, keys: Keys, partitions: int, *, streaming: bool = True) -> None:
+    """Set `{prefix}:meta` on first start (HSETNX) and refuse a mismatch; advertise `streaming` (1/0)."""
     pipe = redis.pipeline(transaction=False)
+    pipe.hset(keys.meta, "streaming", int(streaming))  # an integer, as older workers int() every field
     pipe.hsetnx(keys.meta, "partitions", partitions)
     pipe.hsetnx(keys.meta, "protocol", PROTOCOL)
     pipe.hgetall(keys.meta)
@@ -125,7 +126,8 @@ class WorkerPool:
 
     def tick(self) -> None:
         """One heartbeat: renew, announce, rebalance, report lag."""
-        check_meta(self._redis, self._keys, self._settings.partitions)  # also after a Redis restart
+        check_meta(self._redis, self._keys, self._settings.partitions,  # also after a Redis restart
+                   streaming=self._settings.streaming_enabled)
         self._reap()
         self._renew()
         live = self._heartbeat()
