@@ -1,11 +1,12 @@
 """Job reports (`kind=result` entries) and the reaper's verdicts: the receipt changes of a run.
 
 An RQ job never writes a receipt: it adds `kind=result` entries named `running`, `succeeded`,
-`failed` or `unknown` (the capability was stopped: its timeout, RQ's) to its session's partition stream, and the partition owner (the one writer of
-receipts) commits them here.  Each report carries the operation's secret, which only the
-receipt record and the job hold; a report without it is refused (`forged_result`) and
-changes nothing.  A `succeeded` result is cut to the capability's public fields and must pass
-`parse_ui_action_result`, or the operation is `failed`.
+`failed` or `unknown` (the capability was stopped: its own timeout, RQ's) to its session's
+partition stream, and the partition owner (the one writer of receipts) commits them here.
+Each report carries the operation's secret, which only the receipt record and the job hold;
+a report without it is refused (`forged_result`) and changes nothing.  A `succeeded` result
+is cut to the capability's public fields and must pass `parse_ui_action_result`, or the
+operation is `failed`.
 """
 
 from __future__ import annotations
