@@ -55,8 +55,11 @@ class CapabilitySpec(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
 
     id: str = Field(pattern=r"^[A-Za-z][A-Za-z0-9_\-]{0,63}$")
-    title: str = Field(min_length=1, max_length=200)
-    description: str = Field(default="", max_length=2_000)
+    # No length bounds here: the public descriptor is checked by core's
+    # `parse_ui_capability_descriptor` (title 1-256, description <= 4,096 UTF-16 code units,
+    # seed 000 section 13), the one source of those limits.
+    title: str
+    description: str = ""
     risk: Literal["read", "write", "external"]
     requires_confirmation: bool = Field(alias="requiresConfirmation")
     callable: str = Field(pattern=_CALLABLE)

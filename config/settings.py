@@ -82,6 +82,9 @@ class Settings(BaseSettings):
     durability: Literal["fast", "local", "replica"] = "fast"
     durability_replicas: int = Field(default=1, ge=1, le=64)
     durability_timeout_ms: int = Field(default=1_000, ge=10, le=60_000)
+    # Seed 001's `streaming.enabled`: off, the four stream tools are refused (`streaming_disabled`)
+    # and only the plain `intelligent_ui` (and the answer tools) are served and advertised.
+    streaming_enabled: bool = True
 
     @field_validator("log_level", mode="before")
     @classmethod

@@ -52,6 +52,7 @@ from .receipts import (
     request_field,
 )
 from .store import Store
+from .tools import served_tools
 
 ACTION_NAMES = ("reserve", "get", "cancel", "list", "catalog", "confirm")
 REQUEST_BODY_BYTES = 32_768 + 1_024  # maxActionRequestBytes and the envelope's room
@@ -176,7 +177,8 @@ class ActionHandler:
     def _catalog(self, entry_id: str, entry: InputEntry, body: Any, reply_key: str) -> ActionDecision:
         if body != {}:
             raise HostError("a catalog request takes an empty object", code=ErrorCode.INVALID_REQUEST)
-        return ActionDecision(ok_reply(entry.request, {"capabilities": self._capabilities.descriptors()}))
+        return ActionDecision(ok_reply(entry.request, {"capabilities": self._capabilities.descriptors(),
+                                                       "tools": served_tools(self._settings.streaming_enabled)}))
 
     # -- cancel / confirm -----------------------------------------------------------------
 

@@ -26,6 +26,7 @@ class ErrorCode(StrEnum):
     INVALID_ARGUMENTS = "invalid_arguments"
     OVERSIZE = "oversize"
     UNKNOWN_TOOL = "unknown_tool"
+    STREAMING_DISABLED = "streaming_disabled"
     WRONG_PARTITION = "wrong_partition"
     INVALID_DOCUMENT = "invalid_document"
     INVALID_MUTATION = "invalid_mutation"

@@ -10,8 +10,14 @@ The job, in the RQ worker process (its settings come from the same `IUI_*` varia
 2. reports `running` as a `kind=result` entry and waits for that entry's reply: only a
    committed `queued -> running` lets it go on (a cancelled, repeated or unconfirmed run
    exits without touching anything);
-3. runs the capability with validated arguments and reports `succeeded` (public fields
-   only) or `failed`, then lets the heartbeat lapse.
+3. runs the capability with validated arguments, cut at the capability's declared `timeout`
+   (`workers.deadline`), and reports `succeeded` (public fields only), `failed` (an error the
+   capability raised) or `unknown` (it was stopped: its own timeout, RQ's job timeout,
+   SystemExit, KeyboardInterrupt - its side effect may or may not have happened), then lets
+   the heartbeat lapse.
+
+RQ's `job_timeout` bounds the whole job: `IUI_JOB_START_TIMEOUT_S` (the longest wait for the
+`running` report's commit) + the capability's timeout + `JOB_GRACE_S` for the reports.
 
 Every report carries the operation's secret; the owner refuses reports without it.
 """
@@ -20,6 +26,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import math
 import secrets
 import threading
 from collections.abc import Mapping
@@ -32,6 +39,7 @@ from config.capabilities import ArgumentsError, Capability, CapabilityContext, C
 from config.settings import Settings, load_settings
 
 from .capabilities.files import CapabilityError
+from .deadline import CapabilityTimeout, deadline
 from .durability import Durability
 from .entry import dumps, loads
 from .keys import Keys
@@ -42,6 +50,21 @@ log = logging.getLogger(__name__)
 JOB_FUNCTION = "workers.jobs.run_operation"
 RESULT_TTL_S = 86_400
 ENQUEUED, EXISTS = "enqueued", "exists"
+JOB_GRACE_S = 5  # RQ's job timeout beyond the start wait and the capability: heartbeat and reports
+UNSURE = "its side effect may or may not have happened (it is not re-executed)"
+
+
+def job_timeout(settings: Settings, capability: Capability | None) -> int:
+    """RQ's timeout of an operation's whole job, in whole seconds (see the module docstring)."""
+    run_s = capability.spec.timeout_s if capability else 60.0
+    return math.ceil(settings.job_start_timeout_s + run_s) + JOB_GRACE_S
+
+
+def _stopped_from_outside(error: BaseException) -> bool:
+    """RQ's timeout, SystemExit, KeyboardInterrupt...: raised in the capability's frame, never its own error."""
+    from rq.timeouts import BaseTimeoutException
+
+    return isinstance(error, BaseTimeoutException) or not isinstance(error, Exception)
 
 
 class JobQueue:
@@ -59,10 +82,10 @@ class JobQueue:
 
         capability = self._catalog.get(str(payload["capabilityId"]))
         queue = capability.spec.queue if capability else "iui"
-        timeout = int((capability.spec.timeout_s if capability else 60) + self._settings.job_start_timeout_s + 10)
         try:
             Queue(queue, connection=self._redis).enqueue_call(
-                JOB_FUNCTION, args=(dict(payload),), job_id=str(payload["operationId"]), timeout=timeout,
+                JOB_FUNCTION, args=(dict(payload),), job_id=str(payload["operationId"]),
+                timeout=job_timeout(self._settings, capability),
                 result_ttl=RESULT_TTL_S, failure_ttl=RESULT_TTL_S,
                 description=f"iui operation {payload['capabilityId']}", unique=True)
         except DuplicateJobError:
@@ -171,22 +194,43 @@ class OperationRun:
                 reason = "no reply" if not started else started["error"]["code"]
                 log.warning("operation %s not started (%s); nothing was run", self._op, reason)
                 return "not_started"
-            status, body = self._execute(capability)
+            try:
+                status, body = self._execute(capability)
+            except BaseException as error:  # stopped from outside while the capability ran
+                self._stopped(error)
+                raise
             self._report(status, **body)
         return status
+
+    def _stopped(self, error: BaseException) -> None:
+        """Report `unknown` for a run stopped from outside (best effort: else the reaper rules it)."""
+        log.warning("operation %s: stopped by %s while the capability ran", self._op, type(error).__name__)
+        try:
+            self._report("unknown", message=f"stopped: the job was stopped ({type(error).__name__}) while the "
+                                            f"capability ran; {UNSURE}")
+        except Exception:
+            log.exception("operation %s: the unknown report failed; the reaper rules it", self._op)
 
     def _execute(self, capability: Capability) -> tuple[str, dict[str, Any]]:
         try:
             arguments = capability.validate_arguments(self._payload["arguments"])
-            if capability.wants_context:
-                arguments["context"] = CapabilityContext(files_root=Path(self._settings.files_root),
-                                                         max_file_bytes=self._settings.max_file_bytes)
-            result = capability.function(**arguments)
         except ArgumentsError as error:
             return "failed", {"message": f"argument_mismatch: {error}"}
+        if capability.wants_context:
+            arguments["context"] = CapabilityContext(files_root=Path(self._settings.files_root),
+                                                     max_file_bytes=self._settings.max_file_bytes)
+        try:
+            with deadline(capability.spec.timeout_s):
+                result = capability.function(**arguments)
+        except CapabilityTimeout:
+            log.warning("operation %s: capability %s ran past its timeout", self._op, capability.id)
+            return "unknown", {"message": f"timeout: the capability did not finish within "
+                                          f"{capability.spec.timeout_s:g} s and was stopped; {UNSURE}"}
         except CapabilityError as error:
             return "failed", {"message": f"{error.code}: {error}"}
         except Exception as error:
+            if _stopped_from_outside(error):
+                raise
             log.exception("operation %s: capability %s raised", self._op, capability.id)
             return "failed", {"message": f"the capability raised {type(error).__name__}"}
         public = capability.public_result(result)  # private fields never leave the job

@@ -1,11 +1,12 @@
 """Job reports (`kind=result` entries) and the reaper's verdicts: the receipt changes of a run.
 
-An RQ job never writes a receipt: it adds `kind=result` entries named `running`, `succeeded`
-or `failed` to its session's partition stream, and the partition owner (the one writer of
-receipts) commits them here.  Each report carries the operation's secret, which only the
-receipt record and the job hold; a report without it is refused (`forged_result`) and
-changes nothing.  A `succeeded` result is cut to the capability's public fields and must pass
-`parse_ui_action_result`, or the operation is `failed`.
+An RQ job never writes a receipt: it adds `kind=result` entries named `running`, `succeeded`,
+`failed` or `unknown` (the capability was stopped: its own timeout, RQ's) to its session's
+partition stream, and the partition owner (the one writer of receipts) commits them here.
+Each report carries the operation's secret, which only the receipt record and the job hold;
+a report without it is refused (`forged_result`) and changes nothing.  A `succeeded` result
+is cut to the capability's public fields and must pass `parse_ui_action_result`, or the
+operation is `failed`.
 """
 
 from __future__ import annotations
@@ -21,18 +22,30 @@ from .entry import InputEntry, ok_reply
 from .errors import ErrorCode, HostError
 from .receipts import ReceiptChange, Record, allowed, read_record
 
-RESULT_NAMES = ("running", "succeeded", "failed")
+RESULT_NAMES = ("running", "succeeded", "failed", "unknown")
 RESULT_BODY_BYTES = 65_536  # a public result is at most 32 KiB; the job's message and envelope fit
 _KEYS = {"operationId", "secret", "result", "message"}
+MAX_SECRET_LENGTH = 256  # a generated secret is 48 hex digits; anything longer is no secret of ours
+FORGED = "the report does not carry the operation's secret"
 
 
 def _body(name: str, body: Any) -> tuple[str, str, Any, str]:
-    """(operationId, secret, result, message) of a well-formed report, or `invalid_request`."""
-    if not isinstance(body, dict) or not {"operationId", "secret"} <= set(body) or not set(body) <= _KEYS:
+    """(operationId, secret, result, message) of a well-formed report.
+
+    A report that carries no secret (missing, empty, not a string, longer than any secret) is
+    `forged_result` before anything else is looked at: it can never be a job's report.  Any
+    other shape problem is `invalid_request`.
+    """
+    if not isinstance(body, dict):
         raise HostError("a result entry is {operationId, secret, result?, message?}", code=ErrorCode.INVALID_REQUEST)
-    op, secret, message = body["operationId"], body["secret"], body.get("message", "")
-    if not isinstance(op, str) or not 1 <= len(op) <= 128 or not isinstance(secret, str) or len(secret) > 256:
-        raise HostError("operationId or secret is not a short string", code=ErrorCode.INVALID_REQUEST)
+    secret = body.get("secret")
+    if not isinstance(secret, str) or not 1 <= len(secret) <= MAX_SECRET_LENGTH:
+        raise HostError(FORGED, code=ErrorCode.FORGED_RESULT)
+    if "operationId" not in body or not set(body) <= _KEYS:
+        raise HostError("a result entry is {operationId, secret, result?, message?}", code=ErrorCode.INVALID_REQUEST)
+    op, message = body["operationId"], body.get("message", "")
+    if not isinstance(op, str) or not 1 <= len(op) <= 128:
+        raise HostError("operationId is not a short string", code=ErrorCode.INVALID_REQUEST)
     if not isinstance(message, str):
         raise HostError("message must be a string", code=ErrorCode.INVALID_REQUEST)
     if "result" in body and name != "succeeded":
@@ -57,7 +70,7 @@ class OutcomeHandler:
         if record is None:
             raise HostError("no operation with that operationId in this session", code=ErrorCode.UNKNOWN_OPERATION)
         if not record.secret or not hmac.compare_digest(record.secret.encode(), secret.encode()):
-            raise HostError("the report does not carry the operation's secret", code=ErrorCode.FORGED_RESULT)
+            raise HostError(FORGED, code=ErrorCode.FORGED_RESULT)
         if not allowed(record.status, entry.name):
             raise HostError(f"the operation is {record.status}; a {entry.name} report is not accepted",
                             code=ErrorCode.INVALID_TRANSITION)

@@ -42,10 +42,12 @@ class MetaMismatch(Exception):
     """The deployment's `{prefix}:meta` disagrees with this process's configuration."""
 
 
-def check_meta(redis: Any, keys: Keys, partitions: int, durability: Durability | None = None) -> None:
-    """Set `{prefix}:meta` on first start (HSETNX) and refuse a mismatch."""
+def check_meta(redis: Any, keys: Keys, partitions: int, durability: Durability | None = None, *,
+               streaming: bool = True) -> None:
+    """Set `{prefix}:meta` on first start (HSETNX) and refuse a mismatch; advertise `streaming` (1/0)."""
     durability = durability or Durability()
     pipe = redis.pipeline(transaction=False)
+    pipe.hset(keys.meta, "streaming", int(streaming))
     pipe.hsetnx(keys.meta, "partitions", partitions)
     pipe.hsetnx(keys.meta, "protocol", PROTOCOL)
     pipe.hsetnx(keys.meta, "durability", durability.meta)
@@ -137,7 +139,8 @@ class WorkerPool:
 
     def tick(self) -> None:
         """One heartbeat: renew, announce, rebalance, report lag."""
-        check_meta(self._redis, self._keys, self._settings.partitions, self._durability)  # also after a restart
+        check_meta(self._redis, self._keys, self._settings.partitions, self._durability,  # also after a restart
+                   streaming=self._settings.streaming_enabled)
         self._check_durability()
         self._reap()
         self._renew()

@@ -9,8 +9,9 @@ operations (`queued` and `running`, oldest first):
 - `queued` whose job ended in RQ (`failed`/`stopped`) before its `running` report was
   committed: `failed` - the capability was never called, because a job only runs it after
   `queued -> running` was committed;
-- `running` whose job heartbeat has lapsed (its RQ worker died: SIGKILL, OOM, a lost host,
-  or RQ's own timeout killed it): `unknown`.  It is never re-executed: the side effect may or
+- `running` whose job heartbeat has lapsed (its RQ worker or work horse died: SIGKILL, OOM,
+  a lost host, RQ's horse monitor; a job stopped by a timeout reports `unknown` itself):
+  `unknown`.  It is never re-executed: the side effect may or
   may not have happened.  The verdict is only given while the partition stream holds nothing
   newer than what the owner has read, so an outcome report the job added just before its
   heartbeat lapsed is always applied first.

@@ -1,4 +1,4 @@
-"""The `iui status` report: partitions, owners, epochs, pending counts and lag."""
+"""The `iui status` report: the tools served, partitions, owners, epochs, pending counts and lag."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from config.settings import Settings
 
 from .keys import GROUP, Keys
 from .redisio import text
+from .tools import served_tools
 
 
 def deployment_report(redis: Any, settings: Settings) -> dict[str, Any]:
@@ -16,6 +17,7 @@ def deployment_report(redis: Any, settings: Settings) -> dict[str, Any]:
 
     A partition row holds `partition`, `owner` and `epoch` (null when unowned or never owned),
     `ttl_ms` (null without a lease), `pending` and `lag` (null when Redis cannot tell).
+    `streaming` and `tools` are what the workers advertise in `{prefix}:meta` (null before any did).
     """
     keys = Keys(settings.key_prefix)
     meta = {text(k): text(v) for k, v in redis.hgetall(keys.meta).items()}
@@ -43,9 +45,12 @@ def deployment_report(redis: Any, settings: Settings) -> dict[str, Any]:
             "pending": int(group.get("pending") or 0),
             "lag": int(group["lag"]) if group.get("lag") is not None else None,
         })
+    streaming = meta["streaming"] == "1" if meta.get("streaming") in ("0", "1") else None
     return {
         "meta": {"partitions": int(meta["partitions"]) if "partitions" in meta else None,
                  "protocol": int(meta["protocol"]) if "protocol" in meta else None},
+        "streaming": streaming,
+        "tools": None if streaming is None else served_tools(streaming),
         "workers": live,
         "owned": sum(1 for row in report if row["owner"] is not None),
         "partitions": report,
@@ -57,6 +62,10 @@ def deployment_status(redis: Any, settings: Settings) -> Iterator[str]:
     report = deployment_report(redis, settings)
     meta, live = report["meta"], report["workers"]
     yield f"meta: partitions={_dash(meta['partitions'])} protocol={_dash(meta['protocol'])}"
+    if report["streaming"] is None:
+        yield "streaming: - (no worker has advertised its tools)"
+    else:
+        yield f"streaming: {'enabled' if report['streaming'] else 'disabled'}; tools: {', '.join(report['tools'])}"
     yield f"workers: {len(live)} live" + (f" ({', '.join(live)})" if live else "")
     yield f"{'partition':>9} {'owner':<20} {'epoch':>6} {'ttl_ms':>7} {'pending':>8} {'lag':>6}"
     for row in report["partitions"]:

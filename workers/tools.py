@@ -22,6 +22,7 @@ from core.json.safe import SafeJson
 from core.limits import MAX_GENERATION, UI_LIMITS, UI_PROTOCOL_LIMITS
 from core.stream.lifecycle import advance_ui_stream, start_ui_stream
 
+from .answers import ANSWER_TOOLS
 from .entry import InputEntry, dumps, is_call_id
 from .errors import BudgetError, ConflictError, ErrorCode, HostError
 from .keys import Keys, generation_field, plain_field, source_field, ui_field
@@ -31,6 +32,7 @@ from .store import Generation, Store, call_id_of
 PLAIN, OPEN, PATCH = "intelligent_ui", "intelligent_ui_open", "intelligent_ui_patch"
 COMPLETE, CANCEL = "intelligent_ui_complete", "intelligent_ui_cancel"
 TOOLS = (PLAIN, OPEN, PATCH, COMPLETE, CANCEL)
+STREAM_TOOLS = (OPEN, PATCH, COMPLETE, CANCEL)  # seed 001's switch: served only with streaming enabled
 MAX_STREAM_BYTES = UI_PROTOCOL_LIMITS["maxStreamBytes"]
 ENVELOPE_BYTES = UI_PROTOCOL_LIMITS["maxStreamFrameBytes"] - UI_LIMITS["maxDocumentBytes"]
 _CURSOR_ARGS = ("sourceCallId", "generation", "baseRevision")
@@ -48,6 +50,11 @@ class Decision:
     opened: bool = False
     plain: PlainFields | None = None
     frame_type: str = ""
+
+
+def served_tools(streaming: bool) -> list[str]:
+    """The tool names the workers serve (and advertise), in the README's order."""
+    return [PLAIN, *(STREAM_TOOLS if streaming else ()), *ANSWER_TOOLS]
 
 
 def receipt(tool: str, frame: Mapping[str, Any]) -> str:
@@ -123,6 +130,9 @@ class ToolHandler:
 
     def decide(self, entry: InputEntry, args: dict[str, Any]) -> Decision:
         """Validate one tool call; raise `HostError` for any rejection."""
+        if entry.name in STREAM_TOOLS and not self._settings.streaming_enabled:
+            raise HostError(f"the stream tools are disabled on this host (IUI_STREAMING_ENABLED=false); use {PLAIN}",
+                            code=ErrorCode.STREAMING_DISABLED)
         try:
             text, measured = canonical_json_measured(args)
         except UIError:

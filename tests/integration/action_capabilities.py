@@ -8,6 +8,12 @@ from typing import Annotated, Any
 
 import redis
 from pydantic import Field
+from rq.timeouts import JobTimeoutException
+
+from config.capabilities import CapabilityContext
+
+STOPS: dict[str, type[BaseException]] = {"timeout": JobTimeoutException, "exit": SystemExit,
+                                         "interrupt": KeyboardInterrupt}
 
 
 def noop(value: int = 0) -> dict[str, Any]:
@@ -34,3 +40,19 @@ def bad_result(value: int = 0) -> dict[str, Any]:
 def explode(value: int = 0) -> dict[str, Any]:
     """Raises: the operation must end `failed` with the exception's type only."""
     raise RuntimeError("secret detail that must not be echoed")
+
+
+def write_then_sleep(name: Annotated[str, Field(pattern=r"^[a-z0-9-]{1,32}$")], seconds: float, *,
+                     context: CapabilityContext) -> dict[str, Any]:
+    """Writes `<files root>/<name>` (the side effect), then sleeps."""
+    (context.files_root / name).write_text("written", "utf-8")
+    time.sleep(seconds)
+    return {"count": 1}
+
+
+def write_then_stop(name: Annotated[str, Field(pattern=r"^[a-z0-9-]{1,32}$")], *,
+                    context: CapabilityContext) -> dict[str, Any]:
+    """Writes `<files root>/<name>`, then is stopped from outside as `name` says: RQ's job
+    timeout (raised in this frame, as RQ's SIGALRM handler does), SystemExit or KeyboardInterrupt."""
+    (context.files_root / name).write_text("written", "utf-8")
+    raise STOPS[name.split("-")[0]]("stopped")

@@ -80,6 +80,24 @@ requiresConfirmation = false
 callable = "tests.integration.action_capabilities:explode"
 resultFields = ["value"]
 timeout = 10
+
+[[capability]]
+id = "slow"
+title = "Write a file, then sleep past the timeout"
+risk = "write"
+requiresConfirmation = false
+callable = "tests.integration.action_capabilities:write_then_sleep"
+resultFields = ["count"]
+timeout = 1
+
+[[capability]]
+id = "stopped"
+title = "Write a file, then be stopped from outside"
+risk = "write"
+requiresConfirmation = false
+callable = "tests.integration.action_capabilities:write_then_stop"
+resultFields = ["count"]
+timeout = 10
 '''
 
 
@@ -112,13 +130,16 @@ def actions_document(ui_id: str = "ops") -> dict[str, Any]:
             "bad": tool("bad_result", {"value": state("value")}),
             "explode": tool("explode", {"value": state("value")}),
             "mismatch": tool("noop", {"value": state("key")}),
+            "slow": tool("slow", {"name": state("key"), "seconds": state("seconds")}),
+            "stopped": tool("stopped", {"name": state("key")}),
             "missing": tool("not_in_catalog", {"value": state("value")}),
             "ask": {"kind": "agent", "prompt": {"expr": {"op": "concat", "args": ["Explain ", {"state": "key"}]}}},
         },
         "root": {"id": "root", "type": "Card", "props": {"gap": "md"}, "children": [
             {"id": f"b-{name}", "type": "Button",
              "props": {"label": name, "action": {"type": "invoke", "actionId": name}}}
-            for name in ("noop", "confirmed", "count", "bad", "explode", "mismatch", "missing", "ask")
+            for name in ("noop", "confirmed", "count", "bad", "explode", "mismatch", "missing", "ask", "slow",
+                         "stopped")
         ]},
     }
 

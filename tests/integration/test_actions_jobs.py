@@ -164,3 +164,40 @@ def test_sigkill_of_the_rq_worker_mid_job_ends_unknown_and_never_reruns(rt: Runt
     assert counter(rt, "killed") == 1
     assert statuses(rt, op) == ["queued", "running", "unknown"]
     assert rt.metrics.registry.get_sample_value("iui_unknown_outcomes_total", {"capability": "counter"}) == 1
+
+
+def rq_status(rt: Runtime, op: str) -> str:
+    from rq.job import Job
+
+    return str(Job.fetch(op, connection=rt.redis).get_status(refresh=True).value)
+
+
+def test_a_capability_is_stopped_at_its_declared_timeout_and_ends_unknown(rt: Runtime, rq_workers) -> None:
+    rq_workers.start()
+    op = reserve(rt, "slow", {"key": "slow-1", "seconds": 30})["operationId"]  # timeout = 1 in the catalog
+    running = wait_status(rt, SESSION, op, {"running"})
+    done = wait_status(rt, SESSION, op, FINAL, timeout=10)
+    assert done["status"] == "unknown", done
+    assert done["message"].startswith("timeout: the capability did not finish within 1 s")
+    assert "may or may not have happened" in done["message"]
+    assert 1_000 <= done["updatedAt"] - running["updatedAt"] < 3_000  # 1 s, plus the reports' round trips
+    assert (Path(rt.settings.files_root) / "slow-1").read_text("utf-8") == "written"  # the side effect happened
+    assert statuses(rt, op) == ["queued", "running", "unknown"]
+    deadline = time.monotonic() + 5
+    while rq_status(rt, op) == "started":  # the job is over, not still sleeping its 30 s
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    assert rt.metrics.registry.get_sample_value("iui_unknown_outcomes_total", {"capability": "slow"}) == 1
+
+
+@pytest.mark.parametrize(("name", "stop"), [("timeout-1", "JobTimeoutException"), ("exit-1", "SystemExit"),
+                                            ("interrupt-1", "KeyboardInterrupt")])
+def test_a_capability_stopped_from_outside_ends_unknown_never_failed(rt: Runtime, rq_workers, name: str,
+                                                                    stop: str) -> None:
+    rq_workers.start()
+    op = reserve(rt, "stopped", {"key": name})["operationId"]
+    done = wait_status(rt, SESSION, op, FINAL, timeout=20)
+    assert done["status"] == "unknown", done
+    assert done["message"].startswith(f"stopped: the job was stopped ({stop}) while the capability ran")
+    assert (Path(rt.settings.files_root) / name).read_text("utf-8") == "written"
+    assert statuses(rt, op) == ["queued", "running", "unknown"]

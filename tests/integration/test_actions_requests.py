@@ -214,13 +214,37 @@ def test_forged_and_invalid_job_reports_are_refused_and_change_nothing(rt: Runti
         ("running", {"operationId": op, "secret": "guess"}, "forged_result"),
         ("succeeded", {"operationId": op, "secret": "", "result": {"value": 1}}, "forged_result"),
         ("running", {"operationId": "op-none", "secret": "x"}, "unknown_operation"),
-        ("running", {"operationId": op}, "invalid_request"),
         ("exploded", {"operationId": op, "secret": "x"}, "unknown_request"),
+        ("running", {"operationId": op, "secret": "x", "extra": 1}, "invalid_request"),
     ]:
         rt.client.submit(SESSION, name, body, call="forged", request=f"forged-{name}-{expected}", kind="result")
         assert code(rt.client.reply(SESSION, f"forged-{name}-{expected}", timeout=10)) == expected
     assert operations(rt) == before
     assert rt.client.get(SESSION, op)["result"]["receipt"] == receipt
+
+
+@pytest.mark.parametrize("body", [
+    {"operationId": "OP"},  # no secret field at all
+    {"operationId": "OP", "secret": ""},
+    {"operationId": "OP", "secret": None},
+    {"operationId": "OP", "secret": 12},
+    {"operationId": "OP", "secret": ["s"]},
+    {"operationId": "OP", "secret": "s" * 257},
+    {"operationId": "OP", "message": "done"},
+    {"operationId": "op-none"},  # not even an operation of the session: still no secret
+])
+def test_a_report_without_its_secret_is_forged_result_over_the_wire(rt: Runtime, body: dict[str, Any]) -> None:
+    receipt = reserve(rt)["result"]["receipt"]
+    body = {**body, "operationId": receipt["operationId"]} if body["operationId"] == "OP" else body
+    before = operations(rt)
+    for name in ("running", "failed"):
+        rt.client.submit(SESSION, name, body, call="forged", request=f"no-secret-{name}", kind="result")
+        reply = rt.client.reply(SESSION, f"no-secret-{name}", timeout=10)
+        assert code(reply) == "forged_result"
+        assert reply["error"]["message"] == "the report does not carry the operation's secret"
+    assert operations(rt) == before
+    assert rt.client.get(SESSION, receipt["operationId"])["result"]["receipt"] == receipt
+    assert rt.rejections("forged_result") == 2
 
 
 def test_a_report_with_the_secret_but_a_forbidden_transition_is_refused(rt: Runtime) -> None:

@@ -8,6 +8,7 @@ import pytest
 
 from config.capabilities import DEFAULT_CATALOG, ArgumentsError, CatalogError, load_catalog
 from core import parse_ui_capability_catalog
+from core.limits import CAPABILITY_DESCRIPTION_LENGTH, CAPABILITY_TITLE_LENGTH
 from workers.receipts import TERMINAL, TRANSITIONS, allowed
 
 ENTRY = '''
@@ -68,6 +69,40 @@ def test_an_invalid_catalog_fails_with_one_line(tmp_path: Path, text: str, fragm
         load_catalog(write(tmp_path, text))
     message = str(caught.value)
     assert "\n" not in message and fragment in message, message
+
+
+def titled(title: str, description: str = "") -> str:
+    return entry().replace('title = "T"', f'title = "{title}"\ndescription = "{description}"')
+
+
+@pytest.mark.parametrize(("title", "description"), [
+    ("x" * CAPABILITY_TITLE_LENGTH, ""),
+    ("\U0001F600" * (CAPABILITY_TITLE_LENGTH // 2), ""),  # 256 UTF-16 code units
+    ("T", "d" * CAPABILITY_DESCRIPTION_LENGTH),
+    ("T", "\U0001F600" * (CAPABILITY_DESCRIPTION_LENGTH // 2)),
+], ids=["title-256", "title-256-units", "description-4096", "description-4096-units"])
+def test_titles_and_descriptions_up_to_the_protocol_limits_are_accepted(tmp_path: Path, title: str,
+                                                                        description: str) -> None:
+    assert (CAPABILITY_TITLE_LENGTH, CAPABILITY_DESCRIPTION_LENGTH) == (256, 4_096)  # seed 000 section 13
+    catalog = load_catalog(write(tmp_path, titled(title, description)))
+    descriptor = dict(catalog.descriptors()[0])
+    assert descriptor["title"] == title and descriptor["description"] == description
+    parse_ui_capability_catalog([descriptor])
+
+
+@pytest.mark.parametrize(("title", "description", "fragment"), [
+    ("x" * 257, "", "/title: length must be 1 to 256 UTF-16 code units"),
+    ("\U0001F600" * 129, "", "/title: length must be 1 to 256 UTF-16 code units"),  # 129 characters, 258 units
+    ("", "", "/title: length must be 1 to 256 UTF-16 code units"),
+    ("T", "d" * 4_097, "/description: length must be 0 to 4096 UTF-16 code units"),
+    ("T", "\U0001F600" * 2_049, "/description: length must be 0 to 4096 UTF-16 code units"),
+], ids=["title-257", "title-258-units", "title-empty", "description-4097", "description-4098-units"])
+def test_titles_and_descriptions_beyond_the_protocol_limits_are_refused_at_start(
+        tmp_path: Path, title: str, description: str, fragment: str) -> None:
+    with pytest.raises(CatalogError) as caught:
+        load_catalog(write(tmp_path, titled(title, description)))
+    message = str(caught.value)
+    assert "\n" not in message and "capability 'read_file'" in message and fragment in message, message
 
 
 def test_a_callable_without_annotations_is_refused(tmp_path: Path) -> None:

@@ -18,6 +18,17 @@ def test_defaults_match_the_documented_values(monkeypatch: pytest.MonkeyPatch) -
     assert settings.max_generations_per_session == 256
 
 
+@pytest.mark.parametrize(("value", "enabled"), [(None, True), ("true", True), ("1", True), ("false", False),
+                                                ("0", False), ("off", False)])
+def test_the_stream_tools_switch_defaults_to_on(monkeypatch: pytest.MonkeyPatch, value: str | None,
+                                                enabled: bool) -> None:
+    if value is None:
+        monkeypatch.delenv("IUI_STREAMING_ENABLED", raising=False)
+    else:
+        monkeypatch.setenv("IUI_STREAMING_ENABLED", value)
+    assert load_settings().streaming_enabled is enabled
+
+
 def test_rq_url_defaults_to_the_main_redis_url(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("IUI_REDIS_URL", "redis://example:1/0")
     monkeypatch.delenv("IUI_RQ_REDIS_URL", raising=False)
@@ -37,6 +48,7 @@ def test_environment_variables_with_the_iui_prefix_are_read(monkeypatch: pytest.
         ("IUI_MAX_DOCUMENT_BYTES", "262145"),
         ("IUI_MAX_FRAMES_PER_GENERATION", "257"),
         ("IUI_KEY_PREFIX", "a{b}"),
+        ("IUI_STREAMING_ENABLED", "maybe"),
     ],
 )
 def test_an_invalid_value_fails_with_one_line_naming_the_variable(
