@@ -28,6 +28,7 @@ class ErrorCode(StrEnum):
     UNKNOWN_TOOL = "unknown_tool"
     STREAMING_DISABLED = "streaming_disabled"
     WRONG_PARTITION = "wrong_partition"
+    UNKNOWN_SESSION = "unknown_session"
     INVALID_DOCUMENT = "invalid_document"
     INVALID_MUTATION = "invalid_mutation"
     DOCUMENT_TOO_LARGE = "document_too_large"

@@ -76,7 +76,7 @@ class Keys:
 
     def session(self, partition: int, session: str) -> str:
         """Session hash: `generations` count, `src:<sourceCallId>` -> uiId, `ui:<uiId>` -> latest
-        generation, `log_bytes` (bytes of the frame log)."""
+        generation, `log_bytes` (bytes of the frame log), `owner` ("<principal> <project>")."""
         return f"{self.tag(partition)}:s:{session}"
 
     def frame_log(self, partition: int, session: str) -> str:

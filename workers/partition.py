@@ -34,6 +34,7 @@ from .errors import ErrorCode, Fenced, HostError, OutOfOrder, StaleCache
 from .keys import CONSUMER, GROUP, Keys, partition_of
 from .metrics import Metrics, entry_label
 from .operations import ActionServices, PartitionOperations
+from .owners import SessionOwners
 from .redisio import TRANSIENT_ERRORS, Backoff, is_busy_group, stream_id, text
 from .scripts import PENDING, ScriptCall, Scripts
 from .store import Store
@@ -84,6 +85,7 @@ class PartitionConsumer:
             fence=fence, store=self._store, services=actions or ActionServices.of(settings, redis))
         self._answers = PartitionAnswers(redis=redis, settings=settings, keys=keys, scripts=scripts,
                                          metrics=metrics, partition=partition, fence=fence)
+        self._owners = SessionOwners(scripts=scripts, lease_key=self._lease, fence=fence)
         self._stop = threading.Event()
         self.busy = threading.Lock()  # held by the dispatcher while this consumer works
         self.fenced = False
@@ -344,6 +346,7 @@ class PartitionConsumer:
         if partition_of(entry.session, self._settings.partitions) != self.partition:
             raise HostError(f"session belongs to partition {partition_of(entry.session, self._settings.partitions)},"
                             f" not {self.partition}", code=ErrorCode.WRONG_PARTITION)
+        self._owners.check(entry, self._keys.session(self.partition, entry.session))
         if handles(entry):  # answer-ui@1 tools and view-state requests (workers.answer_runtime)
             self._flush()  # they read committed state
             return self._answers.apply(entry_id, entry, reply_key)

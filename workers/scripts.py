@@ -27,7 +27,8 @@ from .redisio import ScriptUnavailable, field_map, is_cluster, is_no_script, nod
 
 log = logging.getLogger(__name__)
 
-_NAMES = ("lease_acquire", "lease_renew", "lease_release", "read", "commit", "reply", "plain", "dead", "receipt")
+_NAMES = ("lease_acquire", "lease_renew", "lease_release", "read", "commit", "reply", "plain", "dead", "receipt",
+          "owner")
 NEW = ">"  # read mode: entries never delivered to the group
 PENDING = "0"  # read mode: the consumer's delivered but unacknowledged entries
 PUBLISH, SPUBLISH = "redis.call('PUBLISH', ", "redis.call('SPUBLISH', "
@@ -372,6 +373,12 @@ class Scripts:
         flat = result[3]
         deliveries = {text(flat[i]): int(flat[i + 1]) for i in range(0, len(flat), 2)}
         return ReadBatch(entries, deliveries, text(result[1]))
+
+    def owner(self, lease_key: str, session_key: str, fence: str, identity: str) -> str:
+        """The session's owner ("<principal> <project>"), recording `identity` if it has none; raises `Fenced`."""
+        result = self._scripts["owner"](keys=[lease_key, session_key], args=[fence, identity, self._session_ttl_ms])
+        check_owner(reply_code(result), lease_key)
+        return text(result[1])
 
     def commit(self, lease_key: str, input_key: str, fence: str, entry_id: str, plan: CommitPlan) -> None:
         """Apply one accepted call atomically; raises `Fenced` or `StaleCache`."""

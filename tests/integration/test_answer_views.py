@@ -229,17 +229,34 @@ def test_process_blocks_and_unknown_blocks_cannot_be_read_or_written(runtime: Ru
     assert views(runtime) == {}
 
 
-def test_principal_and_project_come_from_the_entry_and_isolate_records(runtime: Runtime) -> None:
+def test_another_principal_or_project_is_answered_as_if_the_session_did_not_exist(runtime: Runtime) -> None:
     runtime.start()
     publish(runtime, view_block())
-    put(runtime, NODES, 0)
-    other = client(runtime, principal="user-2").get(SESSION, MESSAGE, "view")["result"]
-    assert (other["revision"], other["nodes"]) == (0, {})
-    other_project = client(runtime, project="project-2").get(SESSION, MESSAGE, "view")["result"]
-    assert other_project["revision"] == 0
+    put(runtime, NODES, 0)  # the first request with an identity: user-1 / project-1 own the session
+    strangers = [client(runtime, principal="user-2"), client(runtime, project="project-2")]
+    for stranger in strangers:
+        for reply in (stranger.get(SESSION, MESSAGE, "view"),
+                      stranger.put(SESSION, MESSAGE, "view", {}, expected_revision=1,
+                                   schema_digest=schema_digest(view_block())),
+                      stranger.delete_session(SESSION)):
+            assert reply["error"] == {"code": "unknown_session", "message": "no such session"}, reply
+    mine = client(runtime).get(SESSION, MESSAGE, "view")["result"]
+    assert (mine["revision"], mine["nodes"]) == (1, NODES)  # nothing changed
+    assert runtime.rejections("unknown_session") == 6
     missing = client(runtime, principal="")  # the producer did not set the trusted field
     reply = missing.get(SESSION, MESSAGE, "view")
     assert reply["error"]["code"] == "malformed_entry"
+
+
+def test_the_first_identity_to_reach_a_session_owns_it(runtime: Runtime) -> None:
+    runtime.start()
+    first = client(runtime, principal="early").get("fresh", MESSAGE, "view")
+    assert first["error"]["code"] == "unknown_block"  # nothing published yet, but the session is early's now
+    late = client(runtime).get("fresh", MESSAGE, "view")
+    assert late["error"]["code"] == "unknown_session"
+    key = runtime.client.keys.session(runtime.client.partition("fresh"), "fresh")
+    assert runtime.redis.hget(key, "owner") == b"early project-1"
+    assert 0 < runtime.redis.pttl(key) <= runtime.settings.session_ttl_s * 1000  # it expires with the session
 
 
 def test_a_changed_block_migrates_the_state_keeping_only_compatible_fields(runtime: Runtime) -> None:

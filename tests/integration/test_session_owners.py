@@ -1,0 +1,57 @@
+"""Session ownership: the first identity (principal + project) that reaches a session owns it.
+
+Every later entry with another identity, whatever its kind, is answered `unknown_session`
+and changes nothing; entries without an identity (a producer speaking Redis without tenancy)
+and job reports (which carry their operation's secret) are not checked.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from tests.integration.conftest import Runtime, cursor_args, example
+
+pytestmark = pytest.mark.integration
+OPEN, PATCH = "intelligent_ui_open", "intelligent_ui_patch"
+ALICE = {"principal": "alice", "project": "demo"}
+
+
+def send(rt: Runtime, name: str, body: Any, *, kind: str = "tool", call: str | None = None,
+         **identity: str) -> dict[str, Any]:
+    return rt.client.send(rt.client.entry("s-own", name, body, kind=kind, call=call, **identity), timeout=10)
+
+
+def test_a_stranger_cannot_call_act_or_read_in_a_session_another_identity_owns(runtime: Runtime) -> None:
+    runtime.start()
+    opened = send(runtime, OPEN, {"document": example("stream-initial.json")}, call="open-1", **ALICE)
+    assert opened["ok"]
+    frame = opened["result"]["frame"]
+    patch = {**cursor_args(frame), "mutation": example("stream-mutations.json")[0]}
+    for stranger in ({"principal": "mallory", "project": "demo"}, {"principal": "alice", "project": "other"}):
+        for reply in (send(runtime, PATCH, patch, call="p-1", **stranger),
+                      send(runtime, OPEN, {"document": example("stream-initial.json")}, call="open-2", **stranger),
+                      send(runtime, "catalog", {}, kind="action", **stranger),
+                      send(runtime, "get", {"operationId": "op-x"}, kind="action", **stranger)):
+            assert reply["error"] == {"code": "unknown_session", "message": "no such session"}, reply
+    assert runtime.log_length("s-own") == 1  # nothing changed
+    assert send(runtime, PATCH, patch, call="p-1", **ALICE)["ok"]
+    assert send(runtime, "catalog", {}, kind="action", **ALICE)["ok"]
+
+
+def test_an_entry_without_an_identity_is_not_checked_and_claims_nothing(runtime: Runtime) -> None:
+    runtime.start()
+    assert send(runtime, OPEN, {"document": example("stream-initial.json")}, call="open-1")["ok"]
+    key = runtime.client.keys.session(runtime.client.partition("s-own"), "s-own")
+    assert runtime.redis.hget(key, "owner") is None
+    assert send(runtime, "catalog", {}, kind="action", **ALICE)["ok"]  # the first identity claims it
+    assert runtime.redis.hget(key, "owner") == b"alice demo"
+    assert send(runtime, "catalog", {}, kind="action")["ok"]  # the harness still may
+
+
+def test_principal_without_project_is_a_malformed_entry(runtime: Runtime) -> None:
+    runtime.start()
+    reply = send(runtime, "catalog", {}, kind="action", principal="alice")
+    assert reply["error"]["code"] == "malformed_entry"
+    assert runtime.redis.hget(runtime.client.keys.session(runtime.client.partition("s-own"), "s-own"), "owner") is None
