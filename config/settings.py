@@ -23,6 +23,16 @@ LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 class SettingsError(Exception):
     """A configuration value is invalid; the message is one line naming the variable."""
 
+    def __init__(self, message: str, *, field: str | None = None, reason: str = "") -> None:
+        super().__init__(message)
+        self.field = field  # the blamed setting (e.g. "partitions"), for a caller that names its own option
+        self.reason = reason or message
+
+    @property
+    def variable(self) -> str:
+        """The blamed environment variable (e.g. IUI_PARTITIONS), or "" when none is known."""
+        return ENV_PREFIX + self.field.upper() if self.field else ""
+
 
 class Settings(BaseSettings):
     """Every tunable of the Redis runtime (env prefix `IUI_`)."""
@@ -112,14 +122,13 @@ def _is_cluster_url(url: str) -> bool:
     return url.split("://", 1)[0].lower().endswith("+cluster")
 
 
-def _variable(error: ErrorDetails) -> str:
+def _field(error: ErrorDetails) -> str:
     location = error.get("loc") or ()
     if location:
-        field = str(location[0])
-    else:  # a check across fields: its message starts with the field it blames
-        first = str(error.get("msg", "")).removeprefix("Value error, ").split(" ", 1)[0]
-        field = first if first in Settings.model_fields else "lease_renew_ms"
-    return ENV_PREFIX + field.upper()
+        return str(location[0])
+    # a check across fields: its message starts with the field it blames
+    first = str(error.get("msg", "")).removeprefix("Value error, ").split(" ", 1)[0]
+    return first if first in Settings.model_fields else "lease_renew_ms"
 
 
 def load_settings(**overrides: Any) -> Settings:
@@ -129,4 +138,6 @@ def load_settings(**overrides: Any) -> Settings:
     except ValidationError as error:
         first = error.errors()[0]
         message = str(first.get("msg", "invalid value")).replace("\n", " ")
-        raise SettingsError(f"invalid setting {_variable(first)}: {message}") from None
+        field = _field(first)
+        raise SettingsError(f"invalid setting {ENV_PREFIX}{field.upper()}: {message}", field=field,
+                            reason=message) from None
