@@ -14,10 +14,28 @@ import pytest
 import yaml
 from prometheus_client import CollectorRegistry
 
+from tests.external_tools import require
 from workers.metrics import Metrics
 
 ROOT = Path(__file__).resolve().parents[2]
 METRIC = re.compile(r"\biui_[a-z_]+")
+NODE_MODULES = ROOT / ".ci" / "node" / "node_modules"
+# The dashboard's TypeScript check: the Dashboard type of @grafana/schema (the version of compose's Grafana),
+# plus what Grafana's Prometheus data source reads from an annotation, which the schema leaves out: the query
+# in `target` (prepareAnnotation moves a legacy top-level `expr` and `step` there) and the formats.
+DASHBOARD_CHECK = """\
+import { AnnotationQuery, Dashboard, DataQuery } from '@grafana/schema';
+
+interface PromQuery extends DataQuery { expr: string; interval?: string; }
+interface PromAnnotation extends AnnotationQuery<PromQuery> {
+  target: PromQuery; titleFormat?: string; textFormat?: string; tagKeys?: string; useValueForTime?: boolean;
+}
+type IuiDashboard = Omit<Dashboard, 'annotations'> & { annotations?: { list?: Array<AnnotationQuery | PromAnnotation> } };
+
+// An object literal: every field that the types do not know is an error too.
+const dashboard: IuiDashboard = %s;
+export const checked: Dashboard = dashboard;
+"""
 
 
 def _exported_names() -> set[str]:
@@ -193,7 +211,22 @@ def test_the_dashboard_shows_workers_up_redis_errors_leases_against_partitions_a
     assert any('up{job="iui-workers"}' in expr for expr in exprs.values())
     assert any("iui_redis_errors_total" in expr for expr in exprs.values())
     assert any("iui_leases_held" in expr and "iui_partitions" in expr for expr in exprs.values())
-    alerts = [a for a in dashboard["annotations"]["list"] if "ALERTS" in a.get("expr", "")]
+    # The query sits in the annotation's target, where Grafana's Prometheus data source reads it.
+    alerts = [a for a in dashboard["annotations"]["list"] if "ALERTS" in a.get("target", {}).get("expr", "")]
     assert alerts and alerts[0]["datasource"]["uid"] == "${datasource}" and alerts[0]["enable"]
+    assert "expr" not in alerts[0] and alerts[0]["target"]["refId"] and alerts[0]["titleFormat"] == "{{alertname}}"
     ids = [panel["id"] for panel in dashboard["panels"]]
     assert len(ids) == len(set(ids))
+
+
+def test_the_dashboard_type_checks_against_grafana_schema(tmp_path):
+    tsc = NODE_MODULES / "typescript" / "bin" / "tsc"
+    require(shutil.which("node") is not None and tsc.is_file() and (NODE_MODULES / "@grafana" / "schema").is_dir(),
+            "needs Node.js, typescript and @grafana/schema (npm install --prefix .ci/node typescript@5.9.3 "
+            "@grafana/schema@11.1.0)")
+    (tmp_path / "node_modules").symlink_to(NODE_MODULES)
+    (tmp_path / "dashboard.ts").write_text(DASHBOARD_CHECK % (ROOT / "ops" / "grafana" / "iui-workers.json").read_text())
+    result = subprocess.run(["node", str(tsc), "--noEmit", "--strict", "--skipLibCheck", "--target", "es2020",
+                             "--module", "commonjs", "--moduleResolution", "node", "dashboard.ts"],
+                            cwd=tmp_path, capture_output=True, text=True, timeout=120, check=False)
+    assert result.returncode == 0, result.stdout + result.stderr
