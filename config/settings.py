@@ -16,6 +16,8 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from core.limits import MIN_DOCUMENT_BYTES, UI_LIMITS, UI_PROTOCOL_LIMITS
 
+from .password_file import read_password, with_password
+
 ENV_PREFIX = "IUI_"
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 
@@ -41,6 +43,9 @@ class Settings(BaseSettings):
 
     redis_url: str = Field(default="redis://127.0.0.1:6379/0", min_length=1)
     rq_redis_url: str | None = None
+    # Files holding the password of redis_url's / rq_redis_url's user; read at start, put into the URL.
+    redis_password_file: Path | None = None
+    rq_redis_password_file: Path | None = None
     key_prefix: str = Field(default="iui", min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_.\-]+$")
     partitions: int = Field(default=64, ge=1, le=16_384)
     lease_ttl_ms: int = Field(default=10_000, ge=200, le=600_000)
@@ -86,6 +91,25 @@ class Settings(BaseSettings):
     job_heartbeat_ms: int = Field(default=3_000, ge=100, le=600_000)
     job_start_timeout_s: int = Field(default=30, ge=1, le=3_600)
     reaper_interval_ms: int = Field(default=1_000, ge=50, le=600_000)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _passwords_from_files(cls, data: Any) -> Any:
+        # Before the fields are checked: the URLs then hold the passwords, as if they had been given in them.
+        if not isinstance(data, dict):
+            return data
+        data = dict(data)
+        if data.get("rq_redis_password_file") and not data.get("rq_redis_url"):
+            raise ValueError("rq_redis_password_file needs IUI_RQ_REDIS_URL (without it the RQ queues use "
+                             "IUI_REDIS_URL and its password)")
+        for url_field, file_field in (("redis_url", "redis_password_file"), ("rq_redis_url", "rq_redis_password_file")):
+            if data.get(file_field):
+                url = data.get(url_field) or cls.model_fields[url_field].default
+                try:
+                    data[url_field] = with_password(str(url), read_password(Path(data[file_field])))
+                except ValueError as error:
+                    raise ValueError(f"{file_field} {error}") from None
+        return data
 
     @field_validator("log_level", mode="before")
     @classmethod

@@ -206,3 +206,22 @@ def test_a_setting_from_the_environment_is_still_named_by_its_variable_next_to_v
     monkeypatch.delenv("IUI_PARTITIONS")
     assert main(["worker", "--lease-renew-ms", "900"]) == 1
     assert capsys.readouterr().err.startswith("iui: error: invalid --lease-renew-ms (IUI_LEASE_RENEW_MS): ")
+
+
+def test_rq_worker_hands_the_rq_url_to_rq_in_its_environment_never_on_the_command_line(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import os
+
+    from workers import action_commands
+
+    calls: list[tuple[str, list[str], dict[str, str]]] = []
+    monkeypatch.setattr(action_commands.os, "execvpe", lambda file, argv, env: calls.append((file, argv, env)))
+    (tmp_path / "password").write_text("s3cret\n")
+    monkeypatch.setenv("IUI_REDIS_URL", "redis://worker@redis:6379/0")
+    monkeypatch.setenv("IUI_REDIS_PASSWORD_FILE", str(tmp_path / "password"))
+    monkeypatch.delenv("IUI_RQ_REDIS_URL", raising=False)
+    main(["rq-worker", "--rq-option=--burst", "q1"])
+    (_, argv, env), = calls
+    assert argv[1:] == ["-m", "rq.cli", "worker", "--burst", "q1"] and "s3cret" not in " ".join(argv)
+    assert env["RQ_REDIS_URL"] == "redis://worker:s3cret@redis:6379/0"
+    assert env["IUI_REDIS_PASSWORD_FILE"] == os.environ["IUI_REDIS_PASSWORD_FILE"]  # the jobs read it again
