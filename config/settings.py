@@ -16,12 +16,24 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from core.limits import MIN_DOCUMENT_BYTES, UI_LIMITS, UI_PROTOCOL_LIMITS
 
+from .password_file import read_password, with_password
+
 ENV_PREFIX = "IUI_"
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 
 
 class SettingsError(Exception):
     """A configuration value is invalid; the message is one line naming the variable."""
+
+    def __init__(self, message: str, *, field: str | None = None, reason: str = "") -> None:
+        super().__init__(message)
+        self.field = field  # the blamed setting (e.g. "partitions"), for a caller that names its own option
+        self.reason = reason or message
+
+    @property
+    def variable(self) -> str:
+        """The blamed environment variable (e.g. IUI_PARTITIONS), or "" when none is known."""
+        return ENV_PREFIX + self.field.upper() if self.field else ""
 
 
 class Settings(BaseSettings):
@@ -31,6 +43,9 @@ class Settings(BaseSettings):
 
     redis_url: str = Field(default="redis://127.0.0.1:6379/0", min_length=1)
     rq_redis_url: str | None = None
+    # Files holding the password of redis_url's / rq_redis_url's user; read at start, put into the URL.
+    redis_password_file: Path | None = None
+    rq_redis_password_file: Path | None = None
     key_prefix: str = Field(default="iui", min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_.\-]+$")
     partitions: int = Field(default=64, ge=1, le=16_384)
     lease_ttl_ms: int = Field(default=10_000, ge=200, le=600_000)
@@ -86,6 +101,25 @@ class Settings(BaseSettings):
     # and only the plain `intelligent_ui` (and the answer tools) are served and advertised.
     streaming_enabled: bool = True
 
+    @model_validator(mode="before")
+    @classmethod
+    def _passwords_from_files(cls, data: Any) -> Any:
+        # Before the fields are checked: the URLs then hold the passwords, as if they had been given in them.
+        if not isinstance(data, dict):
+            return data
+        data = dict(data)
+        if data.get("rq_redis_password_file") and not data.get("rq_redis_url"):
+            raise ValueError("rq_redis_password_file needs IUI_RQ_REDIS_URL (without it the RQ queues use "
+                             "IUI_REDIS_URL and its password)")
+        for url_field, file_field in (("redis_url", "redis_password_file"), ("rq_redis_url", "rq_redis_password_file")):
+            if data.get(file_field):
+                url = data.get(url_field) or cls.model_fields[url_field].default
+                try:
+                    data[url_field] = with_password(str(url), read_password(Path(data[file_field])))
+                except ValueError as error:
+                    raise ValueError(f"{file_field} {error}") from None
+        return data
+
     @field_validator("log_level", mode="before")
     @classmethod
     def _known_level(cls, value: Any) -> Any:
@@ -121,14 +155,13 @@ def _is_cluster_url(url: str) -> bool:
     return url.split("://", 1)[0].lower().endswith("+cluster")
 
 
-def _variable(error: ErrorDetails) -> str:
+def _field(error: ErrorDetails) -> str:
     location = error.get("loc") or ()
     if location:
-        field = str(location[0])
-    else:  # a check across fields: its message starts with the field it blames
-        first = str(error.get("msg", "")).removeprefix("Value error, ").split(" ", 1)[0]
-        field = first if first in Settings.model_fields else "lease_renew_ms"
-    return ENV_PREFIX + field.upper()
+        return str(location[0])
+    # a check across fields: its message starts with the field it blames
+    first = str(error.get("msg", "")).removeprefix("Value error, ").split(" ", 1)[0]
+    return first if first in Settings.model_fields else "lease_renew_ms"
 
 
 def load_settings(**overrides: Any) -> Settings:
@@ -138,4 +171,6 @@ def load_settings(**overrides: Any) -> Settings:
     except ValidationError as error:
         first = error.errors()[0]
         message = str(first.get("msg", "invalid value")).replace("\n", " ")
-        raise SettingsError(f"invalid setting {_variable(first)}: {message}") from None
+        field = _field(first)
+        raise SettingsError(f"invalid setting {ENV_PREFIX}{field.upper()}: {message}", field=field,
+                            reason=message) from None

@@ -71,8 +71,9 @@ def cmd_rq_worker(args: argparse.Namespace) -> int:
 
     settings = _settings(args)
     queues = args.queues or load_catalog(settings.capabilities).queues
-    command = [sys.executable, "-m", "rq.cli", "worker", "--url", settings.rq_url, *args.rq_options, *queues]
-    os.execvp(command[0], command)
+    command = [sys.executable, "-m", "rq.cli", "worker", *args.rq_options, *queues]
+    # RQ reads its URL from RQ_REDIS_URL too: there it may carry a password, which argv shows to `ps`.
+    os.execvpe(command[0], command, {**os.environ, "RQ_REDIS_URL": settings.rq_url})
     return 1  # not reached
 
 

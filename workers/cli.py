@@ -33,9 +33,17 @@ class CommandError(Exception):
 
 
 def _settings(args: argparse.Namespace, **extra: Any) -> Settings:
-    overrides = {name: getattr(args, name, None) for name in _SETTING_OPTIONS}
-    overrides.update({k: v for k, v in extra.items() if overrides.get(k) is None})
-    return load_settings(**overrides)
+    given = {name: getattr(args, name, None) for name in _SETTING_OPTIONS}
+    overrides = {**given, **{k: v for k, v in extra.items() if given.get(k) is None}}
+    try:
+        return load_settings(**overrides)
+    except SettingsError as error:
+        # A value typed on the command line is blamed as the option the user typed, not only as its variable.
+        if error.field is not None and given.get(error.field) is not None:
+            option = "--" + error.field.replace("_", "-")
+            raise SettingsError(f"invalid {option} ({error.variable}): {error.reason}", field=error.field,
+                                reason=error.reason) from None
+        raise
 
 
 def _redis(settings: Settings, timeout: float, *, blocking: float = 0.0) -> Any:

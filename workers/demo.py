@@ -54,9 +54,9 @@ def _connect(settings: Settings, embedded: bool) -> tuple[Callable[[], Any], str
 
         server = fakeredis.FakeServer()
         return (lambda: fakeredis.FakeRedis(server=server)), "embedded in-process Redis (fakeredis with Lua)"
-    from .redisio import connect
+    from .redisio import connect, location
 
-    return (lambda: connect(settings.redis_url)), f"Redis at {settings.redis_url}"
+    return (lambda: connect(settings.redis_url)), f"Redis at {location(settings.redis_url)}"
 
 
 def _start_pools(settings: Settings, factory: Callable[[], Any], metrics: Metrics, count: int

@@ -134,12 +134,17 @@ def connect_within(url: str, timeout: float, *, blocking: float = 0.0) -> Any:
                    retry=Retry(NoBackoff(), 0), retry_on_timeout=False)
 
 
+def location(url: str) -> str:
+    """Where `url` points, for messages: host:port, or the socket path; never its credentials."""
+    parts = urlsplit(url)
+    return f"{parts.hostname or 'localhost'}:{parts.port or 6379}" if parts.scheme != "unix" else parts.path
+
+
 def unavailable(error: BaseException, url: str) -> RedisUnavailable | None:
     """The one-line translation of a connection or timeout error (never the URL's credentials)."""
     if not isinstance(error, TRANSIENT_ERRORS):
         return None
-    parts = urlsplit(url)
-    where = f"{parts.hostname or 'localhost'}:{parts.port or 6379}" if parts.scheme != "unix" else parts.path
+    where = location(url)
     if isinstance(error, (redis.TimeoutError, TimeoutError)):
         return RedisUnavailable(f"Redis at {where} did not answer in time")
     reason = " ".join(str(error).split()) or type(error).__name__

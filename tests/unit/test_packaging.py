@@ -34,6 +34,14 @@ def _copy_sources(target: Path) -> None:
             shutil.copy2(source, target / name)
 
 
+def _dependency_dirs() -> list[str]:
+    """The directories (in sys.path order) holding the distributions this interpreter sees, but this project's."""
+    from importlib.metadata import distributions
+
+    return list(dict.fromkeys(str(dist.locate_file("")) for dist in distributions()
+                              if dist.metadata["Name"] != "intelligent-ui-host"))
+
+
 @pytest.mark.slow
 @pytest.mark.timeout(300)
 def test_iui_demo_runs_from_a_wheel_installed_in_a_fresh_venv(tmp_path):
@@ -48,14 +56,23 @@ def test_iui_demo_runs_from_a_wheel_installed_in_a_fresh_venv(tmp_path):
     wheel = next(wheels.glob("intelligent_ui_host-*.whl"))
     names = zipfile.ZipFile(wheel).namelist()
     assert "workers/demo_examples/stream-initial.json" in names and "workers/lua/commit.lua" in names
-    # --system-site-packages: the dependencies come from this interpreter, nothing is downloaded;
-    # the venv's own site-packages (the wheel) comes first on sys.path.
-    venv = tmp_path / "venv"
-    subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", str(venv)], check=True, timeout=120)
-    python = venv / "bin" / "python"
-    subprocess.run([str(python), "-m", "pip", "install", "-q", "--no-deps", "--no-index", str(wheel)],
-                   check=True, capture_output=True, timeout=120)
+    # An isolated venv that holds the wheel alone; a .pth appends the directories where this interpreter
+    # finds its distributions (a venv's or the system's site-packages: the dependencies), so nothing is
+    # downloaded and the wheel, first on sys.path, is what runs.  A .pth line that names a directory does
+    # not run that directory's own .pth files, so an editable install of the sources found there stays off.
+    # (--system-site-packages would give the base interpreter's packages, not a running venv's, and pip
+    # would take an installed copy of this project for the wheel: "already satisfied".)
+    # Without PYTHONPATH: a source tree on it (with its *.egg-info) would also make pip skip the wheel.
     env = {k: v for k, v in os.environ.items() if not k.startswith("IUI_") and k != "PYTHONPATH"}
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=120)
+    python = venv / "bin" / "python"
+    install = subprocess.run([str(python), "-m", "pip", "install", "--no-deps", "--no-index", str(wheel)], env=env,
+                             capture_output=True, text=True, timeout=120, check=False)
+    assert install.returncode == 0 and "Successfully installed" in install.stdout, install.stdout + install.stderr
+    purelib = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                             env=env, capture_output=True, text=True, check=True, timeout=60).stdout.strip()
+    (Path(purelib) / "_iui_test_dependencies.pth").write_text("".join(f"{path}\n" for path in _dependency_dirs()))
     where = subprocess.run([str(python), "-c", "import workers; print(workers.__file__)"], cwd=run, env=env,
                            capture_output=True, text=True, check=True, timeout=60).stdout
     assert where.startswith(str(venv)), where

@@ -164,3 +164,64 @@ def test_log_level_names_are_case_insensitive(monkeypatch: pytest.MonkeyPatch) -
     assert load_settings(log_level=" Info ").log_level == "INFO"
     monkeypatch.setenv("IUI_METRICS_ADDR", "127.0.0.1")
     assert load_settings().metrics_addr == "127.0.0.1"
+
+
+# (argv of a command, the option given on its command line, its variable): every option that maps to a setting.
+FLAG_ERRORS = [
+    (["worker", "--partitions", "0"], "--partitions", "IUI_PARTITIONS"),
+    (["status", "--partitions", "16385"], "--partitions", "IUI_PARTITIONS"),
+    (["worker", "--redis-url", ""], "--redis-url", "IUI_REDIS_URL"),
+    (["tail", "s1", "--key-prefix", "a{b}"], "--key-prefix", "IUI_KEY_PREFIX"),
+    (["worker", "--lease-ttl-ms", "10"], "--lease-ttl-ms", "IUI_LEASE_TTL_MS"),
+    (["worker", "--lease-renew-ms", "9000"], "--lease-renew-ms", "IUI_LEASE_RENEW_MS"),  # more than TTL / 2
+    (["worker", "--metrics-port", "70000"], "--metrics-port", "IUI_METRICS_PORT"),
+    (["worker", "--metrics-addr", "not an address"], "--metrics-addr", "IUI_METRICS_ADDR"),
+    (["worker", "--log-level", "verbose"], "--log-level", "IUI_LOG_LEVEL"),
+    (["worker", "--max-document-bytes", "10"], "--max-document-bytes", "IUI_MAX_DOCUMENT_BYTES"),
+    (["demo", "--partitions", "0"], "--partitions", "IUI_PARTITIONS"),
+    (["rq-worker", "--key-prefix", "a b"], "--key-prefix", "IUI_KEY_PREFIX"),
+    (["action", "get", "op1", "--session", "s1", "--partitions", "-1"], "--partitions", "IUI_PARTITIONS"),
+]
+
+
+@pytest.mark.parametrize(("argv", "flag", "variable"), FLAG_ERRORS, ids=[" ".join(a[:3]) for a, _, _ in FLAG_ERRORS])
+def test_an_invalid_option_names_the_option_and_its_variable(
+        argv: list[str], flag: str, variable: str, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    for name in ("IUI_PARTITIONS", "IUI_LEASE_TTL_MS", "IUI_LEASE_RENEW_MS", "IUI_KEY_PREFIX"):
+        monkeypatch.delenv(name, raising=False)
+    assert main(argv) == 1
+    err = capsys.readouterr().err
+    assert err.startswith(f"iui: error: invalid {flag} ({variable}): ") and err.count("\n") == 1, err
+    assert "Traceback" not in err
+
+
+def test_a_setting_from_the_environment_is_still_named_by_its_variable_next_to_valid_options(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setenv("IUI_LEASE_TTL_MS", "1000")
+    monkeypatch.setenv("IUI_PARTITIONS", "0")
+    assert main(["worker", "--log-level", "info"]) == 1
+    assert capsys.readouterr().err.startswith("iui: error: invalid setting IUI_PARTITIONS: ")
+    # the renewal given on the command line is blamed as that option, the TTL from the environment is not
+    monkeypatch.delenv("IUI_PARTITIONS")
+    assert main(["worker", "--lease-renew-ms", "900"]) == 1
+    assert capsys.readouterr().err.startswith("iui: error: invalid --lease-renew-ms (IUI_LEASE_RENEW_MS): ")
+
+
+def test_rq_worker_hands_the_rq_url_to_rq_in_its_environment_never_on_the_command_line(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import os
+
+    from workers import action_commands
+
+    calls: list[tuple[str, list[str], dict[str, str]]] = []
+    monkeypatch.setattr(action_commands.os, "execvpe", lambda file, argv, env: calls.append((file, argv, env)))
+    (tmp_path / "password").write_text("s3cret\n")
+    monkeypatch.setenv("IUI_REDIS_URL", "redis://worker@redis:6379/0")
+    monkeypatch.setenv("IUI_REDIS_PASSWORD_FILE", str(tmp_path / "password"))
+    monkeypatch.delenv("IUI_RQ_REDIS_URL", raising=False)
+    main(["rq-worker", "--rq-option=--burst", "q1"])
+    (_, argv, env), = calls
+    assert argv[1:] == ["-m", "rq.cli", "worker", "--burst", "q1"] and "s3cret" not in " ".join(argv)
+    assert env["RQ_REDIS_URL"] == "redis://worker:s3cret@redis:6379/0"
+    assert env["IUI_REDIS_PASSWORD_FILE"] == os.environ["IUI_REDIS_PASSWORD_FILE"]  # the jobs read it again
