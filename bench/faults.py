@@ -189,6 +189,8 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--ttl-ms", type=int, default=1000)
     parser.add_argument("--every", type=float, default=4.0, help="seconds between faults")
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--kinds", default="SIGKILL,SIGSTOP,SIGTERM",
+                        help="the faults to choose from, comma-separated (e.g. SIGKILL for a run of kills)")
     args = parser.parse_args(argv)
     random.seed(args.seed)
     import orjson
@@ -219,7 +221,9 @@ def run(args: argparse.Namespace, r: redis.Redis, workers: Workers, document: An
     reply_timeout = 4 * ttl + 10
     drivers = [threading.Thread(target=drive, args=(client, s, document, stop, tally, reply_timeout), daemon=True)
                for s in sessions]
-    faults: dict[str, int] = {"SIGKILL": 0, "SIGSTOP": 0, "SIGTERM": 0}
+    faults: dict[str, int] = {kind: 0 for kind in args.kinds.split(",")}
+    if not faults or set(faults) - {"SIGKILL", "SIGSTOP", "SIGTERM"}:
+        raise SystemExit("--kinds takes SIGKILL, SIGSTOP and SIGTERM")
     started = time.monotonic()
     for thread in drivers:
         thread.start()
