@@ -35,6 +35,7 @@ from .scripts import Acquired, LostLease, Scripts
 
 log = logging.getLogger(__name__)
 LAG_EVERY_S = 5.0  # one XINFO per held partition: not every tick
+ACQUIRE_ROUNDS = 4  # acquisitions per tick when other workers take the same free leases first
 HELD_SHARE = 8  # a dispatcher round holds decided, unconfirmed states of at most 1/8 of IUI_CACHE_BYTES
 
 
@@ -184,22 +185,23 @@ class WorkerPool:
         return [m.decode() if isinstance(m, bytes) else m for m in members]
 
     def _preferred(self, live: list[str]) -> list[int]:
-        """All partitions, this worker's own stripe first, so workers rarely contend."""
+        """All partitions, this worker's own stripe first, so workers rarely contend; the others
+        from an offset of its own, so that survivors taking a dead worker's stripe start apart."""
         count = max(1, len(live))
         rank = live.index(self.worker_id) if self.worker_id in live else 0
         every = range(self._settings.partitions)
-        return [p for p in every if p % count == rank] + [p for p in every if p % count != rank]
+        others = [p for p in every if p % count != rank]
+        start = rank * len(others) // count
+        return [p for p in every if p % count == rank] + others[start:] + others[:start]
 
     # -- leases ---------------------------------------------------------------------------
 
     def _reap(self) -> None:
-        """Forget consumers that stopped because they were fenced."""
+        """Forget consumers that stopped because a script found their fence gone, saying who holds it."""
         for partition, consumer in list(self._held.items()):
             if consumer.fenced:
-                self._dispatcher.detach([partition])
-                del self._held[partition]
-                self._metrics.leases_lost.inc()
-                self._forget_lag(partition)
+                owner, epoch = self._redis.hmget(self._keys.lease(partition), "owner", "epoch")
+                self._lose(partition, consumer, LostLease(text(owner), text(epoch)))
         self._metrics.leases_held.set(len(self._held))
 
     def _renew(self) -> None:
@@ -236,21 +238,24 @@ class WorkerPool:
                   "stopped serving it", self.worker_id, partition, lost.holder, lost.epoch, consumer.epoch)
 
     def _acquire(self, share: int, live: list[str]) -> None:
-        """Take free partitions up to the share in two round trips (a free lease is taken at once)."""
+        """Take free partitions up to the share: one round trip finds the free leases, one more
+        takes them; a lease another worker took first sends this one on to the next free ones in
+        the same tick (waiting a tick instead made a take-over last one tick longer)."""
         candidates = [p for p in self._preferred(live) if p not in self._held]
         pipe = self._redis.pipeline(transaction=False)
         for partition in candidates:
             pipe.exists(self._keys.lease(partition))
         free = [p for p, taken in zip(candidates, pipe.execute(), strict=False) if not taken]
-        wanted = free[: share - len(self._held)]
-        if not wanted or self._stop.is_set():
-            return
-        sent = time.monotonic()
-        attempts = self._scripts.acquire_many(
-            [(self._keys.lease(p), self._keys.epoch(p)) for p in wanted], self.worker_id, self._settings.lease_ttl_ms)
-        for partition, attempt in zip(wanted, attempts, strict=False):
-            if attempt.outcome is Acquired.ACQUIRED:
-                self._start(partition, attempt.epoch, attempt.fence, sent + self._settings.lease_ttl_ms / 1000)
+        for _ in range(ACQUIRE_ROUNDS):
+            wanted, free = free[: share - len(self._held)], free[share - len(self._held):]
+            if not wanted or self._stop.is_set():
+                break
+            sent = time.monotonic()
+            attempts = self._scripts.acquire_many([(self._keys.lease(p), self._keys.epoch(p)) for p in wanted],
+                                                  self.worker_id, self._settings.lease_ttl_ms)
+            for partition, attempt in zip(wanted, attempts, strict=False):
+                if attempt.outcome is Acquired.ACQUIRED:
+                    self._start(partition, attempt.epoch, attempt.fence, sent + self._settings.lease_ttl_ms / 1000)
         self._metrics.leases_held.set(len(self._held))
 
     def _start(self, partition: int, epoch: int, fence: str, valid_until: float) -> None:
