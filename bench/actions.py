@@ -24,8 +24,8 @@ from typing import Any
 import orjson
 import redis
 
-from workers.keys import Keys, partition_of
-from workers.local_redis import start_redis_server
+from workers.redisio.keys import Keys, partition_of
+from workers.redisio.local_server import start_redis_server
 
 ROOT = Path(__file__).resolve().parent.parent
 PARTITIONS = 16

@@ -24,10 +24,9 @@ from typing import Any
 import redis
 
 from core import parse_answer_block
-from workers.answer_client import AnswerClient
-from workers.answer_state import check_nodes, schema_digest, state_text
-from workers.client import Client
-from workers.entry import dumps
+from core.answer._view_state import check_nodes, schema_digest, state_text
+from workers.client import AnswerClient, Client
+from workers.wire.entry import dumps
 
 from .answer import block_of_48
 from .timing import median_seconds

@@ -30,8 +30,8 @@ import time
 
 from bench.workers import PARTITIONS, Load, mutation, small_document, throughput
 from workers.client import Client
-from workers.local_redis import start_redis_server
-from workers.redisio import connect
+from workers.redisio.connection import connect
+from workers.redisio.local_server import start_redis_server
 
 MODES = {"fast": ("everysec", 0), "local": ("always", 0), "replica": ("everysec", 1)}
 

@@ -35,8 +35,8 @@ from typing import Any
 import redis
 
 from workers.client import Client
-from workers.keys import GROUP, Keys
-from workers.local_redis import start_redis_server
+from workers.redisio.keys import GROUP, Keys
+from workers.redisio.local_server import start_redis_server
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "stream-initial.json"
 PATCHES_PER_GENERATION = 200

@@ -35,10 +35,10 @@ import redis
 from prometheus_client import CollectorRegistry
 
 from config.settings import load_settings
-from workers.keys import GROUP, Keys, partition_of
-from workers.local_redis import start_redis_server
-from workers.metrics import Metrics
-from workers.pool import WorkerPool
+from workers.observability.metrics import Metrics
+from workers.redisio.keys import GROUP, Keys, partition_of
+from workers.redisio.local_server import start_redis_server
+from workers.runtime.pool import WorkerPool
 
 ROOT = Path(__file__).resolve().parent.parent
 MARKER = "QXJZsecret"

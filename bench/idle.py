@@ -18,7 +18,7 @@ import time
 import redis
 
 from bench.workers import cpu_seconds
-from workers.local_redis import start_redis_server
+from workers.redisio.local_server import start_redis_server
 
 
 def _commands(client: redis.Redis) -> dict[str, int]:

@@ -13,7 +13,7 @@ import time
 
 from bench.scale import open_sessions
 from bench.workers import Load, large_document, small_document, start_workers, stop
-from workers.local_redis import start_redis_server
+from workers.redisio.local_server import start_redis_server
 
 
 def main(argv: list[str]) -> int:

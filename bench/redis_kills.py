@@ -40,8 +40,8 @@ import redis
 
 from bench.faults import EXAMPLE, Workers, owners, wait_unpending
 from workers.client import Client
-from workers.local_redis import start_redis_server
-from workers.redisio import TRANSIENT_ERRORS
+from workers.redisio.connection import TRANSIENT_ERRORS
+from workers.redisio.local_server import start_redis_server
 
 PATCHES = 60  # per generation
 REPLY_TIMEOUT_S = 40.0

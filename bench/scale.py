@@ -25,8 +25,8 @@ from typing import Any
 import redis
 
 from bench.workers import PARTITIONS, Load, await_replies, large_document, latency, small_document
-from workers.keys import Keys, partition_of
-from workers.local_redis import start_redis_server
+from workers.redisio.keys import Keys, partition_of
+from workers.redisio.local_server import start_redis_server
 
 PATCH = "intelligent_ui_patch"
 

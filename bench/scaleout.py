@@ -30,7 +30,7 @@ import redis
 
 from bench.faults import owners
 from workers.client import Client
-from workers.local_redis import free_port, start_redis_server
+from workers.redisio.local_server import free_port, start_redis_server
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "stream-initial.json"
 

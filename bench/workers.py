@@ -38,9 +38,9 @@ import hiredis
 import redis
 
 from bench.stalls import NONE, Slowdowns, StallProbe
-from workers.keys import Keys, partition_of
-from workers.local_redis import start_redis_server
-from workers.redisio import exchange
+from workers.redisio.connection import exchange
+from workers.redisio.keys import Keys, partition_of
+from workers.redisio.local_server import start_redis_server
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 PARTITIONS = 64
@@ -364,10 +364,10 @@ class FrameStamps:
 
 FLOOR_WORKER = r"""
 import sys, redis
-from workers.entry import ok_reply_text
-from workers.keys import GROUP, Keys, generation_field, ui_field
-from workers.redisio import is_busy_group
-from workers.scripts import CommitPlan, Scripts
+from workers.wire.entry import ok_reply_text
+from workers.redisio.keys import GROUP, Keys, generation_field, ui_field
+from workers.redisio.connection import is_busy_group
+from workers.redisio.scripts import CommitPlan, Scripts
 url, partitions, frame_size, batched = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4] == "1"
 r, k = redis.Redis.from_url(url), Keys("floor")
 scripts = Scripts(redis=r, group=GROUP, reply_ttl_ms=300000, frame_log_max=1024)
@@ -439,8 +439,8 @@ def floor(url: str, frame_size: int, sessions: int, per_session: int, run: int, 
 
 ECHO_WORKER = r"""
 import sys, orjson, redis
-from workers.keys import Keys
-from workers.redisio import is_busy_group
+from workers.redisio.keys import Keys
+from workers.redisio.connection import is_busy_group
 url, partitions = sys.argv[1], int(sys.argv[2])
 r, k = redis.Redis.from_url(url), Keys("iui")
 streams = {k.input(p): ">" for p in range(partitions)}

@@ -91,7 +91,7 @@ class Settings(BaseSettings):
     job_heartbeat_ms: int = Field(default=3_000, ge=100, le=600_000)
     job_start_timeout_s: int = Field(default=30, ge=1, le=3_600)
     reaper_interval_ms: int = Field(default=1_000, ge=50, le=600_000)
-    # What an acknowledged call survives (workers/durability.py): `fast` (Redis's own persistence,
+    # What an acknowledged call survives (workers/redisio/durability.py): `fast` (Redis's own persistence,
     # a crash may lose ~2 s), `local` (every master fsyncs every write) or `replica` (a reply counts
     # once `durability_replicas` replicas hold the commit, waited for at most durability_timeout_ms).
     durability: Literal["fast", "local", "replica"] = "fast"
@@ -151,7 +151,7 @@ class Settings(BaseSettings):
 
 
 def _is_cluster_url(url: str) -> bool:
-    """True for the `redis+cluster://` and `rediss+cluster://` schemes (see workers.redisio.connect)."""
+    """True for the `redis+cluster://` and `rediss+cluster://` schemes (see workers.redisio.connection.connect)."""
     return url.split("://", 1)[0].lower().endswith("+cluster")
 
 

@@ -11,7 +11,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from workers.local_redis import REDIS_BINARY, start_redis_server
+from workers.redisio.local_server import REDIS_BINARY, start_redis_server
 
 
 @pytest.fixture(scope="session")

@@ -23,7 +23,7 @@ id = "read_file"
 title = "Read a file"
 risk = "read"
 requiresConfirmation = false
-callable = "workers.capabilities.files:read_file"
+callable = "workers.actions.capabilities.files:read_file"
 resultFields = ["totalLines"]
 timeout = 10
 
@@ -32,7 +32,7 @@ id = "write_file"
 title = "Write a file"
 risk = "write"
 requiresConfirmation = true
-callable = "workers.capabilities.files:write_file"
+callable = "workers.actions.capabilities.files:write_file"
 resultFields = ["operation"]
 timeout = 10
 

@@ -15,10 +15,10 @@ from prometheus_client import CollectorRegistry
 
 from config.settings import Settings, load_settings
 from workers.client import Client
-from workers.keys import generation_field
-from workers.metrics import Metrics
-from workers.pool import WorkerPool
-from workers.redisio import connect
+from workers.observability.metrics import Metrics
+from workers.redisio.connection import connect
+from workers.redisio.keys import generation_field
+from workers.runtime.pool import WorkerPool
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 FAST = {"partitions": 4, "lease_ttl_ms": 1_000, "lease_renew_ms": 200, "heartbeat_ms": 100}

@@ -23,11 +23,11 @@ from prometheus_client import CollectorRegistry
 
 from config.settings import load_settings
 from workers.client import Client
-from workers.keys import Keys
-from workers.local_redis import REDIS_BINARY, free_port
-from workers.metrics import Metrics
-from workers.pool import WorkerPool
-from workers.tools import OPEN, PATCH
+from workers.observability.metrics import Metrics
+from workers.redisio.keys import Keys
+from workers.redisio.local_server import REDIS_BINARY, free_port
+from workers.runtime.pool import WorkerPool
+from workers.streams.tools import OPEN, PATCH
 
 pytestmark = pytest.mark.integration
 ROOT = Path(__file__).resolve().parents[2]

@@ -125,8 +125,8 @@ def test_a_started_job_of_a_cancelled_operation_is_refused_before_it_runs(rt: Ru
     assert rt.client.cancel(SESSION, op)["ok"]
     from rq import Queue
 
-    from workers.entry import loads
-    from workers.jobs import JOB_FUNCTION
+    from workers.actions.jobs import JOB_FUNCTION
+    from workers.wire.entry import loads
 
     secret = rt.redis.hget(key, f"sec:{op}").decode()
     rt.redis.delete(f"rq:job:{op}")  # as if the cancel had lost the race with a worker

@@ -198,7 +198,7 @@ def test_ledgers_are_bounded_per_session_and_never_overwrite(runtime: Runtime, t
 
 def test_a_document_ref_holds_at_most_256_operations(rt: Runtime) -> None:
     key = rt.client.keys.operations(rt.client.partition(SESSION), SESSION)
-    from workers.receipts import ledger_field, ref_digest
+    from workers.actions.receipts import ledger_field, ref_digest
 
     rt.redis.hset(key, ledger_field(ref_digest(plain_ref("plain-1"))), " ".join(f"op-{i}" for i in range(256)))
     before = operations(rt)

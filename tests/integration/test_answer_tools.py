@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
+from core.answer._view_state import schema_digest
 from tests.integration.conftest import Runtime, example
-from workers.answer_client import AnswerClient
-from workers.answer_state import schema_digest
+from workers.client import AnswerClient
 
 pytestmark = pytest.mark.integration
 SESSION = "session-answers"

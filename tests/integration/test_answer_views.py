@@ -9,16 +9,16 @@ from typing import Any
 
 import pytest
 
+from core.answer._view_state import MAX_BLOCK_STATE_BYTES, MAX_SESSION_STATE_BYTES, schema_digest, state_text
 from tests.integration.conftest import Runtime
-from workers.answer_client import AnswerClient
-from workers.answer_runtime import answer_limits
-from workers.answer_scripts import AnswerScripts
-from workers.answer_state import MAX_BLOCK_STATE_BYTES, MAX_SESSION_STATE_BYTES, schema_digest, state_text
-from workers.entry import InputEntry
-from workers.errors import StaleCache
-from workers.keys import GROUP
-from workers.scripts import Scripts
-from workers.views import ViewHandler
+from workers.answers.runtime import answer_limits
+from workers.answers.scripts import AnswerScripts
+from workers.answers.views import ViewHandler
+from workers.client import AnswerClient
+from workers.redisio.keys import GROUP
+from workers.redisio.scripts import Scripts
+from workers.wire.entry import InputEntry
+from workers.wire.errors import StaleCache
 
 pytestmark = pytest.mark.integration
 SESSION = "session-views"

@@ -28,12 +28,11 @@ from config.settings import SettingsError, load_settings
 from tests.integration.actions_support import VALUES, RQWorkers, actions_document, configure, plain_ref
 from tests.integration.cluster_support import REDIS_CLI, REDIS_SERVER, LocalCluster
 from tests.integration.conftest import FAST, Runtime, cursor_args, example
-from workers.answer_client import AnswerClient
-from workers.client import Client, ClientError
-from workers.metrics import Metrics
-from workers.pool import WorkerPool
-from workers.redisio import TRANSIENT_ERRORS, connect, node_of
-from workers.scripts import script_source
+from workers.client import AnswerClient, Client, ClientError
+from workers.observability.metrics import Metrics
+from workers.redisio.connection import TRANSIENT_ERRORS, connect, node_of
+from workers.redisio.scripts import script_source
+from workers.runtime.pool import WorkerPool
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 OPEN, PATCH, COMPLETE = "intelligent_ui_open", "intelligent_ui_patch", "intelligent_ui_complete"

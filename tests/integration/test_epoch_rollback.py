@@ -21,9 +21,9 @@ from typing import Any
 import pytest
 
 from tests.integration.conftest import FAST, Runtime, cursor_args, example
-from workers.errors import Fenced
-from workers.keys import CONSUMER, GROUP
-from workers.scripts import NEW, Acquired, LostLease, Renewal, Scripts
+from workers.redisio.keys import CONSUMER, GROUP
+from workers.redisio.scripts import NEW, Acquired, LostLease, Renewal, Scripts
+from workers.wire.errors import Fenced
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 OPEN, PATCH = "intelligent_ui_open", "intelligent_ui_patch"

@@ -7,7 +7,7 @@ import time
 import pytest
 import redis
 
-from workers.redisio import RoundTrip, exchange, is_no_script, pack
+from workers.redisio.connection import RoundTrip, exchange, is_no_script, pack
 
 pytestmark = pytest.mark.integration
 

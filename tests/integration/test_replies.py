@@ -16,10 +16,10 @@ import redis
 
 from tests.integration.conftest import Runtime, example
 from workers.client import Client, ClientError
-from workers.durability import DurabilityUnmet
-from workers.local_redis import start_redis_server
-from workers.pool import MetaMismatch, WorkerPool
-from workers.redisio import connect
+from workers.redisio.connection import connect
+from workers.redisio.durability import DurabilityUnmet
+from workers.redisio.local_server import start_redis_server
+from workers.runtime.pool import MetaMismatch, WorkerPool
 
 pytestmark = pytest.mark.integration
 OPEN = "intelligent_ui_open"

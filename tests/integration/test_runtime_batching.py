@@ -10,10 +10,10 @@ import pytest
 from tests.integration.conftest import Runtime, cursor_args, example
 from workers import dispatcher, pool
 from workers.client import Client
-from workers.dispatcher import Dispatcher
-from workers.entry import dumps
-from workers.partition import PartitionConsumer
-from workers.redisio import RoundTrip
+from workers.redisio.connection import RoundTrip
+from workers.runtime.dispatcher import Dispatcher
+from workers.runtime.partition import PartitionConsumer
+from workers.wire.entry import dumps
 
 pytestmark = pytest.mark.integration
 SESSION = "batched"

@@ -8,9 +8,9 @@ import time
 import pytest
 
 from tests.integration.conftest import Runtime, example
-from workers.errors import Fenced, StaleCache
-from workers.keys import CONSUMER, GROUP, generation_field, ui_field
-from workers.scripts import Acquired, CommitPlan, LostLease, Renewal, Scripts
+from workers.redisio.keys import CONSUMER, GROUP, generation_field, ui_field
+from workers.redisio.scripts import Acquired, CommitPlan, LostLease, Renewal, Scripts
+from workers.wire.errors import Fenced, StaleCache
 
 pytestmark = pytest.mark.integration
 SESSION = "session-entries"
@@ -131,7 +131,7 @@ def test_a_zombie_owner_cannot_commit_after_a_takeover(runtime: Runtime) -> None
 
 
 def test_a_mismatched_partition_count_is_refused(runtime: Runtime) -> None:
-    from workers.pool import MetaMismatch, check_meta
+    from workers.runtime.pool import MetaMismatch, check_meta
 
     check_meta(runtime.redis, runtime.client.keys, 4)
     with pytest.raises(MetaMismatch, match="partitions=4"):

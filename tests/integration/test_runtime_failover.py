@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from tests.integration.conftest import FAST, Runtime, cursor_args, example
-from workers.local_redis import free_port
+from workers.redisio.local_server import free_port
 
 pytestmark = pytest.mark.integration
 OPEN, PATCH = "intelligent_ui_open", "intelligent_ui_patch"

@@ -8,7 +8,7 @@ import time
 import pytest
 
 from tests.integration.conftest import Runtime, example
-from workers.keys import GROUP
+from workers.redisio.keys import GROUP
 
 pytestmark = pytest.mark.integration
 SESSION = "session-hostile"

@@ -20,7 +20,7 @@ from tests.external_tools import needs
 from tests.integration.conftest import Runtime, example
 from workers.cli import main
 from workers.client import Client
-from workers.local_redis import free_port
+from workers.redisio.local_server import free_port
 
 pytestmark = pytest.mark.integration
 OPS = Path(__file__).resolve().parents[2] / "ops"

@@ -10,9 +10,9 @@ import time
 import pytest
 
 from tests.integration.conftest import Runtime, cursor_args, example
-from workers.local_redis import REDIS_BINARY
-from workers.pool import WorkerPool
-from workers.redisio import connect
+from workers.redisio.connection import connect
+from workers.redisio.local_server import REDIS_BINARY
+from workers.runtime.pool import WorkerPool
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
@@ -36,7 +36,7 @@ def _wait_ping(rt: Runtime) -> None:
 def test_workers_survive_a_redis_restart_and_the_generation_continues() -> None:
     if REDIS_BINARY is None:
         pytest.skip("redis-server binary not found")
-    from workers.local_redis import free_port
+    from workers.redisio.local_server import free_port
 
     port = free_port()
     with tempfile.TemporaryDirectory() as directory:
@@ -75,7 +75,7 @@ def _owned_within(rt: Runtime, seconds: float) -> float:
 def test_after_a_restart_that_lost_every_lease_all_partitions_are_owned_again_within_two_ttl() -> None:
     if REDIS_BINARY is None:
         pytest.skip("redis-server binary not found")
-    from workers.local_redis import free_port
+    from workers.redisio.local_server import free_port
 
     port = free_port()
     with tempfile.TemporaryDirectory() as directory:
@@ -102,7 +102,7 @@ def test_after_a_restart_that_lost_every_lease_all_partitions_are_owned_again_wi
 def test_a_pool_started_while_redis_is_down_waits_and_serves_once_it_is_up() -> None:
     if REDIS_BINARY is None:
         pytest.skip("redis-server binary not found")
-    from workers.local_redis import free_port
+    from workers.redisio.local_server import free_port
 
     port = free_port()
     with tempfile.TemporaryDirectory() as directory:

@@ -21,10 +21,10 @@ from typing import Any
 import pytest
 
 from tests.integration.conftest import FAST, Runtime, cursor_args, example
-from workers.errors import Fenced
-from workers.keys import CONSUMER, GROUP
-from workers.partition import PartitionConsumer
-from workers.scripts import NEW, PENDING, Scripts
+from workers.redisio.keys import CONSUMER, GROUP
+from workers.redisio.scripts import NEW, PENDING, Scripts
+from workers.runtime.partition import PartitionConsumer
+from workers.wire.errors import Fenced
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 OPEN, PATCH = "intelligent_ui_open", "intelligent_ui_patch"

@@ -10,9 +10,9 @@ import pytest
 
 from tests.integration.conftest import Runtime, example
 from workers.cli import main
-from workers.keys import GROUP
-from workers.partition import PartitionConsumer
-from workers.scripts import Scripts
+from workers.redisio.keys import GROUP
+from workers.redisio.scripts import Scripts
+from workers.runtime.partition import PartitionConsumer
 
 pytestmark = pytest.mark.integration
 

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from tests.integration.conftest import Runtime, cursor_args, example
-from workers.pool import WorkerPool
+from workers.runtime.pool import WorkerPool
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 PARTITIONS = 16

@@ -10,7 +10,7 @@ from core.json.safe import assert_safe_json
 from core.limits import UI_LIMITS
 from tests.integration.conftest import Runtime, big_document, cursor_args, example
 from workers import tools
-from workers.store import Store
+from workers.sessions.store import Store
 
 pytestmark = pytest.mark.integration
 SESSION = "session-tools"

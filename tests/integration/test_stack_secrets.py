@@ -18,8 +18,8 @@ import redis
 import yaml
 
 from config.settings import load_settings
-from workers.demo import run_demo
-from workers.local_redis import REDIS_BINARY, free_port
+from workers.cli.demo import run_demo
+from workers.redisio.local_server import REDIS_BINARY, free_port
 
 pytestmark = pytest.mark.integration
 ROOT = Path(__file__).resolve().parents[2]

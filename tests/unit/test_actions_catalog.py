@@ -9,7 +9,7 @@ import pytest
 from config.capabilities import DEFAULT_CATALOG, ArgumentsError, CatalogError, load_catalog
 from core import parse_ui_capability_catalog
 from core.limits import CAPABILITY_DESCRIPTION_LENGTH, CAPABILITY_TITLE_LENGTH
-from workers.receipts import TERMINAL, TRANSITIONS, allowed
+from workers.actions.receipts import TERMINAL, TRANSITIONS, allowed
 
 ENTRY = '''
 [[capability]]
@@ -29,7 +29,7 @@ def write(tmp_path: Path, text: str, name: str = "c.toml") -> Path:
 
 
 def entry(**changes: str) -> str:
-    values = {"id": "read_file", "risk": "read", "callable": "workers.capabilities.files:read_file", **changes}
+    values = {"id": "read_file", "risk": "read", "callable": "workers.actions.capabilities.files:read_file", **changes}
     return ENTRY.format(**values)
 
 
@@ -128,7 +128,7 @@ def test_the_status_machine_table() -> None:
 
 
 def test_the_lua_status_machine_matches_the_python_table() -> None:
-    source = (Path(__file__).resolve().parents[2] / "workers" / "lua" / "receipt.lua").read_text()
+    source = (Path(__file__).resolve().parents[2] / "workers" / "redisio" / "lua" / "receipt.lua").read_text()
     for current, targets in TRANSITIONS.items():
         name = "[''] = " if current == "" else f"{current} = "
         line = next(text for text in source.splitlines() if text.strip().startswith(name))

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from config.capabilities import CapabilityContext
-from workers.capabilities.files import CapabilityError, read_file, write_file
+from workers.actions.capabilities.files import CapabilityError, read_file, write_file
 
 
 @pytest.fixture()

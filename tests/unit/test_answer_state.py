@@ -11,9 +11,7 @@ import pytest
 
 from config.settings import load_settings
 from core import hash_canonical_json, parse_answer_block
-from workers.answer_demo import EXAMPLES as SHIPPED
-from workers.answer_demo import run_answer_demo
-from workers.answer_state import (
+from core.answer._view_state import (
     MAX_ISSUES,
     ViewStateError,
     basis_of,
@@ -23,6 +21,8 @@ from workers.answer_state import (
     schema_digest,
     state_text,
 )
+from workers.cli.demo_answers import EXAMPLES as SHIPPED
+from workers.cli.demo_answers import run_answer_demo
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = json.loads((ROOT / "examples" / "answer-ui" / "view-state.json").read_text("utf-8"))

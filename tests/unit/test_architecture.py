@@ -1,4 +1,4 @@
-"""The shape of `core`, read from its source: one-way dependencies, no cycles, no I/O."""
+"""The shape of `core` and `workers`, read from their source: one-way dependencies, no cycles, no I/O in core."""
 
 from __future__ import annotations
 
@@ -6,7 +6,9 @@ import ast
 from functools import cache
 from pathlib import Path
 
-CORE = Path(__file__).resolve().parents[2] / "core"
+ROOT = Path(__file__).resolve().parents[2]
+CORE = ROOT / "core"
+WORKERS = ROOT / "workers"
 
 # Packages `core` must never import: the runtime, its settings, I/O, clocks and randomness.
 FORBIDDEN = ("workers", "config", "redis", "rq", "prometheus_client", "pydantic", "pydantic_settings",
@@ -14,18 +16,19 @@ FORBIDDEN = ("workers", "config", "redis", "rq", "prometheus_client", "pydantic"
 
 
 def _module_name(path: Path) -> str:
-    parts = path.relative_to(CORE.parent).with_suffix("").parts
+    parts = path.relative_to(ROOT).with_suffix("").parts
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
 @cache
-def _modules() -> dict[str, ast.Module]:
-    return {_module_name(path): ast.parse(path.read_text(), str(path)) for path in sorted(CORE.rglob("*.py"))}
+def _modules(package: Path = CORE) -> dict[str, ast.Module]:
+    return {_module_name(path): ast.parse(path.read_text(), str(path)) for path in sorted(package.rglob("*.py"))}
 
 
 def _imported(module: str, tree: ast.Module) -> set[str]:
     """Every module `module` imports, at the top or inside a function (relative ones resolved)."""
-    package = module if (CORE.parent / module.replace(".", "/") / "__init__.py").exists() else module.rpartition(".")[0]
+    package = module if (ROOT / module.replace(".", "/") / "__init__.py").exists() else module.rpartition(".")[0]
+    known = _modules(ROOT / module.split(".")[0])
     names: set[str] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
@@ -36,12 +39,12 @@ def _imported(module: str, tree: ast.Module) -> set[str]:
                 anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
                 base = ".".join([*anchor, base] if base else anchor)
             names.add(base)
-            names.update(f"{base}.{alias.name}" for alias in node.names if f"{base}.{alias.name}" in _modules())
+            names.update(f"{base}.{alias.name}" for alias in node.names if f"{base}.{alias.name}" in known)
     return names
 
 
-def _core_graph() -> dict[str, set[str]]:
-    modules = _modules()
+def _graph(package: Path = CORE) -> dict[str, set[str]]:
+    modules = _modules(package)
     return {name: {other for other in _imported(name, tree) if other in modules and other != name}
             for name, tree in modules.items()}
 
@@ -70,7 +73,7 @@ def _cycle(graph: dict[str, set[str]]) -> list[str]:
 
 
 def test_the_import_graph_of_core_has_no_cycle() -> None:
-    assert _cycle(_core_graph()) == []
+    assert _cycle(_graph()) == []
 
 
 def test_the_cycle_finder_reports_a_cycle() -> None:
@@ -101,7 +104,7 @@ def test_core_reads_no_environment_and_no_clock() -> None:
 
 def test_each_subpackage_says_in_one_docstring_what_it_offers() -> None:
     for name, tree in _modules().items():
-        if (CORE.parent / name.replace(".", "/") / "__init__.py").exists() and name != "core":
+        if (ROOT / name.replace(".", "/") / "__init__.py").exists() and name != "core":
             assert ast.get_docstring(tree), name
             assert [type(node) for node in tree.body] == [ast.Expr], f"{name}/__init__.py holds only its docstring"
 
@@ -116,7 +119,7 @@ def test_helper_modules_are_private_by_name() -> None:
         leaf = name.rpartition(".")[2]
         if leaf.startswith("_") or name in homes or name in commands or name in {"core.errors", "core.limits"}:
             continue
-        if (CORE.parent / name.replace(".", "/") / "__init__.py").exists():
+        if (ROOT / name.replace(".", "/") / "__init__.py").exists():
             continue
         raise AssertionError(f"{name} holds no public name: make it `_`-private")
 
@@ -149,3 +152,45 @@ def test_a_place_prints_as_an_escaped_json_pointer() -> None:
     assert ROOT.pointer == ""
     assert (ROOT / "root" / "children" / 3 / "props").pointer == "/root/children/3/props"
     assert (ROOT / "state" / "a/b~c").pointer == "/state/a~1b~0c"
+
+
+# -- workers: one folder per concept, dependencies pointing down ----------------------------
+
+# What each folder of `workers` may import from the others (bottom to top).  Nothing imports
+# the command line; the client library needs only the wire contract and the Redis layer.
+WORKERS_LAYERS: dict[str, set[str]] = {
+    "wire": set(),  # entries, replies, error codes, names: the wire contract's formats
+    "redisio": {"wire"},  # connections, error translation, keys, scripts and lua/, replies, durability
+    "observability": {"wire", "redisio"},  # Prometheus metrics
+    "sessions": {"wire", "redisio"},  # a session's stored state, its cache and its owner
+    "streams": {"wire", "redisio", "sessions"},  # the stream tools of seed 001
+    "actions": {"wire", "redisio", "sessions", "observability"},  # seed 000 section 11 and its RQ jobs
+    "answers": {"wire", "redisio", "sessions", "observability"},  # answer-ui@1 tools and view state
+    "runtime": {"wire", "redisio", "sessions", "observability", "streams", "actions", "answers"},
+    "client": {"wire", "redisio"},
+    "cli": {"wire", "redisio", "sessions", "observability", "streams", "actions", "answers", "runtime", "client"},
+}
+
+
+def _folder(module: str) -> str:
+    return module.split(".")[1] if module.count(".") else ""
+
+
+def test_workers_is_one_folder_per_concept_and_nothing_else() -> None:
+    assert {_folder(name) for name in _modules(WORKERS)} == {"", *WORKERS_LAYERS}
+    assert [name for name in _modules(WORKERS) if _folder(name) == ""] == ["workers"]
+
+
+def test_each_workers_folder_imports_only_the_folders_beneath_it() -> None:
+    for name, imported in _graph(WORKERS).items():
+        for other in imported:
+            if _folder(other) != _folder(name):
+                assert _folder(other) in WORKERS_LAYERS[_folder(name)], f"{name} imports {other}"
+
+
+def test_the_import_graph_of_workers_has_no_cycle() -> None:
+    assert _cycle(_graph(WORKERS)) == []
+
+
+def test_the_workers_layers_have_no_cycle() -> None:
+    assert _cycle(WORKERS_LAYERS) == []

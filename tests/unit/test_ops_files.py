@@ -15,7 +15,7 @@ import yaml
 from prometheus_client import CollectorRegistry
 
 from tests.external_tools import needs, require
-from workers.metrics import Metrics
+from workers.observability.metrics import Metrics
 
 ROOT = Path(__file__).resolve().parents[2]
 METRIC = re.compile(r"\biui_[a-z_]+")

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from workers.demo import EXAMPLES
+from workers.cli.demo import EXAMPLES
 
 ROOT = Path(__file__).resolve().parents[2]
 SOURCES = ("pyproject.toml", "README.md", "core", "workers", "config")
@@ -55,7 +55,7 @@ def test_iui_demo_runs_from_a_wheel_installed_in_a_fresh_venv(tmp_path):
     assert build.returncode == 0, build.stdout[-2000:] + build.stderr[-2000:]
     wheel = next(wheels.glob("intelligent_ui_host-*.whl"))
     names = zipfile.ZipFile(wheel).namelist()
-    assert "workers/demo_examples/stream-initial.json" in names and "workers/lua/commit.lua" in names
+    assert "workers/cli/demo_examples/stream-initial.json" in names and "workers/redisio/lua/commit.lua" in names
     # An isolated venv that holds the wheel alone; a .pth appends the directories where this interpreter
     # finds its distributions (a venv's or the system's site-packages: the dependencies), so nothing is
     # downloaded and the wheel, first on sys.path, is what runs.  A .pth line that names a directory does

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import contextlib
 
-from workers.cache import ENTRY_OVERHEAD, MISSING, PARSED_FACTOR, GenerationCache, estimate
+from workers.sessions.cache import ENTRY_OVERHEAD, MISSING, PARSED_FACTOR, GenerationCache, estimate
 
 
 def test_an_entry_is_estimated_at_its_parsed_size() -> None:

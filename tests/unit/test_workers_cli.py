@@ -124,7 +124,7 @@ def test_a_redis_that_never_answers_fails_in_one_line_within_the_command_timeout
 
 
 def test_version_prints_the_installed_version(capsys: pytest.CaptureFixture[str]) -> None:
-    from workers.metrics import build_version
+    from workers.observability.metrics import build_version
 
     with pytest.raises(SystemExit) as exit_:
         main(["--version"])
@@ -134,7 +134,7 @@ def test_version_prints_the_installed_version(capsys: pytest.CaptureFixture[str]
 def test_every_option_of_every_command_has_help() -> None:
     import argparse
 
-    from workers.cli import build_parser
+    from workers.cli.main import build_parser
 
     def check(parser: argparse.ArgumentParser, path: str) -> None:
         for action in parser._actions:

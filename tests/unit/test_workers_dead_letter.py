@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from workers.dead_letter import MAX_FIELDS, bounded_copy
-from workers.entry import address_of, parse_entry
-from workers.errors import MalformedEntry
+from workers.redisio.dead_letter import MAX_FIELDS, bounded_copy
+from workers.wire.entry import address_of, parse_entry
+from workers.wire.errors import MalformedEntry
 
 ENTRY = {"session": "s", "request": "r", "kind": "tool", "name": "intelligent_ui", "call": "c", "body": "{}"}
 

@@ -10,7 +10,7 @@ from types import FrameType
 
 import pytest
 
-from workers.deadline import CapabilityTimeout, deadline
+from workers.actions.deadline import CapabilityTimeout, deadline
 
 
 @pytest.fixture()

@@ -6,9 +6,9 @@ import zlib
 
 import pytest
 
-from workers.entry import address_of, parse_body, parse_entry
-from workers.errors import MalformedEntry
-from workers.keys import Keys, partition_of
+from workers.redisio.keys import Keys, partition_of
+from workers.wire.entry import address_of, parse_body, parse_entry
+from workers.wire.errors import MalformedEntry
 
 
 def test_the_partition_is_crc32_of_the_utf8_session_modulo_p() -> None:

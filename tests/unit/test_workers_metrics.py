@@ -7,9 +7,9 @@ from pathlib import Path
 
 from prometheus_client import CollectorRegistry
 
-from workers.dead_letter import DEAD_LETTER_REASONS
-from workers.errors import REJECTION_CODES
-from workers.metrics import ENTRY_KINDS, ENTRY_TOOLS, OUTCOMES, Metrics, build_version
+from workers.observability.metrics import ENTRY_KINDS, ENTRY_TOOLS, OUTCOMES, Metrics, build_version
+from workers.redisio.dead_letter import DEAD_LETTER_REASONS
+from workers.wire.errors import REJECTION_CODES
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -38,7 +38,7 @@ def test_every_code_the_runtime_raises_is_a_known_rejection_code():
 
 
 def test_every_dead_letter_reason_the_consumer_writes_is_known():
-    source = (ROOT / "workers" / "partition.py").read_text()
+    source = (ROOT / "workers" / "runtime" / "partition.py").read_text()
     written = set(re.findall(r'self\._dead\([^)]*?"([a-z_]+)"', source, re.DOTALL))
     assert written and written <= set(DEAD_LETTER_REASONS), written
 

@@ -18,10 +18,10 @@ from hypothesis import strategies as st
 from prometheus_client import CollectorRegistry
 
 from config.settings import load_settings
-from workers.keys import CONSUMER, GROUP, Keys, ui_field
-from workers.metrics import Metrics
-from workers.partition import PartitionConsumer
-from workers.scripts import Scripts
+from workers.observability.metrics import Metrics
+from workers.redisio.keys import CONSUMER, GROUP, Keys, ui_field
+from workers.redisio.scripts import Scripts
+from workers.runtime.partition import PartitionConsumer
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 DOCUMENT = json.loads((EXAMPLES / "stream-initial.json").read_text("utf-8"))

@@ -9,10 +9,10 @@ import pytest
 from core.errors import Issue
 from core.json.canonical import canonical_json_string, hash_canonical_json
 from core.json.safe import assert_safe_json
-from workers.demo import tree_lines
-from workers.entry import error_reply
-from workers.errors import HostError
-from workers.tools import call_content, receipt
+from workers.cli.demo import tree_lines
+from workers.streams.tools import call_content, receipt
+from workers.wire.entry import error_reply
+from workers.wire.errors import HostError
 
 
 def test_the_receipt_names_every_cursor_field() -> None:

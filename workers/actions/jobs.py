@@ -1,0 +1,253 @@
+"""Capabilities as RQ jobs: enqueueing (`JobQueue`) and the job itself (`run_operation`).
+
+The partition owner commits `queued` first and enqueues afterwards, with the operation id as
+the RQ job id and `unique=True`, so an enqueue repeated after a fail-over is a no-op.  RQ
+never retries a job: a lost run ends `unknown` (see `workers.reaper`), never re-executed.
+
+The job, in the RQ worker process (its settings come from the same `IUI_*` variables):
+
+1. keeps a heartbeat key alive while it runs (the reaper's evidence that it is alive);
+2. reports `running` as a `kind=result` entry and waits for that entry's reply: only a
+   committed `queued -> running` lets it go on (a cancelled, repeated or unconfirmed run
+   exits without touching anything);
+3. runs the capability with validated arguments, cut at the capability's declared `timeout`
+   (`workers.deadline`), and reports `succeeded` (public fields only), `failed` (an error the
+   capability raised) or `unknown` (it was stopped: its own timeout, RQ's job timeout,
+   SystemExit, KeyboardInterrupt - its side effect may or may not have happened), then lets
+   the heartbeat lapse.
+
+RQ's `job_timeout` bounds the whole job: `IUI_JOB_START_TIMEOUT_S` (the longest wait for the
+`running` report's commit) + the capability's timeout + `JOB_GRACE_S` for the reports.
+
+Every report carries the operation's secret; the owner refuses reports without it.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import math
+import secrets
+import threading
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from config.capabilities import ArgumentsError, Capability, CapabilityContext, Catalog, load_catalog
+from config.settings import Settings, load_settings
+
+from ..redisio.connection import text
+from ..redisio.durability import Durability
+from ..redisio.keys import Keys
+from ..redisio.replies import ReplyTimeout, await_reply
+from ..wire.entry import dumps, loads
+from .capabilities.files import CapabilityError
+from .deadline import CapabilityTimeout, deadline
+
+log = logging.getLogger(__name__)
+JOB_FUNCTION = "workers.actions.jobs.run_operation"
+RESULT_TTL_S = 86_400
+ENQUEUED, EXISTS = "enqueued", "exists"
+JOB_GRACE_S = 5  # RQ's job timeout beyond the start wait and the capability: heartbeat and reports
+UNSURE = "its side effect may or may not have happened (it is not re-executed)"
+
+
+def job_timeout(settings: Settings, capability: Capability | None) -> int:
+    """RQ's timeout of an operation's whole job, in whole seconds (see the module docstring)."""
+    run_s = capability.spec.timeout_s if capability else 60.0
+    return math.ceil(settings.job_start_timeout_s + run_s) + JOB_GRACE_S
+
+
+def _stopped_from_outside(error: BaseException) -> bool:
+    """RQ's timeout, SystemExit, KeyboardInterrupt...: raised in the capability's frame, never its own error."""
+    from rq.timeouts import BaseTimeoutException
+
+    return isinstance(error, BaseTimeoutException) or not isinstance(error, Exception)
+
+
+class JobQueue:
+    """Enqueues, inspects and cancels operation jobs on RQ's Redis."""
+
+    def __init__(self, *, redis: Any, settings: Settings, catalog: Catalog) -> None:
+        self._redis = redis
+        self._settings = settings
+        self._catalog = catalog
+
+    def enqueue(self, payload: Mapping[str, Any]) -> str:
+        """Enqueue the job of an operation once (`ENQUEUED`), or find it there already (`EXISTS`)."""
+        from rq import Queue
+        from rq.exceptions import DuplicateJobError
+
+        capability = self._catalog.get(str(payload["capabilityId"]))
+        queue = capability.spec.queue if capability else "iui"
+        try:
+            Queue(queue, connection=self._redis).enqueue_call(
+                JOB_FUNCTION, args=(dict(payload),), job_id=str(payload["operationId"]),
+                timeout=job_timeout(self._settings, capability),
+                result_ttl=RESULT_TTL_S, failure_ttl=RESULT_TTL_S,
+                description=f"iui operation {payload['capabilityId']}", unique=True)
+        except DuplicateJobError:
+            return EXISTS
+        return ENQUEUED
+
+    def status(self, op: str) -> str | None:
+        """RQ's status of the operation's job (`queued`, `started`, `finished`, `failed`...), or None."""
+        from rq.exceptions import NoSuchJobError
+        from rq.job import Job
+
+        try:
+            return str(Job.fetch(op, connection=self._redis).get_status(refresh=False).value)
+        except NoSuchJobError:
+            return None
+
+    def cancel(self, op: str) -> None:
+        """Take a queued job off its queue so it never starts (a run that starts anyway is refused)."""
+        from rq.exceptions import InvalidJobOperation, NoSuchJobError
+        from rq.job import Job
+
+        try:
+            job = Job.fetch(op, connection=self._redis)
+            if job.get_status(refresh=False).value in ("queued", "deferred", "scheduled"):
+                job.cancel()
+        except (NoSuchJobError, InvalidJobOperation):
+            pass
+
+
+@functools.lru_cache(maxsize=4)
+def _catalog(path: str, mtime: float) -> Catalog:
+    return load_catalog(path)
+
+
+def catalog_of(settings: Settings) -> Catalog:
+    """The catalog of this process (re-read when the file changes)."""
+    path = Path(settings.capabilities)
+    return _catalog(str(path), path.stat().st_mtime if path.exists() else 0.0)
+
+
+class _Heartbeat:
+    """Keeps `{prefix}:{pN}:hb:<session>:<op>` alive (PX) until stopped; it then lapses by itself."""
+
+    def __init__(self, redis: Any, key: str, ttl_ms: int) -> None:
+        self._redis, self._key, self._ttl_ms = redis, key, ttl_ms
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._beat, name="iui-heartbeat", daemon=True)
+
+    def __enter__(self) -> _Heartbeat:
+        self._redis.set(self._key, "1", px=self._ttl_ms)
+        self._thread.start()
+        return self
+
+    def _beat(self) -> None:
+        while not self._stop.wait(self._ttl_ms / 3000):
+            try:
+                self._redis.set(self._key, "1", px=self._ttl_ms)
+            except Exception:
+                log.warning("heartbeat of %s failed", self._key)
+
+    def __exit__(self, *exc: Any) -> None:
+        self._stop.set()
+        self._thread.join(timeout=5)
+
+
+class OperationRun:
+    """One execution of an operation's job."""
+
+    def __init__(self, *, redis: Any, settings: Settings, payload: Mapping[str, Any], catalog: Catalog) -> None:
+        self._redis = redis
+        self._settings = settings
+        self._payload = payload
+        self._catalog = catalog
+        self._keys = Keys(str(payload["prefix"]))
+        self._partition = int(payload["partition"])
+        self._session = str(payload["session"])
+        self._op = str(payload["operationId"])
+        self._token = secrets.token_hex(8)  # names this run's reply keys
+
+    def _report(self, name: str, **body: Any) -> str:
+        request = f"{self._op}.{name}.{self._token}"
+        fields = {"session": self._session, "request": request, "kind": "result", "name": name, "call": self._op,
+                  "body": dumps({"operationId": self._op, "secret": self._payload["secret"], **body})}
+        self._redis.xadd(self._keys.input(self._partition), fields)
+        return request
+
+    def _reply(self, request: str, timeout: float) -> dict[str, Any] | None:
+        durability = Durability.parse(text(self._redis.hget(self._keys.meta, "durability")) or "fast")
+        try:
+            value = await_reply(self._redis, self._keys.reply(self._partition, self._session, request), timeout,
+                                durability)
+        except ReplyTimeout:  # not confirmed on the replicas: as if no reply came (nothing is run)
+            return None
+        return None if value is None else loads(value)
+
+    def run(self) -> str:
+        """Report running, run the capability once if that was committed, report the outcome."""
+        capability = self._catalog.get(str(self._payload["capabilityId"]))
+        if capability is None:
+            self._report("failed", message="the capability is not configured on the RQ worker")
+            return "failed"
+        heartbeat = self._keys.heartbeat(self._partition, self._session, self._op)
+        with _Heartbeat(self._redis, heartbeat, self._settings.job_heartbeat_ms):
+            started = self._reply(self._report("running"), self._settings.job_start_timeout_s)
+            if not started or not started.get("ok"):
+                reason = "no reply" if not started else started["error"]["code"]
+                log.warning("operation %s not started (%s); nothing was run", self._op, reason)
+                return "not_started"
+            try:
+                status, body = self._execute(capability)
+            except BaseException as error:  # stopped from outside while the capability ran
+                self._stopped(error)
+                raise
+            self._report(status, **body)
+        return status
+
+    def _stopped(self, error: BaseException) -> None:
+        """Report `unknown` for a run stopped from outside (best effort: else the reaper rules it)."""
+        log.warning("operation %s: stopped by %s while the capability ran", self._op, type(error).__name__)
+        try:
+            self._report("unknown", message=f"stopped: the job was stopped ({type(error).__name__}) while the "
+                                            f"capability ran; {UNSURE}")
+        except Exception:
+            log.exception("operation %s: the unknown report failed; the reaper rules it", self._op)
+
+    def _execute(self, capability: Capability) -> tuple[str, dict[str, Any]]:
+        try:
+            arguments = capability.validate_arguments(self._payload["arguments"])
+        except ArgumentsError as error:
+            return "failed", {"message": f"argument_mismatch: {error}"}
+        if capability.wants_context:
+            arguments["context"] = CapabilityContext(files_root=Path(self._settings.files_root),
+                                                     max_file_bytes=self._settings.max_file_bytes)
+        try:
+            with deadline(capability.spec.timeout_s):
+                result = capability.function(**arguments)
+        except CapabilityTimeout:
+            log.warning("operation %s: capability %s ran past its timeout", self._op, capability.id)
+            return "unknown", {"message": f"timeout: the capability did not finish within "
+                                          f"{capability.spec.timeout_s:g} s and was stopped; {UNSURE}"}
+        except CapabilityError as error:
+            return "failed", {"message": f"{error.code}: {error}"}
+        except Exception as error:
+            if _stopped_from_outside(error):
+                raise
+            log.exception("operation %s: capability %s raised", self._op, capability.id)
+            return "failed", {"message": f"the capability raised {type(error).__name__}"}
+        public = capability.public_result(result)  # private fields never leave the job
+        try:
+            orjson.dumps(public)
+        except TypeError:
+            return "failed", {"message": "the capability returned a result that is not JSON"}
+        return "succeeded", {"result": public}
+
+
+def run_operation(payload: dict[str, Any]) -> str:
+    """The RQ job of one operation (see the module docstring); returns the reported status."""
+    from ..redisio.connection import connect
+
+    settings = load_settings()
+    redis = connect(settings.redis_url)
+    try:
+        return OperationRun(redis=redis, settings=settings, payload=payload, catalog=catalog_of(settings)).run()
+    finally:
+        redis.close()

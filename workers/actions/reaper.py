@@ -1,0 +1,96 @@
+"""The reaper of a partition: lost jobs become `unknown`, queued operations get their job.
+
+It runs in the partition owner's thread between reads, so its receipt changes are fenced
+commits of the one writer like any other.  Each sweep looks at the partition's active
+operations (`queued` and `running`, oldest first):
+
+- `queued` without an RQ job (the owner crashed between the commit and the enqueue): enqueue
+  it, idempotently (job id = operation id, `unique=True`);
+- `queued` whose job ended in RQ (`failed`/`stopped`) before its `running` report was
+  committed: `failed` - the capability was never called, because a job only runs it after
+  `queued -> running` was committed;
+- `running` whose job heartbeat has lapsed (its RQ worker or work horse died: SIGKILL, OOM,
+  a lost host, RQ's horse monitor; a job stopped by a timeout reports `unknown` itself):
+  `unknown`.  It is never re-executed: the side effect may or
+  may not have happened.  The verdict is only given while the partition stream holds nothing
+  newer than what the owner has read, so an outcome report the job added just before its
+  heartbeat lapsed is always applied first.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from ..redisio.connection import text
+from ..redisio.keys import Keys
+from .jobs import JobQueue
+from .outcomes import OutcomeHandler
+from .receipts import ReceiptChange, read_record
+
+log = logging.getLogger(__name__)
+SWEEP_LIMIT = 256  # operations looked at per sweep
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """A receipt change the reaper decided, with its metric label."""
+
+    change: ReceiptChange
+    capability: str
+    status: str
+
+
+class Reaper:
+    """Finds lost and never-enqueued jobs among the active operations of one partition."""
+
+    def __init__(self, *, redis: Any, keys: Keys, partition: int, jobs: JobQueue, outcomes: OutcomeHandler,
+                 heartbeat_ms: int) -> None:
+        self._redis = redis
+        self._keys = keys
+        self._partition = partition
+        self._jobs = jobs
+        self._outcomes = outcomes
+        self._heartbeat_ms = heartbeat_ms
+
+    def sweep(self, now_ms: int, quiet: Callable[[], bool]) -> list[Verdict]:
+        """Enqueue missing jobs; return the verdicts to commit (only if `quiet()` holds)."""
+        active = self._keys.active_operations(self._partition)
+        members = [text(m) for m in self._redis.zrange(active, 0, SWEEP_LIMIT - 1)]
+        verdicts: list[Verdict] = []
+        lost: list[tuple[str, Any]] = []
+        for member in members:
+            session, _, op = member.partition(" ")
+            record = read_record(self._redis, self._keys.operations(self._partition, session), op)
+            if record is None or record.status not in ("queued", "running"):
+                self._redis.zrem(active, member)  # the receipt is gone or final: never wrong to drop
+                continue
+            if record.status == "queued":
+                verdict = self._queued(session, record)
+                if verdict is not None:
+                    verdicts.append(verdict)
+            elif now_ms - record.updated_at > self._heartbeat_ms:
+                lost.append((session, record))
+        if lost:
+            beats = self._redis.mget([self._keys.heartbeat(self._partition, s, r.operation_id) for s, r in lost])
+            for (session, record), beat in zip(lost, beats, strict=True):
+                if beat is None:
+                    verdicts.append(Verdict(self._outcomes.verdict(
+                        session, record, "unknown", "the job was lost with its worker; it is not re-executed "
+                        "and its side effect may or may not have happened"), record.capability, "unknown"))
+        return verdicts if verdicts and quiet() else []
+
+    def _queued(self, session: str, record: Any) -> Verdict | None:
+        status = self._jobs.status(record.operation_id)
+        if status is None and record.job is not None and record.secret:
+            self._jobs.enqueue({**record.job, "secret": record.secret})
+            log.info("partition %d: enqueued the job of %s", self._partition, record.operation_id)
+            return None
+        if status in ("failed", "stopped"):
+            return Verdict(self._outcomes.verdict(session, record, "failed",
+                                                  "the job ended before it started the capability"),
+                           record.capability, "failed")
+        return None
+

@@ -1,0 +1,136 @@
+"""Prometheus metrics of a worker process, registered on an explicit `CollectorRegistry`.
+
+Labels are low-cardinality only (kind, tool, outcome, reason, partition); session and
+request ids never become labels.
+"""
+
+from __future__ import annotations
+
+import platform
+from importlib.metadata import PackageNotFoundError, version
+
+from prometheus_client import (
+    CollectorRegistry,
+    Counter,
+    Gauge,
+    GCCollector,
+    Histogram,
+    PlatformCollector,
+    ProcessCollector,
+    generate_latest,
+)
+
+from core.stream._checkpoint import FRAME_TYPES
+
+from ..redisio.dead_letter import DEAD_LETTER_REASONS
+from ..wire.errors import REJECTION_CODES
+from ..wire.names import ACTION_NAMES, ANSWER_TOOLS, RESULT_NAMES, TOOLS, VIEW_NAMES
+
+_LATENCY_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5)
+_FRAME_BUCKETS = (1, 2, 4, 8, 16, 32, 64, 128, 256)
+_BYTE_BUCKETS = tuple(2 ** n for n in range(10, 25, 2))
+_JOB_BUCKETS = (0.005, 0.01, 0.05, 0.1, 0.5, 1.0, 5.0, 10.0, 30.0, 60.0, 300.0, 1800.0)
+DISTRIBUTION = "intelligent-ui-host"
+# The known label values, so every labelled counter exports 0 from start-up: a first dead letter
+# or a first rejection of a reason is then an increase(), not a series appearing from nothing.
+ENTRY_KINDS = ("tool", "action", "result", "view", "other")
+ENTRY_TOOLS = tuple(dict.fromkeys((*TOOLS, *ANSWER_TOOLS, *ACTION_NAMES, *RESULT_NAMES, *VIEW_NAMES, "other")))
+OUTCOMES = ("accepted", "resent", "rejected", "dead_letter")
+
+
+def entry_label(fields: dict[str, str]) -> str:
+    """The `tool` label of an entry: its tool, request or report name when known, else `other`."""
+    name, kind = fields.get("name", ""), fields.get("kind", "")
+    known = TOOLS if kind == "tool" else ACTION_NAMES if kind == "action" else RESULT_NAMES if kind == "result" else ()
+    known = (*known, *ANSWER_TOOLS) if kind == "tool" else VIEW_NAMES if kind == "view" else known
+    return name if name in known else "other"
+
+
+def build_version() -> str:
+    """The installed distribution's version (`unknown` when run from a tree that is not installed)."""
+    try:
+        return version(DISTRIBUTION)
+    except PackageNotFoundError:
+        return "unknown"
+
+
+class Metrics:
+    """Every metric the runtime exports."""
+
+    def __init__(self, *, registry: CollectorRegistry) -> None:
+        self.registry = registry
+        self.entries = Counter("iui_entries_processed_total", "Input entries processed.",
+                               ["kind", "tool", "outcome"], registry=registry)
+        self.rejections = Counter("iui_rejections_total", "Rejected requests by reason.",
+                                  ["reason"], registry=registry)
+        self.latency = Histogram("iui_processing_seconds", "Time to validate and commit one entry.",
+                                 ["tool"], buckets=_LATENCY_BUCKETS, registry=registry)
+        self.frames = Counter("iui_frames_published_total", "Accepted frames published.",
+                              ["type"], registry=registry)
+        self.generation_frames = Histogram("iui_generation_frames",
+                                           "Frames used by a generation at its terminal frame.",
+                                           buckets=_FRAME_BUCKETS, registry=registry)
+        self.generation_bytes = Histogram("iui_generation_bytes",
+                                          "Frame bytes used by a generation at its terminal frame.",
+                                          buckets=_BYTE_BUCKETS, registry=registry)
+        self.leases_held = Gauge("iui_leases_held", "Partition leases held by this process.", registry=registry)
+        self.leases_acquired = Counter("iui_leases_acquired_total", "Partition leases acquired.", registry=registry)
+        self.leases_lost = Counter("iui_leases_lost_total", "Partition leases lost (fenced or expired).",
+                                   registry=registry)
+        self.leases_taken = Counter("iui_leases_taken_total",
+                                    "Renewals that found another owner in a lease this process held (it "
+                                    "stopped serving the partition at once).", registry=registry)
+        self.leases_released = Counter("iui_leases_released_total", "Partition leases released on purpose.",
+                                       registry=registry)
+        self.lag = Gauge("iui_partition_lag",
+                         "Entries not yet processed (undelivered plus pending) in an owned partition.",
+                         ["partition"], registry=registry)
+        self.dead_lettered = Counter("iui_dead_lettered_total", "Entries moved to a dead-letter stream.",
+                                     ["reason"], registry=registry)
+        self.redis_errors = Counter("iui_redis_errors_total", "Transient Redis errors retried.", registry=registry)
+        self.partitions = Gauge("iui_partitions", "Configured partition count P (IUI_PARTITIONS).", registry=registry)
+        self.build_info = Gauge("iui_build_info", "Always 1; the labels name the running build.",
+                                ["version", "python"], registry=registry)
+        self.build_info.labels(build_version(), platform.python_version()).set(1)
+        # The action runtime (labels: capability ids of the admin catalog, or "agent"; statuses).
+        self.receipts = Counter("iui_receipts_total", "Committed receipt changes by capability and new status.",
+                                ["capability", "status"], registry=registry)
+        self.job_seconds = Histogram("iui_job_seconds", "Time from running to the outcome of an operation.",
+                                     ["capability"], buckets=_JOB_BUCKETS, registry=registry)
+        self.unknown_outcomes = Counter("iui_unknown_outcomes_total",
+                                        "Operations whose job was lost (status unknown, never re-executed).",
+                                        ["capability"], registry=registry)
+        self.confirmation_wait = Histogram("iui_confirmation_wait_seconds",
+                                           "Time an operation waited for its approval or denial.",
+                                           ["capability"], buckets=_JOB_BUCKETS, registry=registry)
+        self.jobs_enqueued = Counter("iui_jobs_enqueued_total", "RQ jobs enqueued (by the commit or the reaper).",
+                                     ["capability"], registry=registry)
+        ProcessCollector(registry=registry)
+        PlatformCollector(registry=registry)
+        GCCollector(registry=registry)
+        self._initialise_labels()
+
+    def _initialise_labels(self) -> None:
+        for kind in ENTRY_KINDS:
+            for tool in ENTRY_TOOLS:
+                for outcome in OUTCOMES:
+                    self.entries.labels(kind, tool, outcome)
+        for code in REJECTION_CODES:
+            self.rejections.labels(code)
+        for reason in DEAD_LETTER_REASONS:
+            self.dead_lettered.labels(reason)
+        for frame_type in FRAME_TYPES:
+            self.frames.labels(frame_type)
+        for tool in ENTRY_TOOLS:
+            self.latency.labels(tool)
+
+    def initialise_capabilities(self, capability_ids: list[str]) -> None:
+        """Export 0 for every capability of the catalog (and `none`) from start-up, so the first
+        unknown outcome of one is an `increase()` the alert sees, not a series appearing at 1."""
+        for capability in (*capability_ids, "none"):
+            self.unknown_outcomes.labels(capability)
+            self.jobs_enqueued.labels(capability)
+
+    def exposition(self) -> str:
+        """The text exposition format of every metric."""
+        return generate_latest(self.registry).decode("utf-8")

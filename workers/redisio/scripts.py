@@ -1,0 +1,459 @@
+"""The Lua scripts of `workers/redisio/lua/` and their one typed wrapper each.
+
+Scripts are read with `importlib.resources` and registered once per client with
+`redis.Script` (EVALSHA with a NOSCRIPT fallback).  Nothing else calls them.
+
+On a Redis Cluster (a `RedisCluster` client) the scripts that publish are registered with
+SPUBLISH (sharded pub/sub: the channel carries the partition's hash tag, so it lives on the
+script's shard), and pipelined calls are plain EVALSHA commands, which redis-py's cluster
+pipeline sends to the node of their keys' slot (it refuses pipelined `Script` objects).
+"""
+
+from __future__ import annotations
+
+import enum
+import logging
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from importlib import resources
+from importlib.resources.abc import Traversable
+from pathlib import Path
+from typing import Any
+
+from ..wire.errors import Fenced, OutOfOrder, StaleCache
+from .connection import ScriptUnavailable, field_map, is_cluster, is_no_script, node_of, text, wait_replicated
+from .dead_letter import DeadLetterPolicy, bounded_copy
+
+log = logging.getLogger(__name__)
+
+_NAMES = ("lease_acquire", "lease_renew", "lease_release", "read", "commit", "reply", "plain", "dead", "owner")
+NEW = ">"  # read mode: entries never delivered to the group
+PENDING = "0"  # read mode: the consumer's delivered but unacknowledged entries
+PUBLISH, SPUBLISH = "redis.call('PUBLISH', ", "redis.call('SPUBLISH', "
+ACQUIRE_WAIT_MS = 200  # how long a new lease's epoch may take to reach the slot's replicas
+
+
+def script_source(name: str, *, sharded: bool = False) -> str:
+    """The text of `workers/redisio/lua/<name>.lua`; `sharded` publishes with SPUBLISH (Redis Cluster)."""
+    try:
+        folder: Traversable = resources.files("workers.redisio").joinpath("lua")
+    except NotADirectoryError:  # an editable install seen as a namespace package
+        folder = Path(__file__).with_name("lua")
+    source = folder.joinpath(f"{name}.lua").read_text("utf-8")
+    return source.replace(PUBLISH, SPUBLISH) if sharded else source
+
+
+def register_scripts(redis: Any, names: Sequence[str]) -> dict[str, Any]:
+    """`redis.Script` objects of `names` on a client (SPUBLISH variants on a cluster client)."""
+    sharded = is_cluster(redis)
+    return {name: redis.register_script(script_source(name, sharded=sharded)) for name in names}
+
+
+class Acquired(enum.StrEnum):
+    """Outcome of a lease acquisition (the code `lease_acquire.lua` returns)."""
+
+    ACQUIRED = "acquired"
+    HELD = "held"
+
+
+class Code(enum.StrEnum):
+    """The named codes the other scripts return (each script's header says which and when)."""
+
+    OK = "ok"
+    FENCED = "fenced"  # the lease is gone or held under another fence: nothing written
+    RENEWED = "renewed"
+    RELEASED = "released"
+    STALE = "stale"  # a CAS failed: the caller's read is out of date
+    GAP = "gap"  # an older entry of the partition is still pending: nothing written
+    DELETED = "deleted"
+    EXISTS = "exists"
+    FULL = "full"
+    NOT_FINAL = "not_final"
+    DUPLICATE = "duplicate"
+    TOO_LARGE = "too_large"
+    OVER_BUDGET = "over_budget"
+    FORBIDDEN = "forbidden"
+    REF_FULL = "ref_full"
+    SESSION_FULL = "session_full"
+    SECRET = "secret"
+    BEFORE_CREATED = "before_created"
+
+
+def reply_code(reply: Any) -> Code:
+    """The named code of a script's reply: the reply itself, or the first element of a table."""
+    return Code(text(reply[0] if isinstance(reply, list) else reply))
+
+
+def check_owner(code: Code, lease_key: str) -> None:
+    """Raise what an entry-ending script's ownership codes mean: `Fenced` or `OutOfOrder`."""
+    if code is Code.FENCED:
+        raise Fenced(lease_key)
+    if code is Code.GAP:
+        raise OutOfOrder(lease_key)
+
+
+@dataclass(frozen=True, slots=True)
+class Renewal:
+    """A renewed lease and the entries pending in its partition's consumer group."""
+
+    pending: int
+
+
+@dataclass(frozen=True, slots=True)
+class LostLease:
+    """A renewal that found the lease expired (`holder` "") or held under another fence."""
+
+    holder: str
+    epoch: str
+
+
+@dataclass(frozen=True, slots=True)
+class LeaseAttempt:
+    """The result of `lease_acquire`: the new epoch and fence ("<epoch>:<owner>"), or the current holder."""
+
+    outcome: Acquired
+    epoch: int = 0
+    fence: str = ""
+    holder: str = ""
+
+
+def _attempt(result: Any) -> LeaseAttempt:
+    """The `LeaseAttempt` of one `lease_acquire` reply."""
+    if text(result[0]) == Acquired.ACQUIRED:
+        return LeaseAttempt(Acquired.ACQUIRED, epoch=int(result[1]), fence=text(result[2]))
+    return LeaseAttempt(Acquired.HELD, holder=text(result[1]))
+
+
+@dataclass(frozen=True, slots=True)
+class CommitPlan:
+    """Everything the commit script needs for one accepted stream call."""
+
+    session_keys: tuple[str, str, str, str]  # Keys.session_keys: session, generations, frame log, plain
+    reply_key: str
+    expected_seq: int
+    expected_generation: int
+    new_generation: int
+    digest: str
+    frame: str
+    reply: str
+    channel: str
+    ui_field: str  # session hash field of the uiId's latest generation
+    field_prefix: str  # "<uiId>:<generation>:", the generation's fields in the generations hash
+    session_field: str = ""
+    session_value: str = ""
+    generations_increment: int = 0
+    fields: Sequence[tuple[str, str | int]] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class PlainFields:
+    """The plain hash fields of one call and their values (the plain script stores all three)."""
+
+    document_field: str
+    document: str
+    ui_field: str
+    ui_id: str
+    digest_field: str
+    digest: str
+
+
+@dataclass(frozen=True, slots=True)
+class ReadBatch:
+    """Entries moved to (or re-read from) the partition's pending list by a fenced read."""
+
+    entries: list[tuple[str, Any]]
+    deliveries: dict[str, int]
+    cursor: str
+
+
+@dataclass(frozen=True, slots=True)
+class ScriptCall:
+    """One script invocation and the check that maps its reply to success or an exception."""
+
+    name: str
+    keys: list[str]
+    args: list[Any]
+    check: Callable[[Any], None]
+
+
+def _fenced_check(lease_key: str) -> Callable[[Any], None]:
+    def check(result: Any) -> None:
+        check_owner(reply_code(result), lease_key)
+    return check
+
+
+class ScriptBatch:
+    """Script calls sent in one pipelined round trip; each reply is checked as its wrapper would.
+
+    Each call stays one atomic script (fence, CAS, effects, reply and XACK together), so a crash
+    still leaves every entry pending or fully committed; the batch only saves round trips.
+    The calls can also ride in a round trip of the caller's (`commands`, then `outcomes`), so
+    that a dispatcher sends the writes of one round together with its next read.
+    """
+
+    def __init__(self, scripts: Mapping[str, Any], redis: Any) -> None:
+        self._scripts = scripts
+        self._redis = redis
+        self._calls: list[ScriptCall] = []
+
+    def __len__(self) -> int:
+        return len(self._calls)
+
+    def add(self, call: ScriptCall) -> None:
+        """Queue a call (nothing is sent before `execute`)."""
+        self._calls.append(call)
+
+    def commands(self) -> list[tuple[Any, ...]]:
+        """The queued calls as EVALSHA commands, in order (one reply each).
+
+        Plain EVALSHA: redis-py's pipelined `Script` calls send SCRIPT EXISTS first, one more
+        round trip per batch.  A script Redis lost (a restart, SCRIPT FLUSH) fails with NOSCRIPT
+        and changes nothing; that call comes back as `StaleCache`, so it is decided again and
+        run on its own, which loads the script.
+        """
+        return [("EVALSHA", self._scripts[call.name].sha, len(call.keys), *call.keys, *call.args)
+                for call in self._calls]
+
+    def execute(self) -> list[BaseException | None]:
+        """Send every queued call; per call None (done) or the exception its wrapper would raise."""
+        if not self._calls:
+            return []
+        pipe = self._redis.pipeline(transaction=False)
+        for command in self.commands():
+            pipe.execute_command(*command)  # a cluster pipeline refuses .evalsha; on one server the same
+        return self.outcomes(pipe.execute(raise_on_error=False))
+
+    def outcomes(self, results: Sequence[Any]) -> list[BaseException | None]:
+        """Check the replies of the queued calls (in order) and empty the queue."""
+        calls, self._calls = self._calls, []
+        outcomes: list[BaseException | None] = []
+        for call, result in zip(calls, results, strict=True):
+            try:
+                if is_no_script(result):
+                    raise StaleCache(f"script {call.name} is not loaded on the server")
+                if isinstance(result, BaseException):
+                    raise result
+                call.check(result)
+                outcomes.append(None)
+            except (Fenced, OutOfOrder, StaleCache) as error:
+                outcomes.append(error)
+        return outcomes
+
+
+class Scripts:
+    """The scripts registered on one Redis client, with typed wrappers."""
+
+    def __init__(self, *, redis: Any, group: str, reply_ttl_ms: int, frame_log_max: int,
+                 frame_log_max_bytes: int = 16 * 1024 * 1024, session_ttl_ms: int = 0,
+                 max_plain_per_session: int = 256, max_generations_per_session: int = 0) -> None:
+        self._redis = redis
+        self._group = group
+        self._reply_ttl_ms = reply_ttl_ms
+        self._frame_log_max = frame_log_max
+        self._frame_log_max_bytes = frame_log_max_bytes
+        self._session_ttl_ms = session_ttl_ms
+        self._max_plain = max_plain_per_session
+        self._max_generations = max_generations_per_session  # 0: commit.lua checks no capacity
+        self._cluster = is_cluster(redis)
+        self._scripts = register_scripts(redis, _NAMES)
+
+    def load(self) -> None:
+        """SCRIPT LOAD every script (one round trip), so that the first batched EVALSHAs find
+        them: a batch whose script is missing comes back NOSCRIPT, and every entry of it is
+        decided again on its own.  A cluster loads on demand per node (`_many`)."""
+        if self._cluster:
+            return
+        pipe = self._redis.pipeline(transaction=False)
+        for script in self._scripts.values():
+            pipe.script_load(script.script)
+        pipe.execute()
+
+    def acquire(self, lease_key: str, epoch_key: str, owner: str, ttl_ms: int) -> LeaseAttempt:
+        """Take the lease if free; returns the new epoch or the current holder."""
+        return self.acquire_many([(lease_key, epoch_key)], owner, ttl_ms)[0]
+
+    def acquire_many(self, leases: Sequence[tuple[str, str]], owner: str, ttl_ms: int) -> list[LeaseAttempt]:
+        """`acquire` for several (lease key, epoch key) pairs in one round trip."""
+        if self._cluster:
+            return self._acquire_on_cluster(leases, owner, ttl_ms)
+        pipe = self._redis.pipeline(transaction=False)
+        for lease_key, epoch_key in leases:
+            self._scripts["lease_acquire"](keys=[lease_key, epoch_key], args=[owner, ttl_ms], client=pipe)
+        return [_attempt(result) for result in pipe.execute()]
+
+    def _acquire_on_cluster(self, leases: Sequence[tuple[str, str]], owner: str, ttl_ms: int) -> list[LeaseAttempt]:
+        """`acquire_many` on a cluster: then WAIT until each new epoch reached its slot's replicas.
+
+        Replication is asynchronous: a master that fails right after handing out epoch e+1
+        could leave a replica at e, which would hand e+1 out again after its promotion, and
+        two owners would pass the same fence.  The lease is used only once WAIT returned (a
+        replica that does not answer in time is logged; the lease is used anyway).
+        """
+        results = self._many("lease_acquire", [([lease, epoch], [owner, ttl_ms]) for lease, epoch in leases])
+        attempts = [_attempt(result) for result in results]
+        acquired = [lease for (lease, _), attempt in zip(leases, attempts, strict=True)
+                    if attempt.outcome is Acquired.ACQUIRED]
+        one_per_node = {node_of(self._redis, lease).name: lease for lease in acquired}
+        for lease in one_per_node.values():
+            if wait_replicated(self._redis, lease, ACQUIRE_WAIT_MS) == 0:
+                log.warning("cluster: the epoch of %s reached no replica within %d ms", lease, ACQUIRE_WAIT_MS)
+        return attempts
+
+    def _many(self, name: str, calls: Sequence[tuple[list[Any], list[Any]]]) -> list[Any]:
+        """Independent calls of one script pipelined on a cluster (one round trip per node).
+
+        A NOSCRIPT reply (a promoted replica, a restarted node) changed nothing: the script is
+        loaded on every master and only those calls are sent again.
+        """
+        script = self._scripts[name]
+        results: list[Any] = [None] * len(calls)
+        todo = list(range(len(calls)))
+        for _ in range(2):
+            pipe = self._redis.pipeline(transaction=False)
+            for i in todo:
+                keys, args = calls[i]
+                pipe.execute_command("EVALSHA", script.sha, len(keys), *keys, *args)
+            missing = []
+            for i, result in zip(todo, pipe.execute(raise_on_error=False), strict=True):
+                if is_no_script(result):
+                    missing.append(i)
+                elif isinstance(result, BaseException):
+                    raise result
+                else:
+                    results[i] = result
+            if not missing:
+                break
+            self._redis.script_load(script.script)
+            todo = missing
+        else:
+            raise ScriptUnavailable(f"script {name} could not be loaded on the cluster")
+        return results
+
+    def renew(self, leases: Sequence[tuple[str, str, str]], ttl_ms: int) -> list[Renewal | LostLease]:
+        """Extend (lease key, fence, input stream) triples in one round trip, counting each
+        partition's pending entries ("" for no stream); a `LostLease` names who holds it now."""
+        calls = [([lease, stream] if stream else [lease], [fence, ttl_ms, self._group])
+                 for lease, fence, stream in leases]
+        if self._cluster:
+            results = self._many("lease_renew", calls)
+        else:
+            pipe = self._redis.pipeline(transaction=False)
+            for keys, args in calls:
+                self._scripts["lease_renew"](keys=keys, args=args, client=pipe)
+            results = pipe.execute()
+        return [Renewal(int(result[1])) if reply_code(result) is Code.RENEWED
+                else LostLease(text(result[1]), text(result[2])) for result in results]
+
+    def release(self, lease_key: str, fence: str) -> bool:
+        """Give the lease back; False if it was no longer held under that fence."""
+        return self.release_many([(lease_key, fence)])[0]
+
+    def release_many(self, leases: Sequence[tuple[str, str]]) -> list[bool]:
+        """`release` for several (lease key, fence) pairs in one round trip."""
+        if not leases:
+            return []
+        if self._cluster:
+            released = self._many("lease_release", [([lease_key], [fence]) for lease_key, fence in leases])
+            return [reply_code(result) is Code.RELEASED for result in released]
+        pipe = self._redis.pipeline(transaction=False)
+        for lease_key, fence in leases:
+            self._scripts["lease_release"](keys=[lease_key], args=[fence], client=pipe)
+        return [reply_code(result) is Code.RELEASED for result in pipe.execute()]
+
+    def read(self, lease_key: str, input_key: str, fence: str, consumer: str, count: int,
+             mode: str) -> ReadBatch:
+        """XREADGROUP only while `fence` owns the lease (`mode` NEW or PENDING); raises `Fenced`."""
+        result = self._scripts["read"](keys=[lease_key, input_key],
+                                       args=[fence, self._group, consumer, count, mode])
+        if reply_code(result) is Code.FENCED:
+            raise Fenced(lease_key)
+        entries = [(text(entry_id), field_map(fields)) for entry_id, fields in result[2]]
+        flat = result[3]
+        deliveries = {text(flat[i]): int(flat[i + 1]) for i in range(0, len(flat), 2)}
+        return ReadBatch(entries, deliveries, text(result[1]))
+
+    def owner(self, lease_key: str, session_key: str, fence: str, identity: str) -> str:
+        """The session's owner ("<principal> <project>"), recording `identity` if it has none; raises `Fenced`."""
+        result = self._scripts["owner"](keys=[lease_key, session_key], args=[fence, identity, self._session_ttl_ms])
+        check_owner(reply_code(result), lease_key)
+        return text(result[1])
+
+    def commit(self, lease_key: str, input_key: str, fence: str, entry_id: str, plan: CommitPlan) -> None:
+        """Apply one accepted call atomically; raises `Fenced` or `StaleCache`."""
+        self.run(self.commit_call(lease_key, input_key, fence, entry_id, plan))
+
+    def commit_call(self, lease_key: str, input_key: str, fence: str, entry_id: str, plan: CommitPlan) -> ScriptCall:
+        """`commit` as a call to run now or in a `ScriptBatch`."""
+        session, generations, frame_log, plain = plan.session_keys
+        keys = [lease_key, input_key, generations, session, frame_log, plain, plan.reply_key]
+        args: list[Any] = [fence, self._group, entry_id, plan.expected_seq, plan.expected_generation,
+                           plan.new_generation, plan.digest, plan.frame, self._frame_log_max,
+                           self._frame_log_max_bytes, plan.reply, self._reply_ttl_ms, plan.channel,
+                           plan.session_field, plan.session_value, plan.generations_increment,
+                           self._session_ttl_ms, plan.ui_field, plan.field_prefix, self._max_generations]
+        for field, value in plan.fields:
+            args += [field, value]
+
+        def check(result: Any) -> None:
+            code = reply_code(result)
+            check_owner(code, lease_key)
+            if code is Code.STALE:
+                raise StaleCache(f"stored seq {text(result[1])}, generation {text(result[2])}")
+            if code is Code.FULL:  # decided on an out-of-date count: decided again, it is refused
+                raise StaleCache("the session holds its maximum of generations")
+        return ScriptCall("commit", keys, args, check)
+
+    def reply(self, lease_key: str, input_key: str, fence: str, entry_id: str,
+              reply_key: str, reply: str, session_keys: Sequence[str] = ()) -> None:
+        """Reply and ack without changing state, sliding the session's expiry; raises `Fenced`."""
+        self.run(self.reply_call(lease_key, input_key, fence, entry_id, reply_key, reply, session_keys))
+
+    def reply_call(self, lease_key: str, input_key: str, fence: str, entry_id: str,
+                   reply_key: str, reply: str, session_keys: Sequence[str] = ()) -> ScriptCall:
+        """`reply` as a call to run now or in a `ScriptBatch`."""
+        return ScriptCall("reply", [lease_key, input_key, reply_key, *session_keys],
+                          [fence, self._group, entry_id, reply, self._reply_ttl_ms, self._session_ttl_ms],
+                          _fenced_check(lease_key))
+
+    def plain(self, lease_key: str, input_key: str, fence: str, entry_id: str,
+              session_keys: tuple[str, str, str, str], fields: PlainFields, reply_key: str, reply: str) -> None:
+        """Store a plain document under its call id, reply and ack; raises `Fenced` or `StaleCache`."""
+        self.run(self.plain_call(lease_key, input_key, fence, entry_id, session_keys, fields, reply_key, reply))
+
+    def plain_call(self, lease_key: str, input_key: str, fence: str, entry_id: str,
+                   session_keys: tuple[str, str, str, str], fields: PlainFields, reply_key: str,
+                   reply: str) -> ScriptCall:
+        """`plain` as a call to run now or in a `ScriptBatch`."""
+        session, generations, frame_log, plain = session_keys
+
+        def check(result: Any) -> None:
+            code = reply_code(result)
+            check_owner(code, lease_key)
+            if code is Code.EXISTS:
+                raise StaleCache("the call id already holds a plain document")
+            if code is Code.FULL:
+                raise StaleCache("the session's plain documents are at capacity")
+        return ScriptCall("plain", [lease_key, input_key, plain, session, generations, frame_log, reply_key],
+                          [fence, self._group, entry_id, fields.document_field, fields.document, fields.ui_field,
+                           fields.ui_id, fields.digest_field, fields.digest, self._max_plain, reply,
+                           self._reply_ttl_ms, self._session_ttl_ms], check)
+
+    def dead(self, lease_key: str, input_key: str, dead_key: str, dead_bytes_key: str, fence: str,
+             entry_id: str, reason: str, fields: Mapping[str, str], policy: DeadLetterPolicy,
+             reply_key: str = "", reply: str = "") -> None:
+        """Dead-letter a bounded copy of an entry (with an optional error reply) and ack it; raises `Fenced`."""
+        copy = bounded_copy(fields, policy.entry_bytes)
+        keys = [lease_key, input_key, dead_key, dead_bytes_key] + ([reply_key] if reply else [])
+        args: list[Any] = [fence, self._group, entry_id, reason, reply, self._reply_ttl_ms,
+                           policy.max_entries, policy.max_bytes, "1" if copy.truncated else "0"]
+        for field, value in copy.fields:
+            args += [field, value]
+        self.run(ScriptCall("dead", keys, args, _fenced_check(lease_key)))
+
+    def batch(self) -> ScriptBatch:
+        """An empty batch whose calls go to Redis in one pipelined round trip."""
+        return ScriptBatch(self._scripts, self._redis)
+
+    def run(self, call: ScriptCall) -> None:
+        """Run one call now; raises what its wrapper raises."""
+        call.check(self._scripts[call.name](keys=call.keys, args=call.args))

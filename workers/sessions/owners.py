@@ -1,0 +1,60 @@
+"""Who owns a session: the first principal and project that reach it, and nobody else.
+
+The trusted producer (the browser gateway) sets `principal` and `project` on every entry it
+writes, from a verified token.  The partition owner records them as the session's owner
+(`owner` in the session hash, `workers/redisio/lua/owner.lua`) before it decides the first entry of the
+session that carries them, and refuses an entry with another identity as if the session did
+not exist (`unknown_session`; nothing changes).  Entries without an identity come from a
+producer that holds Redis credentials and needs no tenancy (an agent harness speaking Redis);
+job reports prove themselves with the operation's secret instead.
+
+The partition owner is the session's only writer, so its cache of owners is exact while the
+lease lasts; an entry is re-read after `FRESH_S`, so an owner that expired with its session
+is not remembered for long.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import OrderedDict
+
+from ..redisio.scripts import Scripts
+from ..wire.entry import InputEntry
+from ..wire.errors import ErrorCode, HostError, MalformedEntry
+
+FRESH_S = 60.0  # a cached owner is read again after this long
+CAPACITY = 65_536  # sessions whose owner a partition remembers (least recently used go first)
+
+
+class SessionOwners:
+    """The owners of one partition's sessions, checked and recorded under one lease."""
+
+    def __init__(self, *, scripts: Scripts, lease_key: str, fence: str) -> None:
+        self._scripts = scripts
+        self._lease = lease_key
+        self._fence = fence
+        self._known: OrderedDict[str, tuple[str, float]] = OrderedDict()
+
+    def check(self, entry: InputEntry, session_key: str) -> None:
+        """Raise `HostError(unknown_session)` unless the entry's identity owns its session
+        (recording it when the session has no owner yet); entries without one pass."""
+        if (entry.principal is None and entry.project is None) or entry.kind == "result":
+            return
+        if entry.principal is None or entry.project is None:
+            raise MalformedEntry("entry fields 'principal' and 'project' come together")
+        identity = f"{entry.principal} {entry.project}"
+        if self._owner(entry.session, session_key, identity) != identity:
+            raise HostError("no such session", code=ErrorCode.UNKNOWN_SESSION)
+
+    def _owner(self, session: str, session_key: str, identity: str) -> str:
+        now = time.monotonic()
+        known = self._known.get(session)
+        if known is not None and now - known[1] < FRESH_S:
+            self._known.move_to_end(session)
+            return known[0]
+        owner = self._scripts.owner(self._lease, session_key, self._fence, identity)
+        self._known[session] = (owner, now)
+        self._known.move_to_end(session)
+        if len(self._known) > CAPACITY:
+            self._known.popitem(last=False)
+        return owner

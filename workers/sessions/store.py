@@ -1,0 +1,237 @@
+"""Reads of stored stream state, with the in-memory cache of the partition's only writer.
+
+The owner of a partition is its only writer, so it may keep each UI's current generation in
+memory.  The commit script's CAS (stored seq and generation) keeps the cache honest: on a
+`StaleCache` the owner drops the session's entries and reads them again from Redis.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import OrderedDict
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from core.stream.lifecycle import resume_ui_stream
+
+from ..redisio.keys import Keys, generation_field, plain_field, source_field, ui_field
+from ..wire.entry import dumps, loads
+from .cache import MISSING, GenerationCache, estimate
+
+CACHE_SIZE = 4_096  # sessions whose counters and sources one partition remembers
+DEFAULT_CACHE_BYTES = 64 * 1024 * 1024  # a Store built without the process's shared cache
+
+
+def call_id_of(digest: str) -> str:
+    """The call-id part of a ledger digest ("<sha256 of the call id>[:32]:<content digest>")."""
+    return digest.split(":", 1)[0] + ":"
+
+
+@dataclass(frozen=True)
+class Generation:
+    """The current generation of one (session, uiId): checkpoint, cursor and bookkeeping."""
+
+    ui_id: str
+    generation: int
+    source: str
+    seq: int
+    revision: int
+    status: str
+    frames: int
+    bytes: int
+    checkpoint: str
+    last_call: str
+    last_digest: str
+    last_receipt: str
+    call_ids: frozenset[str]  # the call-id part ("<sha256[:32]>:") of every digest in the call ledger
+    state: Any = field(default=None, compare=False)
+
+    def stream_state(self) -> Any:
+        """The core `UIStreamState` of the stored checkpoint (rebuilt once after a cache miss)."""
+        if self.state is None:
+            state = resume_ui_stream(loads(self.checkpoint), frame_count=self.frames, byte_count=self.bytes)
+            object.__setattr__(self, "state", state)
+        return self.state
+
+    @property
+    def last_result(self) -> str:
+        """The reply `result` of the last accepted call: its frame is the current checkpoint."""
+        return '{"frame":' + self.checkpoint + ',"receipt":' + dumps(self.last_receipt) + "}"
+
+    def cursor(self) -> str:
+        """The cursor text a conflict error names."""
+        return (f"sourceCallId={self.source} uiId={self.ui_id} generation={self.generation} "
+                f"revision={self.revision} seq={self.seq} status={self.status}")
+
+    def advanced(self, **changes: Any) -> Generation:
+        """A copy with some fields changed."""
+        return replace(self, **changes)
+
+
+@dataclass(frozen=True)
+class OpenFacts:
+    """The stored facts an `intelligent_ui_open` is decided on."""
+
+    current: Generation | None  # the UI's latest generation
+    source_opened: bool  # the call id already opened a stream
+    plain_stored: bool  # the call id already stored a plain document
+    generations: int  # generations the session has opened
+
+
+def _text(value: Any) -> str:
+    return value.decode("utf-8") if isinstance(value, bytes) else str(value)
+
+
+class Store:
+    """Cached reads of one partition's session state."""
+
+    def __init__(self, *, redis: Any, keys: Keys, partition: int, session_ttl_s: float = 0,
+                 cache: GenerationCache | None = None, scope: Any = None) -> None:
+        self._redis = redis
+        self._keys = keys
+        self._partition = partition
+        # Generations live in the process-wide cache under (partition, scope): a new lease of
+        # the same partition uses a new scope, so it never reads what an earlier lease cached.
+        self._cache = cache if cache is not None else GenerationCache(max_bytes=DEFAULT_CACHE_BYTES)
+        self._scope = (partition, scope)
+        self._counts: OrderedDict[str, int] = OrderedDict()
+        self._sources: OrderedDict[tuple[str, str], str] = OrderedDict()  # write-once while the session lives
+        # A session idle for its TTL may have expired in Redis: its cached values are then dropped.
+        self._idle_limit = session_ttl_s / 2 if session_ttl_s > 0 else float("inf")
+        self._touched: OrderedDict[str, tuple[float, set[str]]] = OrderedDict()  # session -> (when, uiIds)
+
+    def forget(self, session: str) -> None:
+        """Drop every cached value of a session (after a CAS failure or a possible expiry)."""
+        self._counts.pop(session, None)
+        touched = self._touched.get(session)
+        for ui_id in touched[1] if touched else ():
+            self._cache.drop((self._scope, session, ui_id))
+        for source in [k for k in self._sources if k[0] == session]:
+            del self._sources[source]
+
+    def _touch(self, session: str) -> set[str]:
+        now = time.monotonic()
+        touched = self._touched.get(session)
+        if touched is None or now - touched[0] > self._idle_limit:
+            self.forget(session)  # unknown: this cache may hold values from before an expiry
+            touched = (now, set())
+        self._touched[session] = (now, touched[1])
+        self._touched.move_to_end(session)
+        while len(self._touched) > CACHE_SIZE:
+            old, (_, ui_ids) = self._touched.popitem(last=False)
+            for ui_id in ui_ids:
+                self._cache.drop((self._scope, old, ui_id))
+        return touched[1]
+
+    def ui_of_source(self, session: str, source: str) -> str | None:
+        """The uiId a sourceCallId opened in this session, if any."""
+        self._touch(session)
+        known = self._sources.get((session, source))
+        if known is not None:
+            return known
+        value = self._redis.hget(self._keys.session(self._partition, session), source_field(source))
+        if value is None:
+            return None
+        self._remember(self._sources, (session, source), _text(value))
+        return _text(value)
+
+    def open_facts(self, session: str, ui_id: str | None, call: str) -> OpenFacts:
+        """What an open needs to know, read in one round trip when not cached: the UI's latest
+        generation, whether the call id already opened a stream or stored a plain document,
+        and the session's generation count."""
+        self._touch(session)
+        key = self._keys.session(self._partition, session)
+        pipe = self._redis.pipeline(transaction=False)
+        pipe.hmget(key, [ui_field(ui_id or ""), source_field(call), "generations"])
+        pipe.hexists(self._keys.plain(self._partition, session), plain_field("doc", call))
+        (number, source, count), plain = pipe.execute()
+        if session not in self._counts:  # a cached count includes this batch's unconfirmed opens
+            self._remember(self._counts, session, int(count or 0))
+        if source is not None:
+            self._remember(self._sources, (session, call), _text(source))
+        current = None
+        if ui_id is not None:
+            cached = self._cache.get((self._scope, session, ui_id))
+            current = cached if cached is not MISSING else self.current(session, ui_id) if number else None
+            if cached is MISSING and not number:
+                self._keep(session, ui_id, None)
+        opened = source is not None or (session, call) in self._sources
+        return OpenFacts(current, opened, bool(plain), self._counts[session])
+
+    def generation_count(self, session: str) -> int:
+        """How many generations the session has opened."""
+        self._touch(session)
+        if session not in self._counts:
+            value = self._redis.hget(self._keys.session(self._partition, session), "generations")
+            self._remember(self._counts, session, int(value or 0))
+        return self._counts[session]
+
+    def current(self, session: str, ui_id: str) -> Generation | None:
+        """The latest generation of (session, uiId), or None if it never opened one."""
+        self._touch(session)
+        cached = self._cache.get((self._scope, session, ui_id))
+        if cached is not MISSING:
+            return cached  # type: ignore[no-any-return]
+        record = self._load(session, ui_id)
+        self._keep(session, ui_id, record)
+        return record
+
+    def remember(self, session: str, record: Generation, *, opened: bool) -> None:
+        """Cache the state just committed."""
+        self._keep(session, record.ui_id, record)
+        if opened:
+            if session in self._counts:  # else the next read loads the committed count
+                self._remember(self._counts, session, self._counts[session] + 1)
+            self._remember(self._sources, (session, record.source), record.ui_id)
+
+    def _keep(self, session: str, ui_id: str, record: Generation | None) -> None:
+        self._touch(session).add(ui_id)
+        self._cache.put((self._scope, session, ui_id), record, estimate(record.checkpoint if record else None))
+
+    def _remember(self, cache: OrderedDict[Any, Any], key: Any, value: Any) -> None:
+        cache[key] = value
+        cache.move_to_end(key)
+        while len(cache) > CACHE_SIZE:
+            cache.popitem(last=False)
+
+    def plain_entry(self, session: str, call: str) -> tuple[str, str, str] | None:
+        """The (content digest, uiId, document JSON) a plain call stored, or None."""
+        values = self._redis.hmget(self._keys.plain(self._partition, session),
+                                   [plain_field(kind, call) for kind in ("sum", "ui", "doc")])
+        if any(v is None for v in values):
+            return None
+        digest, ui_id, document = (_text(v) for v in values)
+        return digest, ui_id, document
+
+    def plain_count(self, session: str) -> int:
+        """How many plain documents the session holds (three hash fields each)."""
+        return int(self._redis.hlen(self._keys.plain(self._partition, session))) // 3
+
+    def plain_document(self, session: str, call_id: str, ui_id: str) -> dict[str, Any] | None:
+        """The plain document of `documentRef = {sourceCallId: call_id, uiId: ui_id, generation: 0,
+        revision: 0}`: exactly what that native call stored, or None (unknown call, other uiId)."""
+        stored = self.plain_entry(session, call_id)
+        if stored is None or stored[1] != ui_id:
+            return None
+        document: dict[str, Any] = loads(stored[2])
+        return document
+
+    def _load(self, session: str, ui_id: str) -> Generation | None:
+        number = self._redis.hget(self._keys.session(self._partition, session), ui_field(ui_id))
+        if number is None:
+            return None
+        generation = int(number)
+        names = ("checkpoint", "calls", "source", "seq", "revision", "status", "frames", "bytes",
+                 "last_call", "last_digest", "last_receipt")
+        raw = self._redis.hmget(self._keys.generations(self._partition, session),
+                                [generation_field(ui_id, generation, name) for name in names])
+        stored = {name: _text(value) for name, value in zip(names, raw, strict=False) if value is not None}
+        if len(stored) != len(names):  # expired in between: the session's keys share one deadline
+            return None
+        return Generation(
+            ui_id=ui_id, generation=generation, source=stored["source"], seq=int(stored["seq"]),
+            revision=int(stored["revision"]), status=stored["status"], frames=int(stored["frames"]),
+            bytes=int(stored["bytes"]), checkpoint=stored["checkpoint"], last_call=stored["last_call"],
+            last_digest=stored["last_digest"], last_receipt=stored["last_receipt"],
+            call_ids=frozenset(call_id_of(digest) for digest in stored.get("calls", "").split()),
+        )

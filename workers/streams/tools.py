@@ -1,0 +1,305 @@
+"""The five UI tools of seed 001: validation in Python (core), decisions for the commit scripts.
+
+`ToolHandler.decide` reads the stored state through `Store`, validates the call with `core`
+and returns a `Decision`: commit a new frame, store a plain document, or reply from the
+ledger (identical adjacent resend).  Every rejection raises a `HostError` with a stable code;
+nothing here writes to Redis, so a rejection can never change the stored checkpoint.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from config.settings import Settings
+from core._identifier import is_identifier
+from core.document.model import parse_document
+from core.errors import UIError, UISchemaError, UIStreamError
+from core.json.canonical import canonical_json_measured, canonical_json_string
+from core.json.safe import SafeJson
+from core.limits import MAX_GENERATION, UI_LIMITS, UI_PROTOCOL_LIMITS
+from core.stream.lifecycle import advance_ui_stream, start_ui_stream
+
+from ..redisio.keys import Keys, generation_field, plain_field, source_field, ui_field
+from ..redisio.scripts import CommitPlan, PlainFields
+from ..sessions.store import Generation, Store, call_id_of
+from ..wire.entry import InputEntry, dumps, is_call_id
+from ..wire.errors import BudgetError, ConflictError, ErrorCode, HostError
+from ..wire.names import CANCEL, COMPLETE, OPEN, PATCH, PLAIN, STREAM_TOOLS, TOOLS
+
+MAX_STREAM_BYTES = UI_PROTOCOL_LIMITS["maxStreamBytes"]
+ENVELOPE_BYTES = UI_PROTOCOL_LIMITS["maxStreamFrameBytes"] - UI_LIMITS["maxDocumentBytes"]
+_CURSOR_ARGS = ("sourceCallId", "generation", "baseRevision")
+_DOCUMENT_ARGS_BYTES = len('{"document":}')  # the canonical text of {"document": D} around D
+
+
+@dataclass(frozen=True)
+class Decision:
+    """What the consumer must write for one accepted (or resent) tool call."""
+
+    action: str  # "commit", "plain" or "resend"
+    reply_result: str  # JSON text of the reply's `result`
+    plan: CommitPlan | None = None
+    record: Generation | None = None
+    opened: bool = False
+    plain: PlainFields | None = None
+    frame_type: str = ""
+
+
+def receipt(tool: str, frame: Mapping[str, Any]) -> str:
+    """The model-visible receipt text: the cursor the next call must present."""
+    text = (f"{tool} accepted: sourceCallId={frame['sourceCallId']} uiId={frame['uiId']} "
+            f"generation={frame['generation']} revision={frame['revision']} seq={frame['seq']} "
+            f"type={frame['type']}.")
+    if frame["type"] in ("complete", "cancel", "error"):
+        return text + " The stream is closed; open a new generation to change it."
+    return text + " Use these values for the next call."
+
+
+def _plain_result(ui_id: str, document: str) -> str:
+    """The reply `result` of a plain call: the stored document and its receipt."""
+    text = (f"{PLAIN} accepted: uiId={ui_id} generation=0 revision=0. "
+            "The document is shown as a complete UI.")
+    return '{"document":' + document + ',"receipt":' + dumps(text) + "}"
+
+
+def call_content(tool: str, args_text: str) -> str:
+    """`hash_canonical_json({"tool": tool, "arguments": args})`, given the arguments' canonical text.
+
+    RFC 8785 sorts "arguments" before "tool"; the caller keeps the text to size the document.
+    """
+    text = '{"arguments":' + args_text + ',"tool":' + canonical_json_string(tool) + "}"
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _invalid(message: str) -> HostError:
+    return HostError(message, code=ErrorCode.INVALID_ARGUMENTS)
+
+
+def _check_keys(args: Mapping[str, Any], required: tuple[str, ...]) -> None:
+    missing = [k for k in required if k not in args]
+    if missing:
+        raise _invalid(f"missing argument {missing[0]!r}")
+    if len(args) != len(required):
+        raise _invalid("unknown argument is not allowed")
+
+
+def _parsable(document: dict[str, Any], measured: SafeJson | None) -> Any:
+    """The checked `document` argument as the parse takes it: with the measure that the
+    arguments' canonical walk proved, if it did (the arguments are exactly `{"document": D}`,
+    so D is one level shallower and _DOCUMENT_ARGS_BYTES shorter), so it is not walked again."""
+    if measured is None:
+        return document
+    return SafeJson(document, measured.size - _DOCUMENT_ARGS_BYTES, measured.depth - 1)
+
+
+def _integer(args: Mapping[str, Any], name: str, low: int) -> int:
+    value = args[name]
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value != int(value) or value < low:
+        raise _invalid(f"argument {name!r} must be an integer >= {low}")
+    return int(value)
+
+
+def _translate(error: UIError) -> HostError:
+    if isinstance(error, UISchemaError):
+        return HostError(f"document rejected: {error.message}", code=ErrorCode.INVALID_DOCUMENT, issues=error.issues)
+    if isinstance(error, UIStreamError):
+        return HostError(f"mutation rejected: {error.message}", code=ErrorCode.INVALID_MUTATION, issues=error.issues)
+    return HostError(f"rejected: {error.message}", code=ErrorCode.INVALID_ARGUMENTS)
+
+
+class ToolHandler:
+    """Validates tool calls of one partition against its stored state."""
+
+    def __init__(self, *, settings: Settings, keys: Keys, partition: int, store: Store) -> None:
+        self._settings = settings
+        self._keys = keys
+        self._partition = partition
+        self._store = store
+
+    def decide(self, entry: InputEntry, args: dict[str, Any]) -> Decision:
+        """Validate one tool call; raise `HostError` for any rejection."""
+        if entry.name in STREAM_TOOLS and not self._settings.streaming_enabled:
+            raise HostError(f"the stream tools are disabled on this host (IUI_STREAMING_ENABLED=false); use {PLAIN}",
+                            code=ErrorCode.STREAMING_DISABLED)
+        try:
+            text, measured = canonical_json_measured(args)
+        except UIError:
+            raise _invalid("arguments are not canonical JSON") from None
+        content = call_content(entry.name, text)
+        digest = hashlib.sha256(entry.call.encode("utf-8")).hexdigest()[:32] + ":" + content
+        try:
+            if entry.name == PLAIN:
+                return self._plain(entry, args, text, content, measured)
+            if entry.name == OPEN:
+                return self._open(entry, args, text, digest, measured)
+            if entry.name in (PATCH, COMPLETE, CANCEL):
+                return self._advance(entry, args, digest)
+        except UIError as error:
+            raise _translate(error) from None
+        raise HostError("unknown tool; use one of " + ", ".join(TOOLS), code=ErrorCode.UNKNOWN_TOOL)
+
+    # -- documents ------------------------------------------------------------------------
+
+    def _document(self, args: Mapping[str, Any], text: str) -> dict[str, Any]:
+        """The raw `document` argument, size-checked against the deployment's budget.
+
+        `text` is the arguments' canonical JSON, which is exactly as long as `JSON.stringify`'s
+        (RFC 8785 prints strings and numbers as it does), so no walk measures the document
+        here; the parse checks everything else about it, a size beyond the protocol's included.
+        """
+        _check_keys(args, ("document",))
+        document = args["document"]
+        if not isinstance(document, dict):
+            raise _invalid("argument 'document' must be a JSON object, not a JSON string or other value")
+        size = len(text.encode("utf-8")) - _DOCUMENT_ARGS_BYTES
+        if self._settings.max_document_bytes < size <= UI_LIMITS["maxDocumentBytes"]:
+            raise BudgetError(f"document is {size} bytes; the limit is {self._settings.max_document_bytes}",
+                              code=ErrorCode.DOCUMENT_TOO_LARGE)
+        return document
+
+    def _plain(self, entry: InputEntry, args: Mapping[str, Any], text: str, content: str,
+               measured: SafeJson | None) -> Decision:
+        """A plain UI is stored under its native call id (its `sourceCallId`), never overwritten."""
+        stored = self._store.plain_entry(entry.session, entry.call)
+        if stored is not None:
+            if stored[0] != content:
+                raise HostError("the call id already stored a plain document with other content",
+                                code=ErrorCode.CALL_ID_REUSED)
+            return Decision("resend", _plain_result(stored[1], stored[2]))
+        if self._store.ui_of_source(entry.session, entry.call) is not None:
+            raise HostError("the call id already opened a stream", code=ErrorCode.CALL_ID_REUSED)
+        document = parse_document(_parsable(self._document(args, text), measured))
+        if self._store.plain_count(entry.session) >= self._settings.max_plain_per_session:
+            raise BudgetError(f"the session already holds {self._settings.max_plain_per_session} plain "
+                              "documents; no new one can be stored", code=ErrorCode.PLAIN_CAPACITY)
+        ui_id, body = str(document["id"]), dumps(document)
+        fields = PlainFields(document_field=plain_field("doc", entry.call), document=body,
+                             ui_field=plain_field("ui", entry.call), ui_id=ui_id,
+                             digest_field=plain_field("sum", entry.call), digest=content)
+        return Decision("plain", _plain_result(ui_id, body), plain=fields)
+
+    # -- open -----------------------------------------------------------------------------
+
+    def _open(self, entry: InputEntry, args: Mapping[str, Any], text: str, digest: str,
+              measured: SafeJson | None) -> Decision:
+        document = self._document(args, text)
+        ui_id = document.get("id")
+        # The ledger is consulted before validation so an identical resend costs no parse;
+        # an id that is not an identifier cannot name a stored UI and fails validation below.
+        facts = self._store.open_facts(entry.session, str(ui_id) if is_identifier(ui_id) else None, entry.call)
+        current = facts.current
+        resend = self._ledger(current, entry.call, digest)
+        if resend is not None:
+            return resend
+        if facts.source_opened:
+            raise HostError("the call id already opened a stream", code=ErrorCode.CALL_ID_REUSED)
+        if facts.plain_stored:
+            raise HostError("the call id already stored a plain document", code=ErrorCode.CALL_ID_REUSED)
+        if facts.generations >= self._settings.max_generations_per_session:
+            raise BudgetError(f"the session already holds {self._settings.max_generations_per_session} "
+                              "generations; no new stream can be opened", code=ErrorCode.GENERATION_CAPACITY)
+        number = (current.generation if current else 0) + 1
+        if number > MAX_GENERATION:
+            raise BudgetError("generation numbers are exhausted for this uiId", code=ErrorCode.GENERATION_CAPACITY)
+        try:
+            state = start_ui_stream(_parsable(document, measured), entry.call, number)
+        except UIStreamError as error:
+            raise HostError(f"document rejected: {error.message}", code=ErrorCode.INVALID_DOCUMENT,
+                            issues=error.issues) from None
+        return self._commit(entry, OPEN, state, current, digest, fresh=True)
+
+    # -- patch / complete / cancel --------------------------------------------------------
+
+    def _advance(self, entry: InputEntry, args: Mapping[str, Any], digest: str) -> Decision:
+        _check_keys(args, _CURSOR_ARGS + (("mutation",) if entry.name == PATCH else ()))
+        source = args["sourceCallId"]
+        if not isinstance(source, str) or not is_call_id(source):
+            raise HostError("argument 'sourceCallId' must be 1-256 printable ASCII characters: the sourceCallId "
+                            "of the open receipt", code=ErrorCode.INVALID_SOURCE_CALL_ID)
+        generation = _integer(args, "generation", 1)
+        base = _integer(args, "baseRevision", 0)
+        ui_id = self._store.ui_of_source(entry.session, source)
+        current = None if ui_id is None else self._store.current(entry.session, ui_id)
+        if current is None:
+            raise ConflictError("no stream was opened by that sourceCallId in this session",
+                                code=ErrorCode.UNKNOWN_SOURCE)
+        resend = self._ledger(current, entry.call, digest)
+        if resend is not None:
+            return resend
+        if (source, generation, base) != (current.source, current.generation, current.revision):
+            raise ConflictError(f"cursor conflict; the current cursor is {current.cursor()}")
+        if current.status != "streaming":
+            raise ConflictError(f"the stream is closed; the current cursor is {current.cursor()}",
+                                code=ErrorCode.STREAM_CLOSED)
+        event = args["mutation"] if entry.name == PATCH else {"type": "complete" if entry.name == COMPLETE
+                                                                  else "cancel"}
+        terminal = entry.name != PATCH
+        if current.seq + 1 > self._settings.max_frames_per_generation - (0 if terminal else 1):
+            raise BudgetError(f"frame budget exhausted ({current.seq} frames); only a terminal frame remains",
+                              code=ErrorCode.FRAME_BUDGET)
+        state = advance_ui_stream(current.stream_state(), event)
+        return self._commit(entry, entry.name, state, current, digest, fresh=False)
+
+    # -- shared ---------------------------------------------------------------------------
+
+    def _ledger(self, current: Generation | None, call: str, digest: str) -> Decision | None:
+        """The stored result of an identical adjacent resend, a rejection, or None (new call)."""
+        if current is None:
+            return None
+        if current.last_call == call and current.last_digest == digest:
+            return Decision("resend", current.last_result, record=current)
+        if call_id_of(digest) in current.call_ids:
+            raise HostError("the call id was already used in this generation with other content "
+                            "or before a later call", code=ErrorCode.CALL_ID_REUSED)
+        return None
+
+    def _commit(self, entry: InputEntry, tool: str, state: Any, current: Generation | None,
+                digest: str, *, fresh: bool) -> Decision:
+        frame = state.checkpoint
+        if not fresh and self._settings.max_document_bytes < UI_LIMITS["maxDocumentBytes"]:
+            size = len(dumps(frame["snapshot"]).encode("utf-8"))
+            if size > self._settings.max_document_bytes:
+                raise BudgetError(f"the patched document would be {size} bytes; the limit is "
+                                  f"{self._settings.max_document_bytes}", code=ErrorCode.DOCUMENT_TOO_LARGE)
+        text = dumps(frame)
+        size = len(text.encode("utf-8"))
+        used = 0 if fresh else current.bytes  # type: ignore[union-attr]
+        reserve = 0 if state.status != "streaming" else self._settings.max_document_bytes + ENVELOPE_BYTES
+        if used + size + reserve > MAX_STREAM_BYTES:
+            raise BudgetError(f"byte budget exhausted ({used} bytes used); only a terminal frame remains",
+                              code=ErrorCode.BYTE_BUDGET)
+        record = Generation(
+            ui_id=str(frame["uiId"]), generation=int(frame["generation"]), source=str(frame["sourceCallId"]),
+            seq=int(frame["seq"]), revision=int(frame["revision"]), status=str(state.status),
+            frames=1 if fresh else current.frames + 1, bytes=used + size, checkpoint=text,  # type: ignore[union-attr]
+            last_call=entry.call, last_digest=digest, last_receipt=receipt(tool, frame),
+            call_ids=(frozenset() if fresh else current.call_ids) | {call_id_of(digest)},  # type: ignore[union-attr]
+            state=state.without_history(),  # the host stores each frame; digests of earlier ones are never read
+        )
+        result = record.last_result
+        return Decision("commit", result, plan=self._plan(entry, record, current, fresh, result), record=record,
+                        opened=fresh, frame_type=str(frame["type"]))
+
+    def _plan(self, entry: InputEntry, record: Generation, current: Generation | None, fresh: bool,
+              result: str) -> CommitPlan:
+        k, p, s = self._keys, self._partition, entry.session
+        previous = current.generation if current else 0
+        return CommitPlan(
+            session_keys=k.session_keys(p, s), reply_key=k.reply(p, s, entry.request),
+            expected_seq=0 if fresh else record.seq - 1,
+            expected_generation=previous, new_generation=record.generation,
+            digest=record.last_digest, frame=record.checkpoint,
+            reply='{"ok":true,"request":' + dumps(entry.request) + ',"result":' + result + "}",
+            channel=k.channel(p, s), ui_field=ui_field(record.ui_id),
+            field_prefix=generation_field(record.ui_id, record.generation, ""),
+            session_field=source_field(record.source) if fresh else "", session_value=record.ui_id if fresh else "",
+            generations_increment=1 if fresh else 0,
+            fields=[("seq", record.seq), ("revision", record.revision),
+                    ("status", record.status), ("frames", record.frames), ("bytes", record.bytes),
+                    ("source", record.source), ("uiId", record.ui_id), ("generation", record.generation),
+                    ("last_call", record.last_call), ("last_digest", record.last_digest),
+                    ("last_receipt", record.last_receipt)],
+        )
