@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from tests.integration.conftest import Runtime, cursor_args, example
-from workers import dispatcher, pool
+from workers.runtime import dispatcher, pool
 from workers.client import Client
 from workers.redisio.connection import RoundTrip
 from workers.runtime.dispatcher import Dispatcher

@@ -9,7 +9,7 @@ from core.errors import UISchemaError
 from core.json.safe import assert_safe_json
 from core.limits import UI_LIMITS
 from tests.integration.conftest import Runtime, big_document, cursor_args, example
-from workers import tools
+from workers.streams import tools
 from workers.sessions.store import Store
 
 pytestmark = pytest.mark.integration

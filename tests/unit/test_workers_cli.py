@@ -212,7 +212,7 @@ def test_rq_worker_hands_the_rq_url_to_rq_in_its_environment_never_on_the_comman
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import os
 
-    from workers import action_commands
+    from workers.cli import actions as action_commands
 
     calls: list[tuple[str, list[str], dict[str, str]]] = []
     monkeypatch.setattr(action_commands.os, "execvpe", lambda file, argv, env: calls.append((file, argv, env)))
