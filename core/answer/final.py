@@ -19,7 +19,8 @@ from core._rules import closed_object, text, unique_identifiers
 from core.answer._markers import Marker, marker_order, scan
 from core.answer._rules import checked
 from core.errors import Issue, UISchemaError
-from core.json._frozen import FrozenDict, FrozenList, freeze
+from core.json._frozen import ARRAY_KINDS, OBJECT_KINDS, FrozenDict, FrozenList, freeze
+from core.json.safe import json_type_problem
 
 MAX_ANSWER_LENGTH = 100_000  # UTF-16 units, as much as one block may hold
 MAX_UI_BLOCK_IDS = 16
@@ -33,6 +34,7 @@ _FINAL_ANSWER = closed_object(
 )
 
 Blocks = Iterable[Mapping[str, Any]]
+_SEQUENCE_KINDS = ARRAY_KINDS | {tuple}
 
 
 def _shape(value: Any) -> FrozenDict:
@@ -44,15 +46,22 @@ def _shape(value: Any) -> FrozenDict:
 
 
 def _by_id(blocks: Blocks | Mapping[str, Mapping[str, Any]]) -> dict[str, Mapping[str, Any]]:
-    """The turn's blocks by id; a later block with the same id replaced the earlier one."""
-    if isinstance(blocks, Mapping):
-        blocks = blocks.values()
-    if not isinstance(blocks, Iterable) or isinstance(blocks, (str, bytes)):
+    """The turn's blocks by id; a later block with the same id replaced the earlier one.
+
+    The blocks are stored data, read by exact type: a collection or a block of another type
+    than plain JSON (a subclass, whose methods could answer anything) is refused whole.
+    """
+    kind = type(blocks)
+    if kind not in OBJECT_KINDS and kind not in _SEQUENCE_KINDS:
         raise UISchemaError([Issue("", "the published blocks must be a list of blocks", "type")])
+    problem = json_type_problem(list(blocks) if kind is tuple else blocks)
+    if problem:
+        raise UISchemaError([Issue("", f"the published blocks are not plain JSON: {problem}", "unsafe_json")])
     index: dict[str, Mapping[str, Any]] = {}
-    for block in blocks:
-        block_id = block.get("block_id") if isinstance(block, Mapping) else None
-        if isinstance(block_id, str):
+    items: Iterable[Any] = blocks.values() if isinstance(blocks, Mapping) else blocks  # an exact kind by now
+    for block in items:
+        block_id = block.get("block_id") if type(block) in OBJECT_KINDS else None
+        if type(block_id) is str:
             index[block_id] = block
     return index
 
