@@ -1,13 +1,18 @@
 """Hostile-input fuzzing: `python -m bench fuzz --seconds N [--seed S] [--target core]`.
 
-Feeds generated and mutated hostile inputs to a target and counts four kinds of failure:
+Feeds generated and mutated hostile inputs to a target and counts five kinds of failure:
 
 - crashes: any exception that is not a documented error (for core: not a `UIError`);
 - echoes: the secret marker `QXJZ` (planted in unknown keys and values) appearing in an
   error's path or message;
 - invalid paths: a path that is not an RFC 6901 pointer, is over 512 characters, or
   cannot be UTF-8;
-- hangs: one call taking more than a second.
+- hangs: one call taking more than a second;
+- hostile calls: a method of a hostile subclass (`bench.hostile`: dict, list, str, int and
+  float subclasses, also as keys, whose every method is a trap) running at all during the
+  call.  Its traps raise on every other input and answer nonsense on the others (a length
+  of 0, `__eq__` always true, NaN for `__float__`), so a call must refuse them by exact
+  type before touching them, never merely survive them.
 
 It prints inputs/s and the counts (with the first few examples of each) and exits 1 when
 any count is above zero.  A target is a factory in `TARGETS` returning an endless
@@ -36,6 +41,16 @@ from typing import Any
 import orjson
 
 import core
+from bench.hostile import (
+    TRAPS,
+    HostileDict,
+    HostileFloat,
+    HostileInt,
+    HostileList,
+    HostileObject,
+    HostileStr,
+    armed,
+)
 from core.errors import MAX_PATH_LENGTH
 from core.json.canonical import canonical_json_measured
 from core.json.safe import DECLARING_KEYS
@@ -46,26 +61,6 @@ ROOT = Path(__file__).resolve().parents[1]
 
 Texts = Iterable[tuple[str, str]]
 Probe = tuple[str, Callable[[], Texts]]
-
-
-class _Str(str):
-    pass
-
-
-class _Int(int):
-    pass
-
-
-class _Float(float):
-    pass
-
-
-class _Dict(dict):
-    pass
-
-
-class _List(list):
-    pass
 
 
 # ------------------------------------------------------------------ judging
@@ -87,7 +82,7 @@ class Tally:
 
     inputs: int = 0
     counts: dict[str, int] = field(default_factory=lambda: dict.fromkeys(
-        ("crashes", "echoes", "invalid_paths", "hangs"), 0))
+        ("crashes", "echoes", "invalid_paths", "hangs", "hostile_calls"), 0))
     examples: dict[str, list[str]] = field(default_factory=dict)
 
     def add(self, kind: str, label: str, detail: str) -> None:
@@ -119,14 +114,25 @@ def run(target: str, *, seconds: float, seed: int, max_inputs: int | None = None
     while (max_inputs is None or tally.inputs < max_inputs) and (tally.inputs % 64 or clock() < deadline):
         label, call = next(probes)
         began = clock()
+        TRAPS.calls.clear()
+        TRAPS.mode = "nonsense" if tally.inputs % 2 else "raise"
         try:
             tally.judge(label, call())
         except Exception as error:  # any foreign exception is a finding
-            tally.add("crashes", label, f"{type(error).__name__}: {error}")
+            tally.add("crashes", label, f"{type(error).__name__}: {_text(error)}")
+        if TRAPS.calls:
+            tally.add("hostile_calls", label, f"{TRAPS.mode} traps called: {', '.join(TRAPS.calls[:4])}")
         if clock() - began > HANG_SECONDS:
             tally.add("hangs", label, f"{clock() - began:.2f} s")
         tally.inputs += 1
     return tally, clock() - start
+
+
+def _text(error: Exception) -> str:
+    try:  # an error built from a hostile value may itself be hostile to print
+        return str(error)
+    except Exception:
+        return "(unprintable)"
 
 
 # ------------------------------------------------------------------ hostile values
@@ -153,8 +159,10 @@ _ATOMS: list[Callable[[], Any]] = [
     lambda: {"op": "div", "args": [1, 0]}, lambda: {"expr": {"derived": SECRET + "secret"}},
     lambda: {"expr": {"state": SECRET + " secret"}}, lambda: {"expr": _nest(1, 40)},
     lambda: {"op": "pow", "args": [10, 400]}, lambda: {"state": SECRET + "secret"},
-    lambda: _Str(SECRET), lambda: _Int(1), lambda: _Float(1.5), lambda: _Dict(a=1), lambda: _List([1]),
-    lambda: {SECRET + " secret": 1}, lambda: {"\ud800": 1}, lambda: ["x"], lambda: 1.5, lambda: "reader",
+    lambda: HostileStr(SECRET), lambda: HostileInt(1), lambda: HostileFloat(1.5), lambda: HostileDict(a=1),
+    lambda: HostileList([1]), lambda: HostileObject(), lambda: {HostileStr("type"): "add"},
+    lambda: {"expr": HostileDict(state="amount")}, lambda: {SECRET + " secret": 1},
+    lambda: {"\ud800": 1}, lambda: ["x"], lambda: 1.5, lambda: "reader",
 ]
 
 
@@ -200,10 +208,15 @@ def _edit(parent: Any, key: Any, rng: random.Random) -> None:
         node[_secret_key(rng, key)] = hostile(rng)
     elif roll < 0.75 and type(parent) is dict and len(parent) > 1:
         del parent[key]
-    elif roll < 0.85 and type(node) is dict:
-        parent[key] = _Dict(node)
+    elif roll < 0.8 and type(node) is dict:
+        parent[key] = HostileDict(node)
+    elif roll < 0.83 and type(node) is dict and node:
+        name = rng.choice(list(node))  # the same key, as a str subclass: lookups find it
+        node[HostileStr(name)] = node.pop(name)
+    elif roll < 0.86 and type(node) in (int, float, list):
+        parent[key] = {int: HostileInt, float: HostileFloat, list: HostileList}[type(node)](node)
     elif roll < 0.9 and type(node) is str:
-        parent[key] = [node] if rng.random() < 0.5 else _Str(node)
+        parent[key] = [node] if rng.random() < 0.5 else HostileStr(node)
     elif type(node) is list and node:
         node.append(node[0] if rng.random() < 0.5 else hostile(rng))
     else:
@@ -226,7 +239,9 @@ def _core_probe(name: str, make_args: Callable[[], tuple], kwargs: Callable[[], 
 
     def call() -> Texts:
         try:  # building the arguments may call core too (a parse): its rejection counts alike
-            function(*make_args(), **(kwargs() if kwargs else {}))
+            args, keywords = make_args(), kwargs() if kwargs else {}
+            with armed(TRAPS.mode):  # only the call itself: building the inputs may use them
+                function(*args, **keywords)
         except core.UIError as error:
             return _texts(error)
         return ()

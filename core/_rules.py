@@ -3,7 +3,10 @@
 A rule takes one decoded value and yields `Issue`s whose paths are local to that value;
 the walkers (`closed_object`, `flat_map`, `unique_identifiers`) prepend the property or
 index segment, as jsonschema's `descend` does.  Rules never raise for any input: every
-comparison is guarded by an exact type check first (a `bool` is never a number).
+comparison is guarded by an exact type check first (a `bool` is never a number), and
+types are compared by identity (`type(value) is str`), never by `isinstance`, so a
+subclass of a JSON type fails its rule before any of its methods can run.  An object's
+keys are checked to be exact strings before any of them is looked up.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from typing import Any, TypeGuard
 
 from core._identifier import IDENTIFIER_PATTERN, is_identifier
 from core.errors import UNKNOWN_PROPERTY, Issue, UISchemaError, escape_pointer
+from core.json._frozen import ARRAY_KINDS, OBJECT_KINDS
 from core.json._number import is_js_safe_number, is_number_type
 from core.json._text import utf16_length
 from core.json.safe import assert_safe_json
@@ -38,14 +42,19 @@ def descend(issues: Iterable[Issue], segment: str | int) -> Issues:
 
 def is_integral(value: Any) -> TypeGuard[int | float]:
     """A JSON number with no fraction (`3` and `3.0` alike; never a bool)."""
-    if type(value) is int or (isinstance(value, int) and not isinstance(value, bool)):
+    if type(value) is int:
         return True
     return is_js_safe_number(value) and float(value).is_integer()
 
 
+def plain_keys(value: Mapping[Any, Any]) -> bool:
+    """Whether every key of an exact JSON object is an exact `str` (iterating it calls nothing)."""
+    return all(type(key) is str for key in value)
+
+
 def identifier(value: Any) -> Issues:
     """An identifier of at most 64 characters that is not a reserved name."""
-    if not isinstance(value, str):
+    if type(value) is not str:
         yield Issue("", "expected an identifier string", "type")
     elif not is_identifier(value):
         yield Issue(
@@ -60,7 +69,7 @@ def ascii_token(max_length: int) -> Rule:
     """A non-empty printable-ASCII string (0x20..0x7E) of at most `max_length` characters."""
 
     def rule(value: Any) -> Issues:
-        if not isinstance(value, str):
+        if type(value) is not str:
             yield Issue("", "expected a string", "type")
         elif not 1 <= len(value) <= max_length:
             yield Issue("", f"length must be 1 to {max_length}", "length")
@@ -74,7 +83,7 @@ def text(min_length: int, max_length: int) -> Rule:
     """A string whose length in UTF-16 code units is within the bounds."""
 
     def rule(value: Any) -> Issues:
-        if not isinstance(value, str):
+        if type(value) is not str:
             yield Issue("", "expected a string", "type")
         elif not min_length <= utf16_length(value) <= max_length:
             yield Issue("", f"length must be {min_length} to {max_length} UTF-16 code units", "length")
@@ -106,7 +115,7 @@ def one_of(*choices: str) -> Rule:
     listing = ", ".join(choices)
 
     def rule(value: Any) -> Issues:
-        if not isinstance(value, str) or value not in allowed:
+        if type(value) is not str or value not in allowed:
             yield Issue("", f"must be one of: {listing}", "enum")
 
     return rule
@@ -117,7 +126,7 @@ def lower_hex(length: int) -> Rule:
     pattern = re.compile(f"[0-9a-f]{{{length}}}")
 
     def rule(value: Any) -> Issues:
-        if not isinstance(value, str) or pattern.fullmatch(value) is None:
+        if type(value) is not str or pattern.fullmatch(value) is None:
             yield Issue("", f"must be exactly {length} lowercase hexadecimal digits", "format")
 
     return rule
@@ -128,7 +137,7 @@ def scalar(*, allow_null: bool) -> Rule:
     kinds = "string, number, boolean or null" if allow_null else "string, number or boolean"
 
     def rule(value: Any) -> Issues:
-        if isinstance(value, str):
+        if type(value) is str:
             if utf16_length(value) > MAX_STRING_LENGTH:
                 yield Issue("", f"string exceeds {MAX_STRING_LENGTH} UTF-16 code units", "length")
         elif is_number_type(value):
@@ -144,7 +153,7 @@ def scalar(*, allow_null: bool) -> Rule:
 
 def json_object(value: Any) -> Issues:
     """Any JSON object (its contents are data, checked by the safe-JSON pass only)."""
-    if not isinstance(value, dict):
+    if type(value) not in OBJECT_KINDS:
         yield Issue("", "expected an object", "type")
 
 
@@ -174,8 +183,11 @@ def closed_object(required: Mapping[str, Rule], optional: Mapping[str, Rule] = _
     """An object with exactly the listed properties (unknown ones reported without echo)."""
 
     def rule(value: Any) -> Issues:
-        if not isinstance(value, dict):
+        if type(value) not in OBJECT_KINDS:
             yield Issue("", "expected an object", "type")
+            return
+        if not plain_keys(value):  # a lookup would call a subclass key's `__eq__`
+            yield Issue("", UNKNOWN_PROPERTY, "unknown_property")
             return
         if any(key not in required and key not in optional for key in value):
             yield Issue("", UNKNOWN_PROPERTY, "unknown_property")
@@ -205,7 +217,7 @@ def flat_map(value_rule: Rule, max_entries: int) -> Rule:
     """An object keyed by identifiers, at most `max_entries` entries, each value checked."""
 
     def rule(value: Any) -> Issues:
-        if not isinstance(value, dict):
+        if type(value) not in OBJECT_KINDS:
             yield Issue("", "expected an object", "type")
             return
         if len(value) > max_entries:
@@ -225,7 +237,7 @@ def unique_identifiers(max_items: int, what: str) -> Rule:
     """An array of distinct identifiers, at most `max_items` long."""
 
     def rule(value: Any) -> Issues:
-        if not isinstance(value, list):
+        if type(value) not in ARRAY_KINDS:
             yield Issue("", "expected an array", "type")
             return
         if len(value) > max_items:

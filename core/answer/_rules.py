@@ -3,7 +3,8 @@
 Each rule takes one decoded value and yields `Issue`s with paths local to that value; the
 walkers prepend segments (`descend`), as in `core._rules`.  Rules never raise for
 any input and never echo a key or a value in a message.  They only follow known keys, so
-their depth is fixed by the catalog whatever the input's nesting.
+their depth is fixed by the catalog whatever the input's nesting, and they compare types
+by identity (as `core._rules` does), so a subclass of a JSON type never runs a method.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from core._rules import (
     identifier,
     integer,
     one_of,
+    plain_keys,
 )
 from core.answer._catalog import (
     CATALOG,
@@ -46,6 +48,7 @@ from core.errors import (
     UISchemaError,
     escape_pointer,
 )
+from core.json._frozen import ARRAY_KINDS, OBJECT_KINDS
 from core.json._text import utf16_length
 from core.json.safe import assert_safe_json
 from core.limits import UI_LIMITS
@@ -97,7 +100,7 @@ def _string(spec: Str) -> Rule:
     pattern = re.compile(spec.pattern) if spec.pattern else None
 
     def rule(value: Any) -> Issues:
-        if not isinstance(value, str):
+        if type(value) is not str:
             yield Issue("", "expected a string", "type")
         elif not spec.min_length <= utf16_length(value) <= spec.max_length:
             yield Issue("", f"length must be {spec.min_length} to {spec.max_length} UTF-16 code units", "length")
@@ -115,9 +118,9 @@ def _number(spec: Num) -> Rule:
     def rule(value: Any) -> Issues:
         if value is None and spec.nullable:
             return
-        if type(value) is bool or not isinstance(value, (int, float)):
+        if type(value) is not int and type(value) is not float:
             yield Issue("", "expected a number or null" if spec.nullable else "expected a number", "type")
-        elif isinstance(value, float) and not math.isfinite(value):
+        elif type(value) is float and not math.isfinite(value):
             yield Issue("", "number must be finite", "non_finite")
         elif not -MAGNITUDE <= value <= MAGNITUDE:
             yield Issue("", "number must be at most 1e15 in magnitude", "range")
@@ -185,7 +188,7 @@ def _array(spec: Array) -> Rule:
     fast_pass = _fast_pass(spec.item)
 
     def rule(value: Any) -> Issues:
-        if not isinstance(value, list):
+        if type(value) not in ARRAY_KINDS:
             yield Issue("", "expected an array", "type")
         elif len(value) > spec.max_items:
             yield Issue("", f"at most {spec.max_items} items are allowed", "too_many")
@@ -302,7 +305,7 @@ _ELEMENT_KEYS = frozenset({"type", "props", "children"})
 
 def _children(container: bool) -> Rule:
     def rule(value: Any) -> Issues:
-        if not isinstance(value, list):
+        if type(value) not in ARRAY_KINDS:
             yield Issue("", "expected an array", "type")
         elif value and not container:
             yield Issue("", "this component holds no children", "children_not_allowed")
@@ -321,13 +324,16 @@ _LEAF_CHILDREN = _children(container=False)
 
 def element(value: Any) -> Issues:
     """One `{type, props, children?}` element of a known component with closed props."""
-    if not isinstance(value, dict):
+    if type(value) not in OBJECT_KINDS:
         yield Issue("", "expected an object", "type")
+        return
+    if not plain_keys(value):  # a lookup would call a subclass key's `__eq__`
+        yield Issue("", UNKNOWN_PROPERTY, "unknown_property")
         return
     if any(key not in _ELEMENT_KEYS for key in value):
         yield Issue("", UNKNOWN_PROPERTY, "unknown_property")
     kind = value.get("type")
-    component = CATALOG.get(kind) if isinstance(kind, str) else None
+    component = CATALOG.get(kind) if type(kind) is str else None
     if "type" not in value:
         yield Issue("/type", "required property is missing", "required")
     elif component is None:

@@ -139,7 +139,8 @@ def _report_entry() -> dict[str, Any]:
     return {
         "type": "object",
         "properties": {
-            "block": {"allOf": [{"$ref": "#"}, {"properties": {"phase": {"const": "final"}}}]},
+            # Strict Ajv wants `type` beside `properties` even where the `$ref` already says it.
+            "block": {"allOf": [{"$ref": "#"}, {"type": "object", "properties": {"phase": {"const": "final"}}}]},
             "evidence_refs": {"type": "array", "items": refs, "uniqueItems": True, "minItems": 1,
                               "maxItems": MAX_EVIDENCE_REFS},
         },

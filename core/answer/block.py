@@ -34,7 +34,7 @@ _MAX_BLOCK_BYTES = 3 * MAX_BLOCK_UTF16
 
 
 def _version(value: Any) -> Issues:
-    if not isinstance(value, str) or value != VERSION:
+    if type(value) is not str or value != VERSION:
         yield Issue("", f"must be {VERSION}", "unsupported_version")
 
 

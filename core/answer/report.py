@@ -16,10 +16,11 @@ from core.answer._catalog import MAX_REPORT_BLOCKS, MAX_REPORT_BYTES
 from core.answer._rules import checked
 from core.answer.block import block_issues
 from core.errors import Issue, UISchemaError
-from core.json._frozen import FrozenList, freeze
+from core.json._frozen import ARRAY_KINDS, FrozenList, freeze
 
 MAX_EVIDENCE_REFS = 32
 EVIDENCE_ID_LENGTH = 256
+_COLLECTION_KINDS = ARRAY_KINDS | {tuple, set, frozenset}
 
 
 def _final_block(value: Any) -> Issues:
@@ -34,7 +35,7 @@ def _evidence_refs(evidence: frozenset[str]) -> Rule:
     item = text(1, EVIDENCE_ID_LENGTH)
 
     def rule(value: Any) -> Issues:
-        if not isinstance(value, list):
+        if type(value) not in ARRAY_KINDS:
             yield Issue("", "expected an array", "type")
             return
         if not 1 <= len(value) <= MAX_EVIDENCE_REFS:
@@ -59,7 +60,7 @@ def _entries(evidence: frozenset[str]) -> Rule:
     entry = closed_object({"block": _final_block, "evidence_refs": _evidence_refs(evidence)})
 
     def rule(value: Any) -> Issues:
-        if not isinstance(value, list):
+        if type(value) not in ARRAY_KINDS:
             yield Issue("", "expected an array", "type")
             return
         if len(value) > MAX_REPORT_BLOCKS:
@@ -81,9 +82,11 @@ def _entries(evidence: frozenset[str]) -> Rule:
 
 def parse_report_ui_blocks(value: Any, evidence_ids: Iterable[str]) -> FrozenList:
     """A report's `ui_blocks` array: final blocks citing existing evidence, within budget."""
-    if not isinstance(evidence_ids, Iterable) or isinstance(evidence_ids, (str, bytes)):
+    # Exact types only: iterating one of these calls nothing of its items, and an id that is
+    # not an exact `str` is never hashed (it names no evidence, as any other non-string).
+    if type(evidence_ids) not in _COLLECTION_KINDS:
         raise UISchemaError([Issue("", "the report's evidence ids must be a collection of strings", "type")])
-    evidence = frozenset(ref for ref in evidence_ids if isinstance(ref, str))
+    evidence = frozenset(ref for ref in evidence_ids if type(ref) is str)
     _, problems = checked(value, _entries(evidence), max_bytes=MAX_REPORT_BYTES)
     if problems:
         raise UISchemaError(problems)

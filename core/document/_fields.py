@@ -67,7 +67,7 @@ class StringField:
     kind = "string"
 
     def problem(self, value: Any) -> str | None:
-        if not isinstance(value, str):
+        if type(value) is not str:  # exact: a subclass's `__len__` or `__eq__` could lie
             return "value must be a string"
         if len(value) > self.max_length // 2 and utf16_length(value) > self.max_length:
             return f"value exceeds maxLength {self.max_length}"

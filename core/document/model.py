@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from core.document._actions import check_action_definitions
 from core.document._checker import Checker, IssueLimit
@@ -19,7 +19,7 @@ from core.document._declarations import check_derived, check_state
 from core.document._fields import Field
 from core.document._tree import ComponentTree, finish_document
 from core.errors import ROOT, UISchemaError
-from core.json._frozen import FrozenDict, freeze
+from core.json._frozen import FrozenDict, ModelDict, freeze
 from core.json.safe import SafeJson, check_budget, measure_safe_json
 from core.limits import TITLE_LENGTH, UI_LIMITS
 
@@ -51,11 +51,17 @@ class DocumentModel:
     select_domains: Mapping[str, frozenset[str]]
 
 
-class ParsedDocument(FrozenDict):
-    """A validated, deep-immutable document; `.model` holds its parsed declarations."""
+if TYPE_CHECKING:
 
-    __slots__ = ("model",)
-    model: DocumentModel
+    class ParsedDocument(ModelDict):
+        """A validated, deep-immutable document; `.model` holds its parsed declarations."""
+
+        model: DocumentModel
+
+else:
+    # The class itself lives in `core.json._frozen` (the JSON walks accept it by exact type);
+    # for the type checker it is the subclass above, whose `model` is a `DocumentModel`.
+    ParsedDocument = ModelDict
 
 
 def _header(check: Checker, value: Mapping[str, Any]) -> str | None:

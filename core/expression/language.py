@@ -14,8 +14,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from core.errors import UNKNOWN_PROPERTY, Issue, Place, UIExpressionError
+from core.json._frozen import ARRAY_KINDS, OBJECT_KINDS
 from core.json._number import js_number_string, js_pow, js_round
 from core.json._text import utf16_length
+from core.json.safe import json_type_problem
 from core.limits import UI_LIMITS
 
 # Static types are bit sets so that `if` can produce a union.
@@ -196,9 +198,17 @@ DerivedLookup = Callable[[str], Any]
 
 def evaluate_expression(expr: Any, state: Mapping[str, Any], derived: Mapping[str, Any] | None = None) -> Any:
     """Evaluate `expr` against `state` and already computed `derived` values."""
-    if not isinstance(state, Mapping):
+    if type(state) not in OBJECT_KINDS:
         raise UIExpressionError("state must be an object")
-    values = derived if isinstance(derived, Mapping) else {}
+    # Exact JSON types only, before any key is looked up: a subclass's `__eq__`, `__hash__`
+    # or `__len__` could answer anything (the parsed document's own expressions need no walk).
+    for what, value in (("expression", expr), ("state", state), ("derived values", derived)):
+        problem = json_type_problem(value)
+        if problem:
+            raise UIExpressionError(f"the {what} is not plain JSON: {problem}", code="unsafe_json")
+    values: Mapping[str, Any] = {}
+    if derived is not None and type(derived) in OBJECT_KINDS:  # other JSON: no derived values
+        values = derived
 
     def lookup(key: str) -> Any:
         # the key came from the caller: never repeat it; a value handed in is checked like state
@@ -214,7 +224,7 @@ def evaluate_expression(expr: Any, state: Mapping[str, Any], derived: Mapping[st
 
 def evaluate(expr: Any, state: Mapping[str, Any], derived: DerivedLookup, depth: int = 1) -> Any:
     """Evaluate with a derived-value callback (lets callers compute derived values lazily)."""
-    if not isinstance(expr, dict):
+    if type(expr) not in OBJECT_KINDS:
         if scalar_type(expr):
             return expr
         raise UIExpressionError("invalid scalar in expression")
@@ -228,7 +238,7 @@ def evaluate(expr: Any, state: Mapping[str, Any], derived: DerivedLookup, depth:
             if type(key) is not str:
                 raise UIExpressionError("derived reference must be a string key")
             return derived(key)
-    if len(expr) == 2 and "op" in expr and isinstance(expr.get("args"), list):
+    if len(expr) == 2 and "op" in expr and type(expr.get("args")) in ARRAY_KINDS:
         handler = _HANDLERS.get(expr["op"]) if type(expr["op"]) is str else None
         if handler is not None:
             return handler(expr["args"], state, derived, depth + 1)

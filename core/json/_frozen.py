@@ -52,8 +52,25 @@ class FrozenList(list[Any]):
         return self
 
 
+class ModelDict(FrozenDict):
+    """A `FrozenDict` that also carries what validation learned about it (`model`, set once by
+    the parser that made it): `core.document.model.ParsedDocument` is this class.  It lives
+    here so that the JSON walks can accept it by exact type, as they accept the others."""
+
+    __slots__ = ("model",)
+    model: Any
+
+
 EMPTY_DICT = FrozenDict()
 EMPTY_LIST = FrozenList()
+
+# The exact types that count as JSON.  A subclass never does: its methods (`__eq__`,
+# `__hash__`, `__len__`, `__iter__`, `keys`, ...) could answer anything, so every check of
+# untrusted input compares `type(value)` with these before it touches the value.
+OBJECT_KINDS: frozenset[type] = frozenset((dict, FrozenDict, ModelDict))
+ARRAY_KINDS: frozenset[type] = frozenset((list, FrozenList))
+CONTAINER_KINDS = OBJECT_KINDS | ARRAY_KINDS
+SCALAR_KINDS: frozenset[type] = frozenset((str, int, float, bool, type(None)))
 
 
 _EXACT_INTEGERS = 2.0**53

@@ -24,10 +24,8 @@ MAX_ROUND_DIGITS = UI_LIMITS["maxRoundDigits"]
 
 
 def is_number_type(value: object) -> TypeGuard[int | float]:
-    """An int or float that is not a bool: any magnitude, infinities and NaN included."""
-    return (type(value) is int or type(value) is float) or (
-        isinstance(value, (int, float)) and not isinstance(value, bool)
-    )
+    """An exact int or float (not a bool, not a subclass): any magnitude, infinities and NaN."""
+    return type(value) is int or type(value) is float
 
 
 def is_js_safe_number(value: object) -> bool:

@@ -13,15 +13,18 @@ is used only when one walk over the value proves its bytes are already canonical
 - every object sorts its keys the same by code point (orjson) and by UTF-16 code unit,
   which can differ only when a key holds a character in U+E000..U+FFFF and another an
   astral character,
-- all containers and strings are exactly `dict`/`list`/`str` values or subclasses orjson
-  encodes as such; orjson escapes strings exactly as `JSON.stringify` does (`\\b \\t \\n
-  \\f \\r \\" \\\\`, other controls as lowercase `\\u00xx`, DEL and U+2028/U+2029 raw).
+- every value is of an exact JSON type (a subclass never passes, see below); orjson escapes
+  strings exactly as `JSON.stringify` does (`\\b \\t \\n \\f \\r \\" \\\\`, other
+  controls as lowercase `\\u00xx`, DEL and U+2028/U+2029 raw).
 
 Otherwise the plain Python reference serializer runs (the tests compare both paths); it
-also validates, with located issues as `assert_safe_json` reports them: JSON types only,
-string keys, no lone surrogates, depth <= maxJsonDepth, at most maxJsonValues values.  Unlike
-`assert_safe_json` it accepts every finite double (RFC 8785 covers the binary64 range);
-NaN, Infinity and ints beyond the double range raise `UISchemaError`.
+also validates, with located issues as `assert_safe_json` reports them: exact JSON types
+only, string keys, no lone surrogates, depth <= maxJsonDepth, at most maxJsonValues values.
+Both walks compare `type()` identities before they touch a value, so a subclass of a JSON
+type (an `IntEnum`, a `str` with its own `__eq__`) is refused before any of its methods
+runs, as `assert_safe_json` refuses it.  Unlike `assert_safe_json` it accepts every finite
+double (RFC 8785 covers the binary64 range); NaN, Infinity and ints beyond the double range
+raise `UISchemaError`.
 """
 
 from __future__ import annotations
@@ -34,10 +37,10 @@ from typing import Any
 import orjson
 
 from core.errors import Issue, UISchemaError
-from core.json._frozen import FrozenDict, FrozenList
+from core.json._frozen import ARRAY_KINDS, CONTAINER_KINDS, OBJECT_KINDS
 from core.json._number import js_number_string
 from core.json._text import utf16_sort_key
-from core.json.safe import MAX_MAGNITUDE, SafeJson, held_pointer, linked_segments
+from core.json.safe import MAX_MAGNITUDE, NON_STRING_KEY, NOT_JSON, SafeJson, held_pointer, linked_segments
 from core.limits import UI_LIMITS
 
 MAX_JSON_DEPTH = UI_LIMITS["maxJsonDepth"]
@@ -48,7 +51,6 @@ _OVERFLOW_INT = 2**1024 - 2**970  # from here on float(n) rounds to Infinity (ti
 _Path = tuple[Any, Any] | None  # a linked list (parent, key), built only for containers
 _Counter = list[int]  # one mutable int: values seen so far
 _PLAIN_KINDS = frozenset({str, bool, type(None)})
-_CONTAINER_KINDS = frozenset({dict, list, FrozenDict, FrozenList})
 
 
 def canonical_json_string(value: Any) -> str:
@@ -77,7 +79,7 @@ def _orjson_walk(value: Any) -> tuple[bool, bool, int]:
     nesting depth as `json_measure` counts it).  Safe needs exact JSON types and numbers
     within maxNumberMagnitude; canonical floats print as JavaScript prints them, so the byte
     size is the canonical text's."""
-    if not isinstance(value, (dict, list)):
+    if type(value) not in CONTAINER_KINDS:
         return _scalar_is_plain(value), False, 0
     count, deepest, safe = 1, 1, True
     stack: list[tuple[Any, int]] = [(value, 1)]
@@ -87,7 +89,7 @@ def _orjson_walk(value: Any) -> tuple[bool, bool, int]:
         if depth > MAX_JSON_DEPTH or count > MAX_JSON_VALUES:
             return False, False, 0
         deepest = depth if depth > deepest else deepest
-        if isinstance(container, dict):
+        if type(container) in OBJECT_KINDS:
             if not _keys_are_plain(container):
                 return False, False, 0
             container = container.values()
@@ -106,14 +108,9 @@ def _orjson_walk(value: Any) -> tuple[bool, bool, int]:
                     safe = safe and -MAX_MAGNITUDE <= item <= MAX_MAGNITUDE
                     continue
                 return False, False, 0
-            if kind in _CONTAINER_KINDS:
+            if kind in CONTAINER_KINDS:
                 stack.append((item, depth + 1))
-            elif isinstance(item, (dict, list)):
-                stack.append((item, depth + 1))
-                safe = False  # a subclass: `measure_safe_json` refuses it
-            elif _scalar_is_plain(item):
-                safe = False
-            else:
+            else:  # not JSON, or a subclass: the reference refuses it before it can run
                 return False, False, 0
     return True, safe, deepest
 
@@ -129,20 +126,26 @@ def canonical_json_measured(value: Any) -> tuple[str, SafeJson | None]:
         try:
             text = orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
         except TypeError:
-            pass  # a lone surrogate or a str-subclass key: the reference reports it
+            pass  # a lone surrogate or a str-subclass key (orjson calls nothing of it): the reference says which
         else:
             return text.decode(), SafeJson(value, len(text), depth) if safe else None
     return "".join(_write(value, None, None, 1, [1], [])), None
 
 
 def _keys_are_plain(obj: dict[str, Any]) -> bool:
-    """String keys whose code-point order (orjson's) is their UTF-16 order."""
+    """String keys whose code-point order (orjson's) is their UTF-16 order.
+
+    A `str` subclass key passes the join (it reads the characters, calling nothing) and then
+    makes orjson raise: orjson takes exact `str` keys only, by type, as the reference does.
+    """
     try:
         joined = "".join(obj)  # one C-level pass: non-str keys raise TypeError
     except TypeError:
         return False
     if joined.isascii() or max(joined) < "\ue000":
         return True
+    if any(type(key) is not str for key in obj):  # sorting would call a subclass's `__lt__`
+        return False
     return sorted(obj) == sorted(obj, key=utf16_sort_key)
 
 
@@ -160,7 +163,7 @@ def _scalar_is_plain(item: Any) -> bool:
         return _float_is_plain(item)
     if type(item) is int:
         return -_SAFE_INTEGER <= item <= _SAFE_INTEGER
-    return item is None or isinstance(item, (str, bool))
+    return item is None or type(item) is str or type(item) is bool
 
 
 # ---------------------------------------------------------------------------------------
@@ -188,9 +191,9 @@ def _quote(text: str, path: _Path) -> str:
 
 
 def _number(value: int | float, path: _Path) -> str:
-    if isinstance(value, int):
+    if type(value) is int:
         if -_SAFE_INTEGER <= value <= _SAFE_INTEGER:
-            return str(int(value))  # int(...) so an IntEnum prints its number, not its name
+            return str(value)
         if not -_OVERFLOW_INT < value < _OVERFLOW_INT:
             raise _fail(path, "number must be finite")
     if not math.isfinite(value):
@@ -201,34 +204,35 @@ def _number(value: int | float, path: _Path) -> str:
 def _write(value: Any, path: _Path, key: str | int | None, depth: int, count: _Counter, out: list[str]) -> list[str]:
     """Append the canonical text of `value` (found at `key` under `path`) to `out`."""
     here = path if key is None else (path, key)
-    if isinstance(value, (dict, list)):
+    kind = type(value)  # exact types only: nothing of a subclass may run
+    if kind in CONTAINER_KINDS:
         count[0] += len(value)
         if depth > MAX_JSON_DEPTH:
             raise _fail(here, f"JSON nesting exceeds {MAX_JSON_DEPTH} levels")
         if count[0] > MAX_JSON_VALUES:
             raise _fail(here, f"JSON exceeds {MAX_JSON_VALUES} values")
-        if isinstance(value, dict):
-            _write_object(value, here, depth, count, out)
-        else:
+        if kind in ARRAY_KINDS:
             out.append("[")
             for index, item in enumerate(value):
                 out.append("," if index else "")
                 _write(item, here, index, depth + 1, count, out)
             out.append("]")
-    elif isinstance(value, str):
+        else:
+            _write_object(value, here, depth, count, out)
+    elif kind is str:
         out.append(_quote(value, here))
-    elif value is None or isinstance(value, bool):
+    elif value is None or kind is bool:
         out.append("null" if value is None else "true" if value else "false")
-    elif isinstance(value, (int, float)):
+    elif kind is int or kind is float:
         out.append(_number(value, here))
     else:
-        raise _fail(here, "value is not a JSON type")
+        raise _fail(here, NOT_JSON)
     return out
 
 
 def _write_object(obj: dict[str, Any], here: _Path, depth: int, count: _Counter, out: list[str]) -> None:
     if any(type(name) is not str for name in obj):
-        raise _fail(here, "object keys must be strings")
+        raise _fail(here, NON_STRING_KEY)
     out.append("{")
     for index, name in enumerate(sorted(obj, key=utf16_sort_key)):
         out.append("," if index else "")

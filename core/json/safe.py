@@ -7,10 +7,14 @@ nesting deeper than `maxJsonDepth`, more than `maxJsonValues` values, or more UT
 bytes than the caller's budget.  Byte sizes are those of JavaScript's
 `JSON.stringify`: compact, non-ASCII not escaped, JS number text.
 
-Only the exact JSON types pass (and the library's own frozen containers): a subclass of
-`dict`, `str` or `int` could override the methods every later check relies on.  An issue
-path never goes through a key the protocol does not define: the pre-check knows no
-schema, so it stops at the object holding the first such key and never echoes it.
+Only the exact JSON types pass (and the library's own frozen containers), compared by
+`type()` identity before anything of the value is touched: a subclass of `dict`, `str` or
+`int` could override the methods every later check relies on (`__eq__`, `__hash__`,
+`__len__`, `items`, ...), and `isinstance` itself may call a `__class__` it defines.
+`json_type_problem` is the same type check alone, for callers that judge numbers and sizes
+their own way.  An issue path never goes through a key the protocol does not define: the
+pre-check knows no schema, so it stops at the object holding the first such key and never
+echoes it.
 """
 
 from __future__ import annotations
@@ -25,7 +29,7 @@ import orjson
 
 from core._identifier import is_identifier
 from core.errors import Issue, UISchemaError, escape_pointer
-from core.json._frozen import FrozenDict, FrozenList
+from core.json._frozen import ARRAY_KINDS, CONTAINER_KINDS, SCALAR_KINDS
 from core.json._number import js_number_string
 from core.limits import UI_LIMITS
 
@@ -33,9 +37,10 @@ MAX_JSON_DEPTH = UI_LIMITS["maxJsonDepth"]
 MAX_JSON_VALUES = UI_LIMITS["maxJsonValues"]
 MAX_MAGNITUDE = UI_LIMITS["maxNumberMagnitude"]
 
+NOT_JSON = "value is not a JSON type"
+NON_STRING_KEY = "object keys must be strings"
+
 _Path = tuple[Any, Any] | None  # a linked list (parent, segment); built only for containers
-_CONTAINERS = frozenset({dict, list, FrozenDict, FrozenList})
-_FROZEN = (FrozenDict, FrozenList)  # the library's own immutable containers and their kin
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,10 +52,6 @@ class SafeJson:
     value: Any
     size: int
     depth: int
-
-
-def _is_container(kind: type) -> bool:
-    return kind in _CONTAINERS or issubclass(kind, _FROZEN)
 
 
 @cache
@@ -118,7 +119,7 @@ def _scalar_problem(value: Any) -> str | None:
         if not math.isfinite(value):
             return "number must be finite"
         return None if abs(value) <= MAX_MAGNITUDE else "number exceeds 1e15 in magnitude"
-    return "value is not a JSON type"
+    return NOT_JSON
 
 
 def _walk(value: Any, max_depth: int, max_values: int) -> int:
@@ -132,7 +133,7 @@ def _measure(value: Any, max_depth: int, max_values: int) -> tuple[int, int]:
     deepest = 1
     count = 1
     stack: list[tuple[Any, int, _Path]] = [(value, 1, None)]
-    if not _is_container(type(value)):
+    if type(value) not in CONTAINER_KINDS:
         problem = _scalar_problem(value)
         if problem:
             raise UISchemaError([Issue("", problem, "unsafe_json")])
@@ -151,13 +152,13 @@ def _measure(value: Any, max_depth: int, max_values: int) -> tuple[int, int]:
             raise UISchemaError([Issue(_pointer(path), f"JSON exceeds {max_values} values", "unsafe_json")])
         for key, item in items:
             if type(key) is not str and not is_list:
-                raise UISchemaError([Issue(_pointer(path), "object keys must be strings", "unsafe_json")])
+                raise UISchemaError([Issue(_pointer(path), NON_STRING_KEY, "unsafe_json")])
             kind = type(item)
             if kind is str or kind is int or item is None or kind is bool:
                 if kind is int and not -MAX_MAGNITUDE <= item <= MAX_MAGNITUDE:
                     raise UISchemaError([Issue(_pointer(path, key), "number exceeds 1e15 in magnitude", "unsafe_json")])
                 continue
-            if _is_container(kind):
+            if kind in CONTAINER_KINDS:
                 stack.append((item, depth + 1, (path, key)))
                 continue
             problem = _scalar_problem(item)
@@ -166,6 +167,38 @@ def _measure(value: Any, max_depth: int, max_values: int) -> tuple[int, int]:
             if kind is float:
                 correction += len(js_number_string(item)) - len(orjson.dumps(item))
     return correction, deepest
+
+
+def json_type_problem(value: Any) -> str | None:
+    """Why `value` is not made of the exact JSON types alone, or None.
+
+    Types only (numbers, strings and sizes are the caller's to judge), by `type()` identity,
+    so nothing of the value runs; iterative and bounded like the safe walk, so a cycle or a
+    huge value ends in a problem, not a hang.
+    """
+    kind = type(value)
+    if kind not in CONTAINER_KINDS:
+        return None if kind in SCALAR_KINDS else NOT_JSON
+    count = 1
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        container, depth = stack.pop()
+        count += len(container)
+        if depth > MAX_JSON_DEPTH:
+            return f"JSON nesting exceeds {MAX_JSON_DEPTH} levels"
+        if count > MAX_JSON_VALUES:
+            return f"JSON exceeds {MAX_JSON_VALUES} values"
+        if type(container) not in ARRAY_KINDS:
+            if any(type(key) is not str for key in container):
+                return NON_STRING_KEY
+            container = container.values()
+        for item in container:
+            kind = type(item)
+            if kind in CONTAINER_KINDS:
+                stack.append((item, depth + 1))
+            elif kind not in SCALAR_KINDS:
+                return NOT_JSON
+    return None
 
 
 def json_measure(value: Any) -> tuple[int, int]:

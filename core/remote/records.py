@@ -35,7 +35,7 @@ from core._rules import (
     unique_identifiers,
 )
 from core.errors import MAX_ISSUES, Issue, UISchemaError
-from core.json._frozen import FrozenDict, FrozenList, freeze_object
+from core.json._frozen import ARRAY_KINDS, OBJECT_KINDS, FrozenDict, FrozenList, freeze_object
 from core.limits import (
     CAPABILITY_DESCRIPTION_LENGTH,
     CAPABILITY_TITLE_LENGTH,
@@ -79,7 +79,7 @@ CAPABILITY_RISKS = ("read", "write", "external")
 
 def _plain_ui_has_revision_zero(ref: Any) -> Issues:
     """A plain full UI (generation 0) has revision 0."""
-    if isinstance(ref, dict):
+    if type(ref) in OBJECT_KINDS:
         generation, revision = ref.get("generation"), ref.get("revision")
         if is_integral(generation) and generation == 0 and is_integral(revision) and revision != 0:
             yield Issue("/revision", "a plain UI (generation 0) must have revision 0", "range")
@@ -114,7 +114,7 @@ _ACTION_QUERY = closed_object({"operationId": ascii_token(REQUEST_ID_LENGTH)})
 
 def _updated_not_before_created(receipt: Any) -> Issues:
     """`updatedAt >= createdAt`."""
-    if isinstance(receipt, dict):
+    if type(receipt) in OBJECT_KINDS:
         created, updated = receipt.get("createdAt"), receipt.get("updatedAt")
         if is_integral(created) and is_integral(updated) and updated < created:
             yield Issue("/updatedAt", "updatedAt must not be earlier than createdAt", "range")
@@ -122,7 +122,7 @@ def _updated_not_before_created(receipt: Any) -> Issues:
 
 def _result_only_when_succeeded(receipt: Any) -> Issues:
     """Only a `succeeded` receipt may carry a `result`."""
-    if isinstance(receipt, dict) and "result" in receipt:
+    if type(receipt) in OBJECT_KINDS and "result" in receipt:
         status = receipt.get("status")
         if status in RECEIPT_STATUSES and status != "succeeded":
             yield Issue("/result", "only a succeeded receipt may carry a result", "not_allowed")
@@ -223,7 +223,7 @@ def _parse_collection(
     value: Any, max_items: int, parse_item: Callable[[Any], FrozenDict], unique_key: str, what: str
 ) -> FrozenList:
     """A bounded array shell first, then each element against its own budget."""
-    if not isinstance(value, list):
+    if type(value) not in ARRAY_KINDS:  # exact: `len` of a subclass could run its own code
         raise UISchemaError([Issue("", "expected an array", "type")])
     if len(value) > max_items:
         raise UISchemaError([Issue("", f"at most {max_items} items are allowed", "too_many")])

@@ -1,7 +1,8 @@
 """Resolving component values against a state (seed 000 §3, §8).
 
 `resolve_document_value` computes only the derived fields the value needs, so a failing
-derived field elsewhere does not block an unrelated value or a `reset` button.
+derived field elsewhere does not block an unrelated value or a `reset` button.  A value of
+anything but the exact JSON types is refused before it is looked into (`unsafe_json`).
 """
 
 from __future__ import annotations
@@ -12,12 +13,16 @@ from typing import Any
 from core.document.model import DocumentModel, document_model
 from core.errors import UIExpressionError, UIStateError
 from core.expression.language import evaluate, evaluate_expression
-from core.json._frozen import FrozenDict
+from core.json._frozen import OBJECT_KINDS, FrozenDict
+from core.json.safe import json_type_problem
 from core.state.values import assert_state_for
 
 
 def _unwrap(value: Any) -> Any:
-    if isinstance(value, Mapping):
+    problem = json_type_problem(value)
+    if problem:
+        raise UIExpressionError(f"the value is not plain JSON: {problem}", code="unsafe_json")
+    if type(value) in OBJECT_KINDS:
         if len(value) != 1 or "expr" not in value:
             raise UIExpressionError('a dynamic value must be written as {"expr": <expression>}')
         return value["expr"]

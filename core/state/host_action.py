@@ -15,7 +15,7 @@ from typing import Any
 from core.document.model import DocumentModel, document_model
 from core.errors import UIActionError, UISchemaError, UIStateError
 from core.expression.language import evaluate
-from core.json._frozen import FrozenDict
+from core.json._frozen import CONTAINER_KINDS, OBJECT_KINDS, FrozenDict
 from core.json._text import utf16_length
 from core.json.safe import json_byte_size
 from core.limits import UI_PROTOCOL_LIMITS
@@ -40,7 +40,7 @@ def _definition(model: DocumentModel, state: Any, action_id: Any) -> Mapping[str
 
 
 def _resolve(value: Any, state: Mapping[str, Any], model: DocumentModel) -> Any:
-    if isinstance(value, Mapping):  # a run-time failure is a UIExpressionError (seed 000 §8)
+    if type(value) in OBJECT_KINDS:  # a run-time failure is a UIExpressionError (seed 000 §8)
         return evaluate(value.get("expr"), state, lazy_derived(model, state))
     return value
 
@@ -51,7 +51,7 @@ def resolve_ui_action(document: Any, state: Any, action_id: Any) -> FrozenDict:
     definition = _definition(model, state, action_id)
     if definition["kind"] == "agent":
         prompt = _resolve(definition["prompt"], state, model)
-        if not isinstance(prompt, str) or not prompt or utf16_length(prompt) > MAX_PROMPT:
+        if type(prompt) is not str or not prompt or utf16_length(prompt) > MAX_PROMPT:
             raise UIActionError(f"the agent prompt must be a non-empty string of at most {MAX_PROMPT} "
                                 "UTF-16 code units", code="prompt")
         return FrozenDict({"kind": "agent", "actionId": action_id, "prompt": prompt})
@@ -65,7 +65,7 @@ def _check_arguments(arguments: Mapping[str, Any]) -> None:
     if len(arguments) > MAX_ARGUMENTS:
         raise UIActionError(f"more than {MAX_ARGUMENTS} arguments", code="arguments")
     for key, value in arguments.items():
-        if value is None or isinstance(value, (dict, list)):
+        if value is None or type(value) in CONTAINER_KINDS:
             raise UIActionError(f"argument {key} must be a string, number or boolean", code="arguments")
     size = json_byte_size(arguments)
     if size > MAX_ARGUMENT_BYTES:

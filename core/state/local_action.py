@@ -14,7 +14,8 @@ from typing import Any
 from core.document.model import DocumentModel, ParsedDocument, parse_document
 from core.errors import UIActionError
 from core.expression.language import evaluate
-from core.json._frozen import FrozenDict
+from core.json._frozen import OBJECT_KINDS, FrozenDict
+from core.json.safe import json_type_problem
 from core.state.evaluation import lazy_derived
 from core.state.values import assert_state_for, update_state
 
@@ -23,7 +24,11 @@ def dispatch_local_action(document: Any, state: Any, action: Any) -> FrozenDict:
     """Apply a declared `reset` or `set` action; return the new state."""
     parsed = document if type(document) is ParsedDocument else parse_document(document)
     model = parsed.model
-    if not isinstance(action, Mapping) or action.get("type") not in ("reset", "set"):
+    if type(action) not in OBJECT_KINDS:
+        raise UIActionError("only reset and set actions run locally", code="not_local")
+    if json_type_problem(action):  # compared below: a subclass's `__eq__` could answer anything
+        raise UIActionError("the action is not plain JSON", code="unsafe_json")
+    if action.get("type") not in ("reset", "set"):
         raise UIActionError("only reset and set actions run locally", code="not_local")
     if not any(action == declared for declared in _declared_actions(parsed["root"])):
         raise UIActionError("the action is not declared by this document", code="undeclared")
@@ -35,8 +40,8 @@ def dispatch_local_action(document: Any, state: Any, action: Any) -> FrozenDict:
 
 def _set(document: ParsedDocument, model: DocumentModel, state: Mapping[str, Any],
          action: Mapping[str, Any]) -> FrozenDict:
-    value = action.get("value")
-    if isinstance(value, Mapping):  # a run-time failure is a UIExpressionError (seed 000 §8)
+    value: Any = action.get("value")
+    if type(value) in OBJECT_KINDS:  # a run-time failure is a UIExpressionError (seed 000 §8)
         value = evaluate(value.get("expr"), state, lazy_derived(model, state))
     return update_state(document, state, action.get("key"), value)
 

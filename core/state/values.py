@@ -1,8 +1,10 @@
 """Runtime state helpers (seed 000 §4): initial, update, restore and validity checks.
 
-A state is a mapping with exactly the declared fields.  `update_state` is atomic: it
+A state is a JSON object with exactly the declared fields.  `update_state` is atomic: it
 returns a new immutable mapping or raises `UIStateError`, never touching the old one.
 `restore_state` never raises on junk input: it keeps only declared, valid saved fields.
+A state (or saved state) of anything but the exact JSON types is refused before any key of
+it is looked up (`unsafe_json`): a subclass's `__eq__` or `__hash__` could answer anything.
 """
 
 from __future__ import annotations
@@ -12,8 +14,8 @@ from typing import Any
 
 from core.document.model import DocumentModel, document_model
 from core.errors import UISchemaError, UIStateError
-from core.json._frozen import FrozenDict
-from core.json.safe import json_byte_size
+from core.json._frozen import OBJECT_KINDS, FrozenDict
+from core.json.safe import json_byte_size, json_type_problem
 from core.limits import UI_LIMITS
 
 MAX_STATE_BYTES = UI_LIMITS["maxStateBytes"]
@@ -48,8 +50,11 @@ def assert_valid_state(document: Any, state: Any) -> None:
 
 def assert_state_for(model: DocumentModel, state: Any) -> None:
     """`assert_valid_state` against an already parsed model (the shared runtime check)."""
-    if not isinstance(state, Mapping):
+    if type(state) not in OBJECT_KINDS:
         raise UIStateError("state must be an object")
+    problem = json_type_problem(state)
+    if problem:
+        raise UIStateError(f"state is not plain JSON: {problem}", code="unsafe_json")
     if len(state) != len(model.fields) or any(key not in state for key in model.fields):
         raise UIStateError("state must contain exactly the declared fields", code="fields")
     for key, value in state.items():
@@ -87,16 +92,12 @@ def update_state_many(document: Any, state: Any, values: Mapping[str, Any]) -> F
 def restore_state(document: Any, saved: Any) -> FrozenDict:
     """Defaults, overlaid with the saved fields that are declared and valid; never raises on junk."""
     model = document_model(document)
-    if not isinstance(saved, Mapping):
-        return model.initial
+    if type(saved) not in OBJECT_KINDS or json_type_problem(saved):
+        return model.initial  # looking a key up in it could run a subclass's own code
     restored = dict(model.initial)
     for key, field in model.fields.items():
-        try:
-            value = saved[key] if key in saved else None  # noqa: SIM401  (`get` of a hostile mapping differs)
-        except Exception:  # a hostile mapping cannot be checked safely: keep the defaults
-            return model.initial
-        if key in saved and field.problem(value) is None:
-            restored[key] = value
+        if key in saved and field.problem(saved[key]) is None:
+            restored[key] = saved[key]
     candidate = FrozenDict(restored)
     try:
         _assert_budget(candidate)

@@ -18,7 +18,7 @@ from typing import Any
 from core._rules import Issues, closed_object, is_integral, json_object, one_of, text
 from core.document._components import LAYOUTS
 from core.errors import MAX_ISSUES, Issue, UISchemaError, UIStreamError
-from core.json._frozen import thaw
+from core.json._frozen import OBJECT_KINDS, thaw
 from core.json.safe import assert_safe_json
 from core.limits import MESSAGE_LENGTH, UI_LIMITS, UI_PROTOCOL_LIMITS
 from core.stream._checkpoint import MUTATION_TYPES, TERMINAL_TYPES
@@ -33,7 +33,7 @@ NodeIndex = Mapping[str, tuple["str | None", int]]
 
 
 def _node_id(value: Any) -> Issues:
-    if not isinstance(value, str):
+    if type(value) is not str:
         yield Issue("", "expected a node id string", "type")
 
 
@@ -60,10 +60,10 @@ def read_event(event: Any) -> str:
         assert_safe_json(event, max_bytes=MUTATION_BYTES)
     except UISchemaError as error:
         raise UIStreamError(error.issues) from None
-    if not isinstance(event, dict):
+    if type(event) not in OBJECT_KINDS:
         raise UIStreamError([Issue("", "an event must be an object", "type")])
     kind = event.get("type")
-    if not isinstance(kind, str) or kind not in _SHAPES:
+    if type(kind) is not str or kind not in _SHAPES:
         raise UIStreamError([Issue("/type", f"must be one of: {', '.join(EVENT_TYPES)}", "enum")])
     issues = list(islice(_SHAPES[kind](event), MAX_ISSUES))
     if issues:

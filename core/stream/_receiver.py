@@ -128,7 +128,11 @@ def successor_envelope(frame: Any, held: Mapping[str, Any]) -> dict[str, Any] | 
     protocol, source call, UI and generation, a newer seq, a mutation or terminal type and
     revisions that follow the held one: a subset of what the full check accepts.
     """
-    if type(frame) is not dict or not _ENVELOPE_KEYS.issuperset(frame) or not _REQUIRED_KEYS.issubset(frame):
+    # Exact keys before any is hashed (a `str` subclass's `__hash__` would run); the values
+    # are compared by type below, and the whole frame by `exact_types` last.
+    if type(frame) is not dict or any(type(key) is not str for key in frame):
+        return None
+    if not _ENVELOPE_KEYS.issuperset(frame) or not _REQUIRED_KEYS.issubset(frame):
         return None
     if type(frame["snapshot"]) is not dict or any(
             type(value) not in _SCALARS for key, value in frame.items() if key != "snapshot"):

@@ -232,7 +232,7 @@ def start_ui_stream(doc: Any, source_call_id: Any, generation: Any) -> UIStreamS
 
 def advance_ui_stream(current: Any, event: Any) -> UIStreamState:
     """Apply one add / update / remove or a terminal event; on any error keep `current`."""
-    if not isinstance(current, UIStreamState):
+    if type(current) is not UIStreamState:  # exact: `isinstance` may call a foreign `__class__`
         raise UIStreamError([Issue("", "current must be a UIStreamState", "type")])
     if current.status != "streaming":
         raise UIStreamError([Issue("", f"the generation has ended ({current.status}); nothing more applies", "ended")])
@@ -273,7 +273,7 @@ def _finish(current: UIStreamState, kind: str, message: str | None) -> UIStreamS
 
 def accept_checkpoint(current: Any, frame: Any) -> UIStreamState:
     """Take in one delivered frame (repeated, stale, out of order or after a gap)."""
-    if current is not None and not isinstance(current, UIStreamState):
+    if current is not None and type(current) is not UIStreamState:
         raise UIStreamError([Issue("", "current must be a UIStreamState or None", "type")])
     if current is not None and current.status == "streaming":
         successor = _accept_incrementally(current, frame)

@@ -138,6 +138,21 @@ def test_a_final_answer_naming_wrong_blocks_is_rejected_and_the_turn_stays_open(
     assert client.present_answer(SESSION, "msg-1", published()[1])["ok"]
 
 
+@pytest.mark.parametrize("answer", ["结果见下方组件。", "```\n[[ui:pressure-summary]]\n```"])
+def test_a_final_answer_listing_blocks_without_their_markers_is_rejected_and_the_turn_stays_open(
+        runtime: Runtime, answer: str) -> None:
+    runtime.start()
+    client = answers(runtime)
+    for block in published():
+        client.present_answer(SESSION, "msg-1", block)
+    before = stored(runtime)
+    reply = client.final_answer(SESSION, "msg-1", answer, ["pressure-summary"])
+    assert_rejected(runtime, reply, "invalid_final_answer", before, 3)
+    [issue] = reply["error"]["issues"]
+    assert issue["path"] == "/ui_block_ids" and "no marker" in issue["message"]
+    assert client.final_answer(SESSION, "msg-1", answer, [])["ok"]  # no markers, no blocks: accepted
+
+
 def test_an_invalid_block_is_rejected_with_located_issues_and_nothing_stored(runtime: Runtime) -> None:
     runtime.start()
     client = answers(runtime)

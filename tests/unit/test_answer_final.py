@@ -53,7 +53,13 @@ REJECTED = [
     ("a duplicate id", _final("[[ui:summary]]", "summary", "summary"), "/ui_block_ids/1", "duplicate"),
     ("an unpublished block", _final("[[ui:summary]]\n[[ui:ghost]]", "summary", "ghost"), "/ui_block_ids/1", "unpublished_block"),
     ("a process block", _final("[[ui:progress]]", "progress"), "/ui_block_ids/0", "not_final"),
-    ("a legacy answer naming a process block", _final("No markers.", "progress"), "/ui_block_ids/0", "not_final"),
+    ("a marker-less answer listing a block", _final("结果见下方组件。", "summary"), "/ui_block_ids", "missing_markers"),
+    ("a marker-less answer listing a process block", _final("No markers.", "progress"), "/ui_block_ids",
+     "missing_markers"),
+    ("ids whose markers sit only in a fence", _final("```\n[[ui:summary]]\n```", "summary"), "/ui_block_ids",
+     "missing_markers"),
+    ("ids whose markers sit only in indented code", _final("Text.\n\n    [[ui:summary]]", "summary"),
+     "/ui_block_ids", "missing_markers"),
     ("an unknown key", _final("x") | {SECRET: SECRET}, "", "unknown_property"),
     ("an answer that is not a string", {"answer": [SECRET], "ui_block_ids": []}, "/answer", "type"),
     ("an id that is not an identifier", _final("x", f"{SECRET} x"), "/ui_block_ids/0", "format"),
@@ -68,6 +74,20 @@ def test_rejected_final_answer_names_the_exact_path_and_code_and_echoes_nothing(
     first = caught.value.issues[0]
     assert (first.path, first.code) == (path, code), caught.value.issues
     assert SECRET not in str(caught.value) and all(SECRET not in i.path + i.message for i in caught.value.issues)
+
+
+def test_a_new_final_answer_without_markers_lists_no_blocks():
+    # Seed 004: the marker-less form is how old answers were stored; new ones never rely on it.
+    with pytest.raises(UISchemaError) as caught:
+        parse_final_answer(_final("结果见下方组件。", "summary", "trend"), TURN)
+    assert [(i.path, i.code) for i in caught.value.issues] == [("/ui_block_ids", "missing_markers")]
+    assert "marker" in caught.value.issues[0].message
+    assert list(parse_final_answer(_final("结果见下方组件。"), TURN)["ui_block_ids"]) == []
+
+
+def test_a_stored_legacy_answer_without_markers_is_still_read_by_answer_parts():
+    stored = _final("结果见下方组件。", "summary")
+    assert _kinds(answer_parts(stored, TURN)) == [("text", "结果见下方组件。"), ("block", "summary")]
 
 
 def test_a_block_published_without_phase_cannot_be_referenced_by_a_new_final_answer():

@@ -15,7 +15,8 @@ PROTOCOL = frozenset(name for name in core.__all__
 def test_a_fixed_seed_slice_finds_no_crash_echo_invalid_path_or_hang() -> None:
     tally, _ = run("core", seconds=60.0, seed=7, max_inputs=3_000, only=PROTOCOL)
     assert tally.inputs == 3_000
-    assert tally.counts == {"crashes": 0, "echoes": 0, "invalid_paths": 0, "hangs": 0}, tally.examples
+    assert tally.counts == {"crashes": 0, "echoes": 0, "invalid_paths": 0, "hangs": 0, "hostile_calls": 0}, (
+        tally.examples)
 
 
 def test_the_core_target_reaches_every_public_function() -> None:

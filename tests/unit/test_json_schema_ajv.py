@@ -37,15 +37,17 @@ def _ajv_installed() -> None:
 VALIDATE = r"""
 const Ajv2020 = require(process.argv[1] + "/dist/2020");
 const fs = require("fs");
-const { schema, documents } = JSON.parse(fs.readFileSync(0, "utf8"));
-const validate = new Ajv2020({ strict: true }).compile(schema);
+const { schema, definition, documents } = JSON.parse(fs.readFileSync(0, "utf8"));
+const ajv = new Ajv2020({ strict: true });
+ajv.addSchema(schema);
+const validate = ajv.getSchema(definition ? schema.$id + "#/$defs/" + definition : schema.$id);
 process.stdout.write(JSON.stringify(documents.map(document => validate(document))));
 """
 
 
-def _ajv(schema_file: str, documents: list[Any]) -> list[bool]:
+def _ajv(schema_file: str, documents: list[Any], definition: str = "") -> list[bool]:
     schema = json.loads((ROOT / "schema" / schema_file).read_text("utf-8"))
-    payload = json.dumps({"schema": schema, "documents": documents})
+    payload = json.dumps({"schema": schema, "definition": definition, "documents": documents})
     run = subprocess.run(["node", "-e", VALIDATE, str(AJV)], input=payload, capture_output=True, text=True,
                          timeout=120, check=True)
     return json.loads(run.stdout)  # type: ignore[no-any-return]
@@ -54,6 +56,33 @@ def _ajv(schema_file: str, documents: list[Any]) -> list[bool]:
 def test_both_schemas_compile_in_strict_mode() -> None:
     assert _ajv("ui.schema.json", []) == []
     assert _ajv("answer-ui.schema.json", []) == []
+
+
+# Ajv compiles a schema lazily: a `$defs` entry nothing at the root refers to (`final_answer`,
+# `report_ui_blocks`) is compiled, and strict-checked, only when a client asks for it.
+COMPILE_DEFS = r"""
+const Ajv2020 = require(process.argv[1] + "/dist/2020");
+const fs = require("fs");
+const schema = JSON.parse(fs.readFileSync(0, "utf8"));
+const verdicts = {};
+for (const name of Object.keys(schema.$defs)) {
+  const ajv = new Ajv2020({ strict: true });
+  ajv.addSchema(schema);
+  try { ajv.getSchema(schema.$id + "#/$defs/" + name); verdicts[name] = "ok"; }
+  catch (error) { verdicts[name] = String(error.message); }
+}
+process.stdout.write(JSON.stringify(verdicts));
+"""
+
+
+@pytest.mark.parametrize("schema_file", ["ui.schema.json", "answer-ui.schema.json"])
+def test_every_def_compiles_on_its_own_in_strict_mode(schema_file: str) -> None:
+    text = (ROOT / "schema" / schema_file).read_text("utf-8")
+    run = subprocess.run(["node", "-e", COMPILE_DEFS, str(AJV)], input=text, capture_output=True, text=True,
+                         timeout=120, check=True)
+    verdicts = json.loads(run.stdout)
+    assert list(verdicts) == list(json.loads(text)["$defs"])
+    assert {name: verdict for name, verdict in verdicts.items() if verdict != "ok"} == {}
 
 
 def test_ajv_gives_the_verdicts_the_python_validators_give() -> None:
@@ -80,3 +109,11 @@ def test_ajv_accepts_every_answer_block_of_the_examples_and_refuses_what_the_cat
     foreign_type["spec"]["elements"]["text"]["type"] = "Script"
     verdicts = _ajv("answer-ui.schema.json", [*blocks, every_component(), foreign_prop, foreign_type])
     assert len(blocks) >= 4 and verdicts == [True] * (len(blocks) + 1) + [False, False]
+
+
+def test_ajv_gives_the_parsers_verdicts_on_final_answers_and_report_blocks() -> None:
+    examples = {path.name: json.loads(path.read_text("utf-8")) for path in ANSWER_EXAMPLES}
+    final, report = examples["final-answer.json"]["final_answer"], examples["report.json"]["ui_blocks"]
+    process = [{"block": every_component() | {"phase": "process"}, "evidence_refs": ["e"]}]
+    assert _ajv("answer-ui.schema.json", [final, final | {"extra": 1}], "final_answer") == [True, False]
+    assert _ajv("answer-ui.schema.json", [report, process], "report_ui_blocks") == [True, False]
