@@ -8,9 +8,9 @@ from typing import Any
 import pytest
 
 from tests.integration.conftest import Runtime, cursor_args, example
-from workers.runtime import dispatcher, pool
 from workers.client import Client
 from workers.redisio.connection import RoundTrip
+from workers.runtime import dispatcher, pool
 from workers.runtime.dispatcher import Dispatcher
 from workers.runtime.partition import PartitionConsumer
 from workers.wire.entry import dumps

@@ -9,8 +9,8 @@ from core.errors import UISchemaError
 from core.json.safe import assert_safe_json
 from core.limits import UI_LIMITS
 from tests.integration.conftest import Runtime, big_document, cursor_args, example
-from workers.streams import tools
 from workers.sessions.store import Store
+from workers.streams import tools
 
 pytestmark = pytest.mark.integration
 SESSION = "session-tools"
