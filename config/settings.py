@@ -109,7 +109,8 @@ class Settings(BaseSettings):
     gateway_jwt_secret_file: Path | None = Field(default=None, description="a file holding IUI_GATEWAY_JWT_SECRET")
     gateway_jwt_public_key_file: Path | None = Field(
         default=None, description="PEM public key of RS256/ES256 tokens (production)")
-    gateway_jwks_file: Path | None = Field(default=None, description="JWKS file of RS256/ES256 tokens, keys chosen by `kid`")
+    gateway_jwks_file: Path | None = Field(default=None,
+                                           description="JWKS file of RS256/ES256 tokens, keys chosen by `kid`")
     gateway_jwt_audience: str = Field(default="iui", min_length=1, max_length=256,
                                       description="the `aud` every token must name")
     gateway_jwt_issuer: str | None = Field(default=None, max_length=256,
