@@ -43,7 +43,7 @@ def routes() -> list[Route | Mount]:
     state = session + "/messages/{message}/blocks/{block}/state"
     return [
         Route(session + "/events", events.events, methods=["GET"]),
-        Route(session + "/ag-ui", agui.stream, methods=["GET"]),
+        Route(session + "/ag-ui", agui.stream, methods=["GET", "POST"]),
         Route(session + "/tickets", sessions.ticket, methods=["POST"]),
         Route(session + "/calls", sessions.call, methods=["POST"]),
         Route(session, sessions.delete, methods=["DELETE"]),

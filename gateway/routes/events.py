@@ -7,10 +7,12 @@ headers); resumed from `Last-Event-ID` or `?last_event_id=`.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from dataclasses import dataclass
 
 from sse_starlette import EventSourceResponse, ServerSentEvent
 from starlette.requests import Request
 
+from ..backend import SessionInfo
 from ..context import Gateway, Identity, Permission, session_of
 from ..cursor import BadCursor, Cursor
 from ..events import EventStream
@@ -41,25 +43,43 @@ def cursor_of(request: Request) -> Cursor:
         raise Problem("bad_cursor", "Last-Event-ID is not a cursor of this gateway") from None
 
 
-async def open_stream(request: Request) -> EventStream:
-    """The checked event stream of a request (401, 403, 404, 400 before any byte is sent)."""
+@dataclass(frozen=True, slots=True)
+class StreamRequest:
+    """A checked request for a stream (401, 403, 404 and 400 are raised before any byte is sent)."""
+
+    gateway: Gateway
+    session: str
+    info: SessionInfo
+    cursor: Cursor
+
+    def stream(self, cursor: Cursor | None = None) -> EventStream:
+        """The event stream from `cursor` (default: the client's)."""
+        settings = self.gateway.settings
+        return EventStream(backend=self.gateway.backend, hub=self.gateway.hub, metrics=self.gateway.metrics,
+                           session=self.session, info=self.info, cursor=cursor or self.cursor,
+                           lifetime_s=settings.gateway_max_connection_s, idle_s=settings.gateway_heartbeat_s)
+
+
+async def checked(request: Request) -> StreamRequest:
+    """Who asks, for which session, from which cursor."""
     gateway: Gateway = request.app.state.gateway
     session = session_of(request)
     identity = await authorized(request, gateway, session)
     cursor = cursor_of(request)
     info = await gateway.owned(session, identity)
-    settings = gateway.settings
-    return EventStream(backend=gateway.backend, hub=gateway.hub, metrics=gateway.metrics, session=session,
-                       info=info, cursor=cursor, lifetime_s=settings.gateway_max_connection_s,
-                       idle_s=settings.gateway_heartbeat_s)
+    return StreamRequest(gateway, session, info, cursor)
+
+
+def sse(content: AsyncIterator[ServerSentEvent]) -> EventSourceResponse:
+    """A server-sent event response that is never cached or buffered by a proxy."""
+    return EventSourceResponse(content, send_timeout=SEND_TIMEOUT_S, ping=0,  # the stream sends its own heartbeat
+                               headers={"cache-control": "no-store", "x-accel-buffering": "no"})
 
 
 async def events(request: Request) -> EventSourceResponse:
     """The native event stream."""
-    gateway: Gateway = request.app.state.gateway
-    stream = await open_stream(request)
-    return EventSourceResponse(_sse(gateway, stream), send_timeout=SEND_TIMEOUT_S,
-                               headers={"cache-control": "no-store", "x-accel-buffering": "no"})
+    asked = await checked(request)
+    return sse(_sse(asked.gateway, asked.stream()))
 
 
 async def _sse(gateway: Gateway, stream: EventStream) -> AsyncIterator[ServerSentEvent]:
