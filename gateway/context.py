@@ -50,7 +50,9 @@ class Gateway:
         return identity
 
     async def owned(self, session: str, identity: Identity) -> SessionInfo:
-        """The session's owner record when `identity` owns it; the one 404 otherwise."""
+        """The session's owner record when `identity` owns it; the one 404 otherwise.  Every route
+        but the agents' calls checks it first: only a call may create (and so claim) a session,
+        and a read never tells a missing session from another owner's."""
         info = await self.backend.session(session)
         if info is None or info.owner != identity.owner:
             raise not_found()

@@ -113,9 +113,9 @@ class Verifier:
             key, algorithms = self._key(header)
             claims = jwt.decode(token, key, algorithms=list(algorithms), audience=self._audience,
                                 issuer=self._issuer, options={"require": ["exp", "sub", "aud"]}, leeway=5)
+            return _identity(claims)
         except (jwt.PyJWTError, ValueError, TypeError, KeyError):
             raise Unauthorized("a valid bearer token is required") from None
-        return _identity(claims)
 
     def _key(self, header: Mapping[str, Any]) -> tuple[Any, tuple[str, ...]]:
         algorithm = header.get("alg")

@@ -24,6 +24,7 @@ async def reserve(request: Request) -> JSONResponse:
     gateway: Gateway = request.app.state.gateway
     identity = gateway.identity(request, Permission.ACT)
     session = session_of(request)
+    await gateway.owned(session, identity)  # a session that exists and is the caller's: else 404
     body = await read_json(request, MAX_ACTION_REQUEST_BYTES)
     request_id = idempotency_key(request) or body.get("requestId") or f"req-{uuid.uuid4().hex}"
     if type(request_id) is not str or not is_request_id(request_id):
@@ -37,6 +38,7 @@ async def read(request: Request) -> JSONResponse:
     gateway: Gateway = request.app.state.gateway
     identity = gateway.identity(request, Permission.READ)
     session, operation = session_of(request), path_id(request, "operation")
+    await gateway.owned(session, identity)  # a session that exists and is the caller's: else 404
     return JSONResponse(await gateway.request(identity, session, "action", "get", {"operationId": operation}))
 
 
@@ -45,6 +47,7 @@ async def listing(request: Request) -> JSONResponse:
     gateway: Gateway = request.app.state.gateway
     identity = gateway.identity(request, Permission.READ)
     session = session_of(request)
+    await gateway.owned(session, identity)  # a session that exists and is the caller's: else 404
     text = request.query_params.get("documentRef")
     if text is None or len(text) > MAX_ACTION_REQUEST_BYTES:
         raise Problem("bad_request", "documentRef (a JSON object, at most 32 KiB) is required")
@@ -61,6 +64,7 @@ async def confirm(request: Request) -> JSONResponse:
     gateway: Gateway = request.app.state.gateway
     identity = gateway.identity(request, Permission.ACT)
     session, operation = session_of(request), path_id(request, "operation")
+    await gateway.owned(session, identity)  # a session that exists and is the caller's: else 404
     body = await read_json(request, MAX_ACTION_REQUEST_BYTES)
     if set(body) != {"approve"} or type(body["approve"]) is not bool:
         raise Problem("bad_request", "the body is {approve: true|false}")
@@ -74,6 +78,7 @@ async def cancel(request: Request) -> JSONResponse:
     gateway: Gateway = request.app.state.gateway
     identity = gateway.identity(request, Permission.ACT)
     session, operation = session_of(request), path_id(request, "operation")
+    await gateway.owned(session, identity)  # a session that exists and is the caller's: else 404
     return JSONResponse(await gateway.request(identity, session, "action", "cancel", {"operationId": operation}))
 
 

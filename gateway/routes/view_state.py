@@ -21,6 +21,7 @@ async def read(request: Request) -> JSONResponse:
     gateway: Gateway = request.app.state.gateway
     identity = gateway.identity(request, Permission.VIEW_STATE)
     session = session_of(request)
+    await gateway.owned(session, identity)  # a session that exists and is the caller's: else 404
     body = {"message_id": path_id(request, "message"), "block_id": path_id(request, "block")}
     result = await gateway.request(identity, session, "view", "get", body)
     return JSONResponse(result, headers=_etag(result))
@@ -31,6 +32,7 @@ async def write(request: Request) -> JSONResponse:
     gateway: Gateway = request.app.state.gateway
     identity = gateway.identity(request, Permission.VIEW_STATE)
     session = session_of(request)
+    await gateway.owned(session, identity)  # a session that exists and is the caller's: else 404
     body = await read_json(request, MAX_VIEW_BODY_BYTES)
     if "expected_revision" not in body:
         match = _REVISION.fullmatch(request.headers.get("if-match", "").strip())

@@ -74,14 +74,29 @@ def auth(role: str = "user", sub: str = "alice", project: str = "demo") -> dict[
     return {"authorization": f"Bearer {token(sub, project, role)}"}
 
 
-@pytest.fixture()
-def stack(redis_url: str) -> Iterator[tuple[Runtime, GatewayProcess]]:
-    """Worker pools (threads) and one gateway process on the flushed server."""
-    runtime = Runtime(redis_url).start()
-    gateway = GatewayProcess(redis_url).start()
+@pytest.fixture(scope="module")
+def gateway_process(redis_server: str) -> Iterator[GatewayProcess]:
+    """One gateway process for a test module (its state is in Redis, flushed between tests)."""
+    process = GatewayProcess(redis_server).start()
     try:
-        yield runtime, gateway
+        yield process
     finally:
-        gateway.stop()
+        process.stop()
+
+
+@pytest.fixture()
+def stack(redis_url: str, gateway_process: GatewayProcess) -> Iterator[tuple[Runtime, GatewayProcess]]:
+    """Worker pools (threads) on the flushed server, and the module's gateway."""
+    runtime = Runtime(redis_url).start()
+    try:
+        yield runtime, gateway_process
+    finally:
         runtime.stop()
         runtime.redis.close()
+
+
+@pytest.fixture()
+def http(stack: tuple[Runtime, GatewayProcess]) -> Iterator[httpx.Client]:
+    """An HTTP client of the module's gateway."""
+    with httpx.Client(base_url=stack[1].url, timeout=15) as client:
+        yield client
