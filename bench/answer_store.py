@@ -6,7 +6,7 @@ publishes the view-state example's blocks and final answer on many sessions, the
 - throughput: every session's puts submitted at once (each expecting the revision its
   predecessor writes, so all succeed), replies awaited: puts/s;
 - latency: one session's puts one after another (submit -> reply), p50/p99;
-- the Python work of one put: `check_nodes` + canonical state text on the example's nodes, and
+- the Python work of one put: `parse_view_state` + canonical state text on the example's nodes, and
   `parse_answer_block` on a 48-element block (what `present_answer` costs, as `bench answer`).
 """
 
@@ -23,8 +23,7 @@ from typing import Any
 
 import redis
 
-from core import parse_answer_block
-from core.answer._view_state import check_nodes, schema_digest, state_text
+from core import canonical_json_string, parse_answer_block, parse_view_state, view_state_schema_digest
 from workers.client import AnswerClient, Client
 from workers.wire.entry import dumps
 
@@ -44,7 +43,7 @@ def _prepare(answers: AnswerClient, sessions: list[str], example: dict[str, Any]
         final = example["final_answer"]
         assert answers.final_answer(session, message, final["answer"], final["ui_block_ids"])["ok"]
     target = next(b for b in example["published_blocks"] if b["block_id"] == example["view_state"]["block_id"])
-    return schema_digest(target)
+    return view_state_schema_digest(target)
 
 
 def _body(example: dict[str, Any], digest: str, revision: int) -> str:
@@ -90,10 +89,10 @@ def main(argv: list[str] | None = None) -> int:
     block = parse_answer_block(next(b for b in example["published_blocks"]
                                     if b["block_id"] == example["view_state"]["block_id"]))
     nodes = example["view_state"]["nodes"]
-    check = median_seconds(lambda: state_text(check_nodes(nodes, block)), repeat=5, min_time=0.2)
+    check = median_seconds(lambda: canonical_json_string(parse_view_state(nodes, block)), repeat=5, min_time=0.2)
     big = block_of_48()
     parse = median_seconds(lambda: parse_answer_block(big), repeat=5, min_time=0.2)
-    print(f"validation: check_nodes + canonical state of the example ({len(state_text(nodes))} bytes) "
+    print(f"validation: parse_view_state + canonical state of the example ({len(canonical_json_string(nodes))} bytes) "
           f"{check * 1e6:.1f} us; parse_answer_block on 48 elements {parse * 1e3:.2f} ms")
     directory = tempfile.mkdtemp(prefix="iui-bench-answer-")
     server, url = start_redis(directory)

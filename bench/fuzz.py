@@ -374,6 +374,16 @@ def core_probes(rng: random.Random, only: frozenset[str] | None = None) -> Itera
     def with_pair(build: Callable[[Any, Any], tuple]) -> Callable[[], tuple]:
         return lambda: build(*c.pair(r))
 
+    view = _load("answer-ui/view-state.json")
+    view_block, view_nodes = view["published_blocks"][1], view["view_state"]["nodes"]
+    view_basis = orjson.loads(orjson.dumps(core.view_state_basis(view_block)))
+
+    def block() -> Any:
+        return chance(0.7, lambda: view_block, lambda: mutate(view_block, r, r.randrange(1, 3)))
+
+    def nodes() -> Any:
+        return mutate(view_nodes, r, r.randrange(0, 4))
+
     probes: list[Probe] = [
         _core_probe("parse_document", lambda: (c.document(r),)),
         _core_probe("document_json_schema", lambda: ()),
@@ -403,6 +413,12 @@ def core_probes(rng: random.Random, only: frozenset[str] | None = None) -> Itera
         _core_probe("resume_ui_stream", lambda: (frame(r.choice(c.streams)),),
                     lambda: {"frame_count": chance(0.8, lambda: r.randrange(0, 300)),
                              "byte_count": chance(0.8, lambda: r.randrange(0, 20_000_000))}),
+    ]
+    probes += [
+        _core_probe("parse_view_state", lambda: (nodes(), block())),
+        _core_probe("migrate_view_state", lambda: (nodes(), mutate(view_basis, r, r.randrange(0, 3)), block())),
+        _core_probe("view_state_basis", lambda: (block(),)),
+        _core_probe("view_state_schema_digest", lambda: (block(),)),
     ]
     probes += [_remote_probe(name, seed, r) for name, seed in c.remote.items()]
     probes += [_generic_probe(name, c, r) for name in _public_functions() - {name for name, _ in probes}]

@@ -10,13 +10,28 @@ from core.answer._schema import answer_json_schema
 from core.answer.block import parse_answer_block
 from core.answer.final import answer_parts, parse_final_answer
 from core.answer.report import parse_report_ui_blocks
+from core.answer.view_state import (
+    migrate_view_state,
+    parse_view_state,
+    view_state_basis,
+    view_state_schema_digest,
+)
 from core.document._schema import document_json_schema
 from core.document.model import parse_document
-from core.errors import Issue, UIActionError, UIError, UIExpressionError, UISchemaError, UIStateError, UIStreamError
+from core.errors import (
+    Issue,
+    UIActionError,
+    UIError,
+    UIExpressionError,
+    UISchemaError,
+    UIStateError,
+    UIStreamError,
+    UIViewStateError,
+)
 from core.expression.language import evaluate_expression
 from core.json.canonical import canonical_json_string, hash_canonical_json
 from core.json.safe import assert_safe_json
-from core.limits import UI_LIMITS, UI_PROTOCOL_LIMITS
+from core.limits import UI_LIMITS, UI_PROTOCOL_LIMITS, UI_VIEW_STATE_LIMITS
 from core.remote.records import (
     parse_ui_action_query,
     parse_ui_action_receipt,
@@ -42,6 +57,7 @@ from core.stream.lifecycle import (
 __all__ = [
     "UI_LIMITS",
     "UI_PROTOCOL_LIMITS",
+    "UI_VIEW_STATE_LIMITS",
     "Issue",
     "UIActionError",
     "UIError",
@@ -50,6 +66,7 @@ __all__ = [
     "UIStateError",
     "UIStreamError",
     "UIStreamState",
+    "UIViewStateError",
     "accept_checkpoint",
     "advance_ui_stream",
     "answer_json_schema",
@@ -64,6 +81,7 @@ __all__ = [
     "evaluate_expression",
     "hash_canonical_json",
     "initial_state",
+    "migrate_view_state",
     "parse_answer_block",
     "parse_document",
     "parse_final_answer",
@@ -76,6 +94,7 @@ __all__ = [
     "parse_ui_capability_catalog",
     "parse_ui_capability_descriptor",
     "parse_ui_document_ref",
+    "parse_view_state",
     "resolve_document_value",
     "resolve_ui_action",
     "resolve_value",
@@ -83,4 +102,6 @@ __all__ = [
     "resume_ui_stream",
     "start_ui_stream",
     "update_state",
+    "view_state_basis",
+    "view_state_schema_digest",
 ]

@@ -146,6 +146,12 @@ class UIStreamError(_LocatedError):
     code = "stream"
 
 
+class UIViewStateError(_LocatedError):
+    """An answer-view-state@1 `nodes` value does not fit its block (issues under `/nodes`)."""
+
+    code = "view_state"
+
+
 class UIStateError(UIError):
     """A state update or state value is invalid."""
 

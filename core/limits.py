@@ -2,8 +2,10 @@
 
 `UI_LIMITS` holds the document, expression and state limits (seed 000 section 9, plus
 the JSON-shape limits that section leaves unnumbered, chosen here and documented in the
-README).  `UI_PROTOCOL_LIMITS` holds the 14 limits of seed 000 section 13.  Extra schema
-bounds (labels, titles, options) are the `*_LENGTH` constants below.
+README).  `UI_PROTOCOL_LIMITS` holds the 14 limits of seed 000 section 13, and
+`UI_VIEW_STATE_LIMITS` the four of the answer-view-state@1 store (seed 004).  Extra schema
+bounds (labels, titles, options, view-state searches and drafts) are the `*_LENGTH`
+constants below.
 
 `maxJsonDepth` (128) sits well above the deepest valid document (16 component levels
 and 32 expression levels need about 100).  `maxJsonValues` (140,000) sits above what
@@ -129,3 +131,28 @@ MAX_REVISION = 256
 # evaluation (at most this plus one expression's 32 levels) stays far from Python's
 # recursion limit.
 DERIVED_EVALUATION_DEPTH = 128
+
+
+class UIViewStateLimits(TypedDict):
+    """The type of `UI_VIEW_STATE_LIMITS`."""
+
+    maxBlockStateBytes: int
+    maxSessionStateBytes: int
+    maxReceipts: int
+    maxReceiptBytes: int
+
+
+# The answer-view-state@1 store of seed 004: one block's state (the UTF-8 bytes of its
+# canonical `nodes` JSON), a session's states together, and the request receipts kept per
+# block (the newest 32 within 128 KiB).
+UI_VIEW_STATE_LIMITS: Final = cast('UIViewStateLimits', MappingProxyType(
+    {
+        "maxBlockStateBytes": 32_768,
+        "maxSessionStateBytes": 1_048_576,
+        "maxReceipts": 32,
+        "maxReceiptBytes": 131_072,
+    }
+))
+# View fields the seed names without a bound (chosen here, see the README's Decisions).
+VIEW_SEARCH_LENGTH = 200  # a table's or a chart data table's search text, UTF-16 units
+VIEW_DRAFT_LENGTH = 4_096  # a text draft of a follow-up form field, UTF-16 units

@@ -16,7 +16,7 @@ from typing import Any
 from core.errors import UNKNOWN_PROPERTY, Issue, Place, UIExpressionError
 from core.json._frozen import ARRAY_KINDS, OBJECT_KINDS
 from core.json._number import js_number_string, js_pow, js_round
-from core.json._text import utf16_length
+from core.json._text import joined_text, same_text, utf16_length
 from core.json.safe import json_type_problem
 from core.limits import UI_LIMITS
 
@@ -354,6 +354,8 @@ def _compare(test: Callable[[Any, Any], bool]) -> Handler:
 def _eq(args: list[Any], state: Mapping[str, Any], derived: DerivedLookup, depth: int) -> bool:
     _arity(args, 2, 2)
     a, b = (evaluate(arg, state, derived, depth) for arg in args)
+    if type(a) is str and type(b) is str:
+        return same_text(a, b)  # UTF-16 code units, as `===` compares them
     return scalar_type(a) == scalar_type(b) and a == b
 
 
@@ -398,7 +400,8 @@ def _concat(args: list[Any], state: Mapping[str, Any], derived: DerivedLookup, d
         text += js_string(evaluate(arg, state, derived, depth))
         if len(text) > MAX_STRING // 2 and utf16_length(text) > MAX_STRING:
             raise UIExpressionError(f"concat result exceeds {MAX_STRING} UTF-16 code units")
-    return text
+    # JavaScript strings are UTF-16: a high half joined to a low half is the character.
+    return joined_text(text)
 
 
 _HANDLERS: dict[str, Handler] = {

@@ -14,6 +14,7 @@ from typing import Any
 from core.document.model import DocumentModel, ParsedDocument, parse_document
 from core.errors import UIActionError
 from core.expression.language import evaluate
+from core.json._equality import json_equal
 from core.json._frozen import OBJECT_KINDS, FrozenDict
 from core.json.safe import json_type_problem
 from core.state.evaluation import lazy_derived
@@ -30,12 +31,15 @@ def dispatch_local_action(document: Any, state: Any, action: Any) -> FrozenDict:
         raise UIActionError("the action is not plain JSON", code="unsafe_json")
     if action.get("type") not in ("reset", "set"):
         raise UIActionError("only reset and set actions run locally", code="not_local")
-    if not any(action == declared for declared in _declared_actions(parsed["root"])):
+    # Compared as JavaScript's `===` does (`true` is not `1`); what runs is the document's own
+    # copy, so nothing of the sent value is used past this point.
+    declared = next((each for each in _declared_actions(parsed["root"]) if json_equal(action, each)), None)
+    if declared is None:
         raise UIActionError("the action is not declared by this document", code="undeclared")
     assert_state_for(model, state)
-    if action["type"] == "reset":
+    if declared["type"] == "reset":
         return model.initial
-    return _set(parsed, model, state, action)
+    return _set(parsed, model, state, declared)
 
 
 def _set(document: ParsedDocument, model: DocumentModel, state: Mapping[str, Any],

@@ -11,6 +11,7 @@ from typing import Any, cast
 
 from core.document.model import ParsedDocument
 from core.errors import MAX_ISSUES, Issue
+from core.json._equality import json_equal
 from core.json._frozen import FrozenDict, FrozenList
 from core.json.canonical import hash_canonical_json
 
@@ -67,41 +68,6 @@ class DigestLog:
 def _frozen_table(table: dict[int, str]) -> Mapping[int, str]:
     # FrozenDict is typed as a JSON object (str keys); this one is keyed by seq.
     return cast("Mapping[int, str]", FrozenDict(cast("dict[str, str]", table)))
-
-
-def _json_kind(value: Any) -> int:
-    if value is None:
-        return 0
-    if isinstance(value, bool):
-        return 1
-    if isinstance(value, str):
-        return 2
-    if isinstance(value, (int, float)):
-        return 3
-    return 4 if isinstance(value, dict) else 5 if isinstance(value, list) else 6
-
-
-def json_equal(left: Any, right: Any) -> bool:
-    """Equality of JSON values as JavaScript sees them (`1 == 1.0`, but `true != 1`)."""
-    stack = [(left, right)]
-    while stack:
-        a, b = stack.pop()
-        if a is b:
-            continue
-        kind = _json_kind(a)
-        if kind != _json_kind(b):
-            return False
-        if kind == 4:
-            if a.keys() != b.keys():
-                return False
-            stack.extend((a[key], b[key]) for key in a)
-        elif kind == 5:
-            if len(a) != len(b):
-                return False
-            stack.extend(zip(a, b, strict=False))
-        elif a != b:
-            return False
-    return True
 
 
 def subtree(node: Mapping[str, Any], pointer: str) -> Iterator[tuple[Mapping[str, Any], str]]:

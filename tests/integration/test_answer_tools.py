@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from core.answer._view_state import schema_digest
+from core import view_state_schema_digest
 from tests.integration.conftest import Runtime, example
 from workers.client import AnswerClient
 
@@ -47,7 +47,7 @@ def test_present_answer_stores_publishes_and_logs_the_block_with_a_receipt(runti
     reply = client.present_answer(SESSION, "msg-1", block, call="call-1")
     result = reply["result"]
     assert (result["block_id"], result["phase"], result["version"]) == ("pressure-summary", "final", 1)
-    assert result["schema_digest"] == schema_digest(block)
+    assert result["schema_digest"] == view_state_schema_digest(block)
     assert "message_id=msg-1 block_id=pressure-summary phase=final version=1" in result["receipt"]
     [event] = client.events(SESSION)
     assert event == {"type": "block", "message_id": "msg-1", "version": 1, "block": block}
@@ -75,7 +75,7 @@ def test_the_same_block_id_in_the_same_turn_replaces_the_block(runtime: Runtime)
     reply = client.present_answer(SESSION, "msg-1", changed)
     assert reply["result"]["version"] == 2
     assert json.loads(stored(runtime)["b:msg-1:pressure-trend"]) == changed
-    assert stored(runtime)["d:msg-1:pressure-trend"] == schema_digest(changed)
+    assert stored(runtime)["d:msg-1:pressure-trend"] == view_state_schema_digest(changed)
     assert stored(runtime)["t:msg-1"] == "pressure-trend" and stored(runtime)["blocks"] == "1"
 
 

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from core.answer._view_state import MAX_BLOCK_STATE_BYTES, MAX_SESSION_STATE_BYTES, schema_digest, state_text
+from core import UI_VIEW_STATE_LIMITS, canonical_json_string, view_state_schema_digest
 from tests.integration.conftest import Runtime
 from workers.answers.runtime import answer_limits
 from workers.answers.scripts import AnswerScripts
@@ -22,6 +22,8 @@ from workers.wire.errors import StaleCache
 
 pytestmark = pytest.mark.integration
 SESSION = "session-views"
+MAX_BLOCK_STATE_BYTES = UI_VIEW_STATE_LIMITS["maxBlockStateBytes"]
+MAX_SESSION_STATE_BYTES = UI_VIEW_STATE_LIMITS["maxSessionStateBytes"]
 MESSAGE = "msg-1"
 
 
@@ -72,13 +74,13 @@ def views(rt: Runtime) -> dict[str, str]:
 def put(rt: Runtime, nodes: Any, revision: int, block: dict[str, Any] | None = None, **options: Any) -> dict[str, Any]:
     block = block or view_block()
     return client(rt).put(SESSION, MESSAGE, block["block_id"], nodes, expected_revision=revision,
-                          schema_digest=schema_digest(block), **options)
+                          schema_digest=view_state_schema_digest(block), **options)
 
 
 def form_nodes(size: int, fields: int = 10) -> dict[str, Any]:
     """Form drafts whose canonical state is exactly `size` bytes."""
     drafts = {f"f{i}": "" for i in range(fields)}
-    base = len(state_text({"form": {"drafts": drafts}}).encode())
+    base = len(canonical_json_string({"form": {"drafts": drafts}}).encode())
     remaining = size - base
     for i in range(fields):
         take = min(remaining, 4_096)
@@ -86,7 +88,7 @@ def form_nodes(size: int, fields: int = 10) -> dict[str, Any]:
         remaining -= take
     assert remaining == 0
     nodes = {"form": {"drafts": drafts}}
-    assert len(state_text(nodes).encode()) == size
+    assert len(canonical_json_string(nodes).encode()) == size
     return nodes
 
 
@@ -95,7 +97,7 @@ def test_a_block_never_saved_reads_as_an_empty_state_at_revision_zero(runtime: R
     publish(runtime, view_block())
     reply = client(runtime).get(SESSION, MESSAGE, "view")
     assert reply["result"] == {"version": "answer-view-state@1", "message_id": MESSAGE, "block_id": "view",
-                               "revision": 0, "schema_digest": schema_digest(view_block()), "nodes": {},
+                               "revision": 0, "schema_digest": view_state_schema_digest(view_block()), "nodes": {},
                                "migrated": False}
 
 
@@ -106,7 +108,7 @@ def test_a_put_is_read_back_with_the_next_revision(runtime: Runtime) -> None:
     assert reply["result"]["revision"] == 1 and reply["result"]["migrated"] is False
     read = client(runtime).get(SESSION, MESSAGE, "view")["result"]
     assert (read["revision"], read["nodes"]) == (1, NODES)
-    assert views(runtime)["bytes"] == str(len(state_text(NODES).encode()))
+    assert views(runtime)["bytes"] == str(len(canonical_json_string(NODES).encode()))
 
 
 def test_two_writers_racing_on_one_block_one_wins_per_revision_the_other_gets_conflict(runtime: Runtime) -> None:
@@ -237,7 +239,7 @@ def test_another_principal_or_project_is_answered_as_if_the_session_did_not_exis
     for stranger in strangers:
         for reply in (stranger.get(SESSION, MESSAGE, "view"),
                       stranger.put(SESSION, MESSAGE, "view", {}, expected_revision=1,
-                                   schema_digest=schema_digest(view_block())),
+                                   schema_digest=view_state_schema_digest(view_block())),
                       stranger.delete_session(SESSION)):
             assert reply["error"] == {"code": "unknown_session", "message": "no such session"}, reply
     mine = client(runtime).get(SESSION, MESSAGE, "view")["result"]
@@ -269,7 +271,7 @@ def test_a_changed_block_migrates_the_state_keeping_only_compatible_fields(runti
     new["spec"]["elements"]["evidence"]["props"]["items"].pop(0)
     publish(runtime, new)
     read = client(runtime).get(SESSION, MESSAGE, "view")["result"]
-    assert read["migrated"] is True and read["revision"] == 1 and read["schema_digest"] == schema_digest(new)
+    assert read["migrated"] is True and read["revision"] == 1 and read["schema_digest"] == view_state_schema_digest(new)
     chart = read["nodes"]["chart"]
     assert chart["view"] == "bar" and "hidden_series" not in chart and "sort" not in chart["table"]
     assert chart["range"] == NODES["chart"]["range"] and chart["detail_open"] is True
@@ -289,8 +291,8 @@ def test_deleting_the_session_leaves_a_tombstone_that_refuses_late_writes(runtim
     answers = client(runtime)
     deleting = answers.submit_view(SESSION, "delete_session", {})
     late = [answers.submit_view(SESSION, "put", {"message_id": MESSAGE, "block_id": "view", "expected_revision": 1,
-                                                 "schema_digest": schema_digest(view_block()), "request_id": "late",
-                                                 "nodes": {}}),
+                                                 "schema_digest": view_state_schema_digest(view_block()),
+                                                 "request_id": "late", "nodes": {}}),
             runtime.client.submit(SESSION, "present_answer", {"message_id": MESSAGE, "block": view_block()})]
     assert runtime.client.reply(SESSION, deleting, timeout=10)["result"] == {"deleted": True}
     for request in late:
@@ -311,7 +313,7 @@ def test_a_write_decided_before_the_deletion_is_refused_by_the_script(runtime: R
     answer_scripts = AnswerScripts(redis=runtime.redis, group=GROUP, limits=answer_limits(runtime.settings))
     entry = InputEntry(session=SESSION, request="late", kind="view", name="put", call="late", body="{}",
                        principal="user-1", project="project-1")
-    body = {"message_id": MESSAGE, "block_id": "view", "schema_digest": schema_digest(view_block()),
+    body = {"message_id": MESSAGE, "block_id": "view", "schema_digest": view_state_schema_digest(view_block()),
             "expected_revision": 0, "request_id": "late", "nodes": copy.deepcopy(NODES)}
     decision = ViewHandler(redis=runtime.redis, keys=keys, partition=partition).decide(entry, body)
     assert decision.put is not None
@@ -335,7 +337,7 @@ def test_a_stale_expected_revision_is_refused_by_the_script_itself(runtime: Runt
     handler = ViewHandler(redis=runtime.redis, keys=keys, partition=partition)
     entries = [InputEntry(session=SESSION, request=f"r{i}", kind="view", name="put", call=f"r{i}", body="{}",
                           principal="user-1", project="project-1") for i in range(2)]
-    bodies = [{"message_id": MESSAGE, "block_id": "view", "schema_digest": schema_digest(view_block()),
+    bodies = [{"message_id": MESSAGE, "block_id": "view", "schema_digest": view_state_schema_digest(view_block()),
                "expected_revision": 0, "request_id": f"r{i}", "nodes": {"table": {"search": str(i), "selection": []}}}
               for i in range(2)]
     # Both decisions read revision 0 before either is written.

@@ -2,25 +2,30 @@
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import json
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from config.settings import load_settings
-from core import hash_canonical_json, parse_answer_block
-from core.answer._view_state import (
-    MAX_ISSUES,
-    ViewStateError,
-    basis_of,
-    check_nodes,
-    migrate_nodes,
-    node_issues,
-    schema_digest,
-    state_text,
+from core import (
+    UIError,
+    UISchemaError,
+    UIViewStateError,
+    canonical_json_string,
+    hash_canonical_json,
+    migrate_view_state,
+    parse_answer_block,
+    parse_view_state,
+    view_state_basis,
+    view_state_schema_digest,
 )
+from core.errors import MAX_ISSUES, Issue
 from workers.cli.demo_answers import EXAMPLES as SHIPPED
 from workers.cli.demo_answers import run_answer_demo
 
@@ -36,17 +41,26 @@ def changed(edit: Any) -> dict[str, Any]:
     return json.loads(json.dumps(parse_answer_block(block)))
 
 
+def node_issues(nodes: Any, block: Any) -> list[Issue]:
+    """The issues `parse_view_state` reports (none for a valid state)."""
+    try:
+        parse_view_state(nodes, block)
+    except UIViewStateError as error:
+        return error.issues
+    return []
+
+
 def test_the_example_view_state_is_valid_for_its_block() -> None:
-    assert check_nodes(NODES, parse_answer_block(BLOCK)) == NODES
+    assert parse_view_state(NODES, parse_answer_block(BLOCK)) == NODES
 
 
 def test_the_schema_digest_is_the_canonical_sha256_of_the_block() -> None:
-    assert schema_digest(parse_answer_block(BLOCK)) == hash_canonical_json(BLOCK)
-    assert len(schema_digest(BLOCK)) == 64
+    assert view_state_schema_digest(parse_answer_block(BLOCK)) == hash_canonical_json(BLOCK)
+    assert len(view_state_schema_digest(BLOCK)) == 64
 
 
 def test_the_state_is_stored_as_canonical_json() -> None:
-    assert state_text({"b": 1, "a": "é"}) == '{"a":"é","b":1}'
+    assert canonical_json_string({"b": 1, "a": "é"}) == '{"a":"é","b":1}'
 
 
 @pytest.mark.parametrize("nodes", [
@@ -64,8 +78,8 @@ def test_the_state_is_stored_as_canonical_json() -> None:
     {"trend": "bar"},
 ])
 def test_fields_outside_each_components_view_state_are_rejected(nodes: Any) -> None:
-    with pytest.raises(ViewStateError) as caught:
-        check_nodes(nodes, parse_answer_block(BLOCK))
+    with pytest.raises(UIViewStateError) as caught:
+        parse_view_state(nodes, parse_answer_block(BLOCK))
     assert caught.value.issues and all(issue.path.startswith("/nodes") for issue in caught.value.issues)
 
 
@@ -79,14 +93,14 @@ def test_issues_are_bounded_and_never_echo_an_unknown_node_id() -> None:
 
 
 def test_an_unchanged_block_migrates_to_the_same_state() -> None:
-    assert migrate_nodes(NODES, basis_of(BLOCK), BLOCK) == NODES
+    assert migrate_view_state(NODES, view_state_basis(BLOCK), BLOCK) == NODES
 
 
 def test_changed_series_clear_hidden_series_and_the_data_table_sort_but_keep_the_view() -> None:
     def rename(elements: dict[str, Any]) -> None:
         elements["trend"]["props"]["series"][1]["name"] = "J-19 (MPa)"
     block = changed(rename)
-    chart = migrate_nodes(NODES, basis_of(BLOCK), block)["trend"]
+    chart = migrate_view_state(NODES, view_state_basis(BLOCK), block)["trend"]
     assert chart["view"] == "bar" and "hidden_series" not in chart
     assert chart["table"] == {"search": "", "selection": []}
     assert chart["selected_point"] == NODES["trend"]["selected_point"]
@@ -95,7 +109,7 @@ def test_changed_series_clear_hidden_series_and_the_data_table_sort_but_keep_the
 def test_a_point_whose_label_is_no_longer_unique_is_cleared_with_its_detail() -> None:
     def duplicate(elements: dict[str, Any]) -> None:
         elements["trend"]["props"]["categories"][0] = "03:00"
-    chart = migrate_nodes(NODES, basis_of(BLOCK), changed(duplicate))["trend"]
+    chart = migrate_view_state(NODES, view_state_basis(BLOCK), changed(duplicate))["trend"]
     assert "selected_point" not in chart and "detail_open" not in chart
     assert chart["range"] == NODES["trend"]["range"]  # its labels are still unique
 
@@ -103,7 +117,7 @@ def test_a_point_whose_label_is_no_longer_unique_is_cleared_with_its_detail() ->
 def test_a_table_keeps_its_search_and_drops_a_sort_on_a_removed_column() -> None:
     def drop(elements: dict[str, Any]) -> None:
         elements["readings"]["props"]["columns"] = ["Time", "Junction", "bar"]
-    table = migrate_nodes(NODES, basis_of(BLOCK), changed(drop))["readings"]
+    table = migrate_view_state(NODES, view_state_basis(BLOCK), changed(drop))["readings"]
     assert table == {"search": "J-17", "selection": []}
 
 
@@ -111,21 +125,137 @@ def test_form_drafts_move_only_to_fields_of_the_same_name_and_type() -> None:
     def retype(elements: dict[str, Any]) -> None:
         elements["note"]["props"]["fields"][2]["type"] = "text"
         elements["note"]["props"]["fields"][1]["options"] = ["open", "closed"]
-    form = migrate_nodes(NODES, basis_of(BLOCK), changed(retype))["note"]
+    form = migrate_view_state(NODES, view_state_basis(BLOCK), changed(retype))["note"]
     assert form == {"drafts": {}}  # note changed type, "partly open" is no longer an option
-    assert migrate_nodes(NODES, None, BLOCK)["note"] == {"drafts": {}}  # an unknown basis never guesses
+    assert migrate_view_state(NODES, None, BLOCK)["note"] == {"drafts": {}}  # an unknown basis never guesses
 
 
 def test_evidence_keeps_items_that_still_exist_and_falls_back_to_all_categories() -> None:
     def replace(elements: dict[str, Any]) -> None:
         elements["basis"]["props"]["items"] = [elements["basis"]["props"]["items"][1]]
-    assert migrate_nodes(NODES, basis_of(BLOCK), changed(replace))["basis"] == {}
+    assert migrate_view_state(NODES, view_state_basis(BLOCK), changed(replace))["basis"] == {}
 
 
 def test_a_removed_or_retyped_element_loses_its_state() -> None:
     def retype(elements: dict[str, Any]) -> None:
         elements["readings"] = {"type": "Text", "props": {"text": "No table any more."}}
-    assert "readings" not in migrate_nodes(NODES, basis_of(BLOCK), changed(retype))
+    assert "readings" not in migrate_view_state(NODES, view_state_basis(BLOCK), changed(retype))
+
+
+# -- the error shape --------------------------------------------------------------------------
+
+
+def test_a_rejected_view_state_is_a_ui_error_with_located_coded_issues() -> None:
+    nodes = {"readings": {"selection": [], "sort": {"column": "Nope", "direction": "up"}}}
+    with pytest.raises(UIViewStateError) as caught:
+        parse_view_state(nodes, BLOCK)
+    error = caught.value
+    assert isinstance(error, UIError) and error.code == "view_state"
+    assert [(issue.path, issue.code) for issue in error.issues] == [
+        ("/nodes/readings/sort/column", "unknown_column"), ("/nodes/readings/sort/direction", "enum")]
+    assert error.message == "/nodes/readings/sort/column: must name a column shown exactly once (and 1 more)"
+
+
+@pytest.mark.parametrize(("nodes", "path", "code"), [
+    ({"trend": {"view": "pie"}}, "/nodes/trend/view", "enum"),
+    ({"trend": {"hidden_series": ["J-18 (MPa)", "J-18 (MPa)"]}}, "/nodes/trend/hidden_series", "duplicate"),
+    ({"trend": {"hidden_series": ["J-99"]}}, "/nodes/trend/hidden_series", "unknown_series"),
+    ({"trend": {"detail_open": True}}, "/nodes/trend/detail_open", "detail"),
+    ({"trend": {"range": {"start": "04:00", "end": "02:00"}}}, "/nodes/trend/range", "range"),
+    ({"trend": {"range": {"start": "09:00", "end": "02:00"}}}, "/nodes/trend/range/start", "unknown_category"),
+    ({"trend": {"selected_point": {"series": "J-17 (MPa)"}}}, "/nodes/trend/selected_point/category", "required"),
+    ({"trend": {"table": {"selection": [], "sort": {"column": "MPa", "direction": "asc"}}}},
+     "/nodes/trend/table/sort/column", "unknown_column"),
+    ({"trend": {"secret": 1}}, "/nodes/trend", "unknown_property"),
+    ({"readings": {"search": "x"}}, "/nodes/readings/selection", "required"),
+    ({"readings": {"selection": [1]}}, "/nodes/readings/selection", "selection"),
+    ({"readings": {"selection": [], "search": "😀" * 101}}, "/nodes/readings/search", "length"),  # 202 UTF-16 units
+    ({"note": {"drafts": {"valve_state": "wide open"}}}, "/nodes/note/drafts/valve_state", "draft"),
+    ({"note": {"drafts": {"password": "hunter2"}}}, "/nodes/note/drafts", "unknown_field"),
+    ({"basis": {"category": "finance"}}, "/nodes/basis/category", "unknown_category"),
+    ({"basis": {"expanded": ["ev-9"]}}, "/nodes/basis/expanded", "unknown_item"),
+    ({"explorer": {}}, "/nodes", "unknown_node"),
+    ([], "/nodes", "type"),
+    ({"readings": {"selection": [], "search": "\ud800"}}, "/nodes", "unsafe_json"),
+])
+def test_each_rule_reports_its_own_code_at_the_field(nodes: Any, path: str, code: str) -> None:
+    problems = node_issues(nodes, BLOCK)
+    assert (problems[0].path, problems[0].code) == (path, code)
+    assert not any(word in issue.message for issue in problems for word in ("secret", "hunter2", "password"))
+
+
+def test_at_most_20_issues_are_reported() -> None:
+    junk = {"view": 1, "hidden_series": 1, "range": 1, "selected_point": 1, "detail_open": 1, "table": 1}
+    block = copy.deepcopy(BLOCK)
+    fields = [{"name": f"f{i}", "label": "F", "type": "number"} for i in range(16)]
+    block["spec"]["elements"]["note"]["props"]["fields"] = fields
+    nodes = {"trend": junk, "note": {"drafts": {f"f{i}": "x" for i in range(16)}}}
+    assert len(node_issues(nodes, block)) == MAX_ISSUES == 20
+
+
+class _Sneaky(dict):  # type: ignore[type-arg]
+    def items(self) -> Any:
+        raise AssertionError("a method of the subclass ran")
+
+    __iter__ = keys = values = __eq__ = __len__ = items  # type: ignore[assignment]
+
+
+def test_a_subclass_of_a_json_type_is_refused_before_any_of_its_methods_run() -> None:
+    for nodes in (_Sneaky(), {"trend": _Sneaky()}):
+        assert [(issue.path, issue.code) for issue in node_issues(nodes, BLOCK)] == [("/nodes", "unsafe_json")]
+        assert migrate_view_state(nodes, view_state_basis(BLOCK), BLOCK) == {}
+    assert migrate_view_state(NODES, _Sneaky(), BLOCK)["note"] == {"drafts": {}}  # treated as an unknown basis
+
+
+@pytest.mark.parametrize(("block", "path"), [
+    (5, "/spec/elements"),
+    ({"spec": {"elements": []}}, "/spec/elements"),
+    ({"spec": {"elements": {"c": {"type": "Chart", "props": {"series": [{"name": 1}], "categories": []}}}}},
+     "/spec/elements/c/props"),
+    ({"spec": {"elements": {"f": {"type": "FollowUpForm", "props": {"fields": [{"name": "a"}]}}}}},
+     "/spec/elements/f/props"),
+])
+def test_a_value_that_is_not_a_block_is_a_schema_error_located_in_the_block(block: Any, path: str) -> None:
+    for call in (lambda: parse_view_state({}, block), lambda: migrate_view_state({}, None, block),
+                 lambda: view_state_basis(block)):
+        with pytest.raises(UISchemaError) as caught:
+            call()
+        assert [issue.path for issue in caught.value.issues] == [path]
+
+
+@pytest.mark.parametrize("basis", [[], {"trend": 5, "note": {"type": "FollowUpForm", "fields": []}}, "x", {"note": 1}])
+def test_a_basis_of_another_shape_counts_as_unknown(basis: Any) -> None:
+    migrated = migrate_view_state(NODES, basis, BLOCK)
+    assert migrated["note"] == {"drafts": {}} and "hidden_series" not in migrated["trend"]
+    assert migrated["readings"] == NODES["readings"]
+
+
+def test_a_valid_view_state_comes_back_deep_immutable() -> None:
+    parsed = parse_view_state(NODES, BLOCK)
+    with pytest.raises(TypeError):
+        parsed["trend"]["view"] = "line"
+    assert canonical_json_string(parsed) == canonical_json_string(NODES)
+
+
+_KEYS = st.sampled_from(["trend", "readings", "basis", "note", "explorer", "view", "hidden_series", "range", "start",
+                         "end", "selected_point", "series", "category", "detail_open", "table", "search", "sort",
+                         "column", "direction", "selection", "drafts", "valve_state", "expanded", "type", "fields"])
+_WORDS = st.sampled_from(["bar", "asc", "desc", "J-17 (MPa)", "J-18 (MPa)", "02:00", "04:00", "MPa", "open",
+                          "partly open", "monitoring", "rec-0300", "Chart", "FollowUpForm", "", None, True, 0, 1.5])
+JUNK = st.recursive(_WORDS | st.integers() | st.floats() | st.text(max_size=4),
+                    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(_KEYS, inner, max_size=4),
+                    max_leaves=24)
+
+
+@settings(max_examples=400, deadline=None)
+@given(JUNK, JUNK)
+def test_junk_raises_only_documented_errors_and_always_migrates_to_a_valid_state(nodes: Any, basis: Any) -> None:
+    migrated = migrate_view_state(nodes, basis, BLOCK)
+    assert parse_view_state(migrated, BLOCK) == migrated
+    for call in (lambda: parse_view_state(nodes, BLOCK), lambda: view_state_basis(nodes),
+                 lambda: parse_view_state(NODES, nodes), lambda: view_state_schema_digest(nodes)):
+        with contextlib.suppress(UIError):
+            call()
 
 
 def test_the_shipped_demo_examples_are_the_examples() -> None:

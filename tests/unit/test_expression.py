@@ -61,6 +61,17 @@ def test_concat_limit_counts_utf16_units():
         ev(op("concat", "😀" * 2048, "a"))
 
 
+def test_concat_joins_two_surrogate_halves_into_one_character_as_javascript_does():
+    assert ev(op("concat", "\ud83d", "\ude00")) == "😀"
+    assert ev(op("eq", op("concat", "\ud83d", "\ude00"), "😀")) is True
+    assert ev(op("concat", "a\ud83d", "b")) == "a\ud83db"  # a lone half stays what it is
+    assert ev(op("concat", "\ude00", "\ud83d")) == "\ude00\ud83d"  # a low half first pairs with nothing
+
+
+def test_eq_compares_strings_by_utf16_code_units():
+    assert ev(op("eq", "\ud83d\ude00", "😀")) is True
+
+
 def test_eq_is_strict():
     assert ev(op("eq", 1, 1.0)) is True
     assert ev(op("eq", 1, "1")) is False

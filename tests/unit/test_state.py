@@ -133,3 +133,36 @@ def test_only_declared_local_actions_run(doc):
         dispatch_local_action(doc, initial_state(doc), {"type": "set", "key": "amount", "value": 99})
     with pytest.raises(UIActionError):
         dispatch_local_action(doc, initial_state(doc), {"type": "invoke", "actionId": "save"})
+
+
+def _set_button_document(value):
+    action = {"type": "set", "key": "s", "value": value}
+    button = {"id": "b", "type": "Button", "props": {"label": "Set", "action": action}}
+    return parse_document({"version": "1.0", "id": "d", "mode": "interactive_ui", "title": "t", "derived": {},
+                           "state": {"s": {"type": "string", "initial": ""}},
+                           "root": {"id": "r", "type": "Column", "props": {}, "children": [button]}})
+
+
+def _concat_action(last):
+    return {"type": "set", "key": "s", "value": {"expr": {"op": "concat", "args": ["x", last]}}}
+
+
+@pytest.mark.parametrize(("declared", "sent"), [(1, True), (0, False), (True, 1), (False, 0), (1, "1")])
+def test_an_action_that_differs_by_a_boolean_for_a_number_is_undeclared(declared, sent):
+    # JavaScript compares with ===: true is not 1, so the crafted action is not the declared one.
+    doc = _set_button_document({"expr": {"op": "concat", "args": ["x", declared]}})
+    with pytest.raises(UIActionError) as caught:
+        dispatch_local_action(doc, initial_state(doc), _concat_action(sent))
+    assert caught.value.code == "undeclared"
+
+
+def test_an_action_sent_with_1_0_for_1_is_the_declared_one():
+    doc = _set_button_document({"expr": {"op": "concat", "args": ["x", 1]}})
+    assert dispatch_local_action(doc, initial_state(doc), _concat_action(1.0)) == {"s": "x1"}
+
+
+def test_an_action_whose_string_holds_the_utf16_halves_of_the_declared_character_is_declared():
+    # In JavaScript "\ud83d\ude00" and "😀" are the same string; the declared copy is what runs.
+    doc = _set_button_document("😀")
+    sent = {"type": "set", "key": "s", "value": "\ud83d\ude00"}
+    assert dispatch_local_action(doc, initial_state(doc), sent) == {"s": "😀"}

@@ -12,12 +12,7 @@ import time
 from typing import Any
 
 from config.settings import Settings
-from core.answer._view_state import (
-    MAX_BLOCK_STATE_BYTES,
-    MAX_RECEIPT_BYTES,
-    MAX_RECEIPTS,
-    MAX_SESSION_STATE_BYTES,
-)
+from core import UI_VIEW_STATE_LIMITS
 
 from ..observability.metrics import Metrics
 from ..redisio.keys import GROUP, Keys
@@ -34,9 +29,12 @@ VIEW_KIND = "view"
 def answer_limits(settings: Settings) -> AnswerLimits:
     """The bounds the answer scripts enforce, from the settings and the seed's fixed limits."""
     return AnswerLimits(log_max=settings.frame_log_max, log_max_bytes=settings.frame_log_max_bytes,
-                        max_blocks=settings.max_answer_blocks_per_session, max_state_bytes=MAX_BLOCK_STATE_BYTES,
-                        max_session_bytes=MAX_SESSION_STATE_BYTES, max_receipts=MAX_RECEIPTS,
-                        max_receipt_bytes=MAX_RECEIPT_BYTES, reply_ttl_ms=settings.reply_ttl_s * 1000,
+                        max_blocks=settings.max_answer_blocks_per_session,
+                        max_state_bytes=UI_VIEW_STATE_LIMITS["maxBlockStateBytes"],
+                        max_session_bytes=UI_VIEW_STATE_LIMITS["maxSessionStateBytes"],
+                        max_receipts=UI_VIEW_STATE_LIMITS["maxReceipts"],
+                        max_receipt_bytes=UI_VIEW_STATE_LIMITS["maxReceiptBytes"],
+                        reply_ttl_ms=settings.reply_ttl_s * 1000,
                         session_ttl_ms=settings.session_ttl_s * 1000)
 
 

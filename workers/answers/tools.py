@@ -23,8 +23,8 @@ from core import (
     hash_canonical_json,
     parse_answer_block,
     parse_final_answer,
+    view_state_schema_digest,
 )
-from core.answer._view_state import schema_digest
 
 from ..redisio.connection import text
 from ..redisio.keys import Keys
@@ -170,7 +170,8 @@ class AnswerHandler:
         if not turn.digest and turn.blocks >= capacity:
             raise HostError(f"the session already holds {capacity} answer blocks; no new block can be published",
                             code=ErrorCode.ANSWER_CAPACITY)
-        block_id, stored, digest, version = str(block["block_id"]), dumps(block), schema_digest(block), turn.version + 1
+        block_id, stored, version = str(block["block_id"]), dumps(block), turn.version + 1
+        digest = view_state_schema_digest(block)
         event = block_event(message_id, version, stored)
         result = dumps({"message_id": message_id, "block_id": block_id, "phase": phase, "version": version,
                         "schema_digest": digest, "receipt": present_receipt(message_id, block_id, phase, version)})

@@ -15,15 +15,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from core import UIError, hash_canonical_json
-from core.answer._view_state import (
-    MAX_BLOCK_STATE_BYTES,
-    MAX_SESSION_STATE_BYTES,
-    ViewStateError,
-    basis_of,
-    check_nodes,
-    migrate_nodes,
-    state_text,
+from core import (
+    UI_VIEW_STATE_LIMITS,
+    UIError,
+    UIViewStateError,
+    canonical_json_string,
+    hash_canonical_json,
+    migrate_view_state,
+    parse_view_state,
+    view_state_basis,
 )
 
 from ..redisio.connection import text
@@ -39,6 +39,8 @@ VIEW_BODY_BYTES = 3 * 100_000 + 64 * 1024
 _REQUEST_ID = re.compile(r"[!-~]{1,128}")
 _DIGEST = re.compile(r"[0-9a-f]{64}")
 _PUT = ("message_id", "block_id", "schema_digest", "expected_revision", "request_id", "nodes")
+MAX_BLOCK_STATE_BYTES = UI_VIEW_STATE_LIMITS["maxBlockStateBytes"]
+MAX_SESSION_STATE_BYTES = UI_VIEW_STATE_LIMITS["maxSessionStateBytes"]
 
 
 @dataclass(frozen=True)
@@ -71,7 +73,7 @@ class Record:
             return {}, False
         if self.written_digest == self.digest:
             return self.nodes, False
-        return migrate_nodes(self.nodes, self.basis, self.block), True
+        return migrate_view_state(self.nodes, self.basis, self.block), True
 
 
 def _invalid(message: str) -> HostError:
@@ -176,7 +178,7 @@ class ViewHandler:
             return ViewDecision(self._conflict(entry.request, message_id, block_id, record),
                                 rejected=ErrorCode.CONFLICT)
         nodes, migrated = self._nodes(body["nodes"], client_digest, record)
-        text = state_text(nodes)
+        text = canonical_json_string(nodes)
         size = len(text.encode("utf-8"))
         if size > MAX_BLOCK_STATE_BYTES:
             raise HostError(f"the view state is {size} bytes; a block's limit is {MAX_BLOCK_STATE_BYTES}",
@@ -196,7 +198,7 @@ class ViewHandler:
             reply_key=k.reply(p, s, entry.request), expiry_keys=k.answer_keys(p, s) + k.session_keys(p, s),
             record=self.record_id(entry, message_id, block_id), block_field=block_field(message_id, block_id),
             digest=record.digest, expected_revision=record.revision, state=text, size=size,
-            basis=dumps(basis_of(record.block)), request_id=request_id, receipt=content + " " + result_text,
+            basis=dumps(view_state_basis(record.block)), request_id=request_id, receipt=content + " " + result_text,
             reply=ok_reply_text(entry.request, result_text))
         return ViewDecision(plan.reply, put=plan)
 
@@ -205,10 +207,10 @@ class ViewHandler:
         """Strictly checked nodes for the current block, or migrated ones from a client that saw another."""
         try:
             if client_digest == record.digest:
-                return check_nodes(nodes, record.block), False
+                return parse_view_state(nodes, record.block), False
             basis = record.basis if client_digest == record.written_digest else None
-            return check_nodes(migrate_nodes(nodes, basis, record.block), record.block), True
-        except ViewStateError as error:
+            return parse_view_state(migrate_view_state(nodes, basis, record.block), record.block), True
+        except UIViewStateError as error:
             raise HostError(f"view state rejected: {error}",
                             code=ErrorCode.INVALID_VIEW_STATE, issues=error.issues) from None
 
