@@ -38,7 +38,7 @@ from ag_ui.core import (
 from sse_starlette import ServerSentEvent
 
 from .cursor import Cursor
-from .events import Event, EventStream
+from .events import Event, EventStream, sse_event
 from .json_patch import diff
 
 TERMINAL = ("complete", "cancel", "error")
@@ -130,7 +130,7 @@ class AguiRenderer:
 
 def encoded(event: BaseEvent, cursor: Cursor) -> ServerSentEvent:
     """One AG-UI event as a server-sent event (its JSON with camelCase names; the cursor as id)."""
-    return ServerSentEvent(data=event.model_dump_json(by_alias=True, exclude_none=True), id=cursor.text())
+    return sse_event(data=event.model_dump_json(by_alias=True, exclude_none=True), id=cursor.text())
 
 
 async def agui_events(renderer: AguiRenderer, frames: list[str], start: Cursor,
@@ -141,7 +141,7 @@ async def agui_events(renderer: AguiRenderer, frames: list[str], start: Cursor,
         yield encoded(event, cursor)
     async for item in stream.events():
         if item is None:
-            yield ServerSentEvent(comment="heartbeat")
+            yield sse_event(comment="heartbeat")
             continue
         cursor = item.cursor
         for rendered in renderer.render(item):

@@ -17,6 +17,9 @@ import asyncio
 import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
+from typing import Any
+
+from sse_starlette import ServerSentEvent
 
 from .backend import LOG_KINDS, Backend, LogEntry, SessionInfo
 from .cursor import Cursor
@@ -24,6 +27,12 @@ from .hub import Hub, Listener, merged
 from .metrics import GatewayMetrics
 
 SLOW_READER = "slow_reader"
+LINE_END = "\n"  # SSE allows \r\n too, but some readers (@ag-ui/client's) split events on "\n\n" only
+
+
+def sse_event(**fields: Any) -> ServerSentEvent:
+    """A server-sent event whose lines end with LF."""
+    return ServerSentEvent(sep=LINE_END, **fields)
 
 
 @dataclass(frozen=True, slots=True)

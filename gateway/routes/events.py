@@ -15,7 +15,7 @@ from starlette.requests import Request
 from ..backend import SessionInfo
 from ..context import Gateway, Identity, Permission, session_of
 from ..cursor import BadCursor, Cursor
-from ..events import EventStream
+from ..events import EventStream, sse_event
 from ..problems import Problem
 
 RETRY_MS = 3_000
@@ -85,12 +85,12 @@ async def events(request: Request) -> EventSourceResponse:
 async def _sse(gateway: Gateway, stream: EventStream) -> AsyncIterator[ServerSentEvent]:
     gateway.metrics.streams.inc()
     try:
-        yield ServerSentEvent(comment="iui events", retry=RETRY_MS)
+        yield sse_event(comment="iui events", retry=RETRY_MS)
         async for event in stream.events():
             if event is None:
-                yield ServerSentEvent(comment="heartbeat")
+                yield sse_event(comment="heartbeat")
                 continue
             gateway.metrics.events.labels(event.type).inc()
-            yield ServerSentEvent(data=event.data, event=event.type, id=event.cursor.text())
+            yield sse_event(data=event.data, event=event.type, id=event.cursor.text())
     finally:
         gateway.metrics.streams.dec()

@@ -1,0 +1,22 @@
+// Follows a session's native event stream with the `eventsource` package (a real, non-Python
+// EventSource: its own reconnection, with Last-Event-ID and the server's retry), until `count`
+// frames arrived, then prints their seq numbers and how often it (re)connected.
+// argv: <url> <bearer token> <count>
+import { EventSource } from "eventsource";
+
+const [url, token, count] = process.argv.slice(2);
+const seqs = [];
+let opens = 0;
+const source = new EventSource(url, {
+  fetch: (input, init) => fetch(input, { ...init, headers: { ...init.headers, Authorization: `Bearer ${token}` } }),
+});
+source.addEventListener("open", () => { opens += 1; });
+source.addEventListener("frame", (event) => {
+  seqs.push(JSON.parse(event.data).seq);
+  if (seqs.length >= Number(count)) {
+    source.close();
+    process.stdout.write(JSON.stringify({ seqs, opens }));
+    process.exit(0);
+  }
+});
+setTimeout(() => { process.stdout.write(JSON.stringify({ seqs, opens, timeout: true })); process.exit(0); }, 60000);

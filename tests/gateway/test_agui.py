@@ -1,0 +1,155 @@
+"""AG-UI events (validated with the `ag-ui-protocol` models) and real JavaScript clients:
+`@ag-ui/client` rebuilds the state from the AG-UI stream, the `eventsource` package follows the
+native stream across gateway restarts."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from ag_ui.core import Event, EventType
+from pydantic import TypeAdapter
+
+from gateway.json_patch import apply, diff
+from tests.external_tools import require
+from tests.gateway.conftest import GatewayProcess, auth, token
+from tests.gateway.sse import messages
+from tests.gateway.test_events import Agent
+from tests.integration.conftest import Runtime, cursor_args
+
+pytestmark = pytest.mark.integration
+NODE_PACKAGES = Path(__file__).resolve().parents[2] / ".ci" / "node"
+EVENTS: TypeAdapter[Any] = TypeAdapter(Event)
+
+
+def run_node(script: str, *args: str, timeout: float = 90) -> Any:
+    """Run one of `tests/gateway/node/*.mjs` where `.ci/node`'s packages resolve; its JSON output."""
+    require(shutil.which("node") is not None and (NODE_PACKAGES / "node_modules" / "@ag-ui").is_dir()
+            and (NODE_PACKAGES / "node_modules" / "eventsource").is_dir(),
+            "needs Node.js and npm install --prefix .ci/node eventsource@5.1.5 @ag-ui/client@1.0.0")
+    copy = NODE_PACKAGES / f"run-{script}"
+    copy.write_text((Path(__file__).with_name("node") / script).read_text())
+    try:
+        run = subprocess.run(["node", str(copy), *args], capture_output=True, text=True, timeout=timeout, check=False)
+    finally:
+        copy.unlink()
+    assert run.returncode == 0, run.stderr[-3000:]
+    return json.loads(run.stdout)
+
+
+def agui_events(gateway: GatewayProcess, seconds: float, **headers: str) -> list[Any]:
+    """Every AG-UI event of one connection until it ends (the gateway's stream lifetime)."""
+    found = []
+    with httpx.stream("GET", f"{gateway.url}/v1/sessions/s1/ag-ui", headers={**auth("viewer"), **headers},
+                      timeout=seconds + 10) as response:
+        assert response.status_code == 200
+        for message in messages(response.iter_lines()):
+            found.append((message.id, EVENTS.validate_json(message.data)))
+    return found
+
+
+def final_state(runtime: Runtime) -> dict[str, Any]:
+    """The AG-UI state the stored latest frames describe."""
+    from gateway.agui import ui_state
+
+    stored = runtime.generation("s1", "sales-report", 1)
+    return {"uis": {"sales-report": ui_state(json.loads(stored["checkpoint"]))}}
+
+
+def test_the_json_patch_diff_turns_one_value_into_the_other() -> None:
+    cases = [({"a": [1, 2], "b": {"c": True}}, {"a": [1, 2, 3], "b": {"c": 1}}),
+             ({"x/y": {"~": 1}}, {"x/y": {"~": 2}}), ([1, {"a": 1}], [{"a": 1}]), ({"a": 1}, {"b": None}),
+             (1, "1"), ({"k": [1, [2, 3]]}, {"k": [1, [3, 2]]})]
+    for old, new in cases:
+        patch = diff(old, new)
+        assert apply(old, patch) == new and json.dumps(apply(old, patch)) == json.dumps(new)
+    assert diff({"a": True}, {"a": 1}) == [{"op": "replace", "path": "/a", "value": 1}]
+
+
+def test_every_agui_event_is_valid_and_the_state_rebuilds_to_the_final_snapshot(redis_url: str) -> None:
+    runtime = Runtime(redis_url).start()
+    gateway = GatewayProcess(redis_url, gateway_max_connection_s=3).start()
+    try:
+        agent = Agent(runtime)
+        agent.patch(3)
+        producer = threading.Thread(target=lambda: (time.sleep(0.5), agent.patch(5, pause=0.05)), daemon=True)
+        producer.start()
+        events = [event for _, event in agui_events(gateway, 3)]
+        producer.join()
+        kinds = [event.type for event in events]
+        assert kinds[0] == EventType.RUN_STARTED and kinds[1] == EventType.STATE_SNAPSHOT
+        assert kinds[-1] == EventType.RUN_FINISHED and kinds.count(EventType.STEP_STARTED) == 1
+        assert kinds.count(EventType.STEP_FINISHED) == 1  # the open generation's step is closed at the end
+        state = events[1].snapshot
+        for event in events[2:]:
+            if event.type == EventType.STATE_DELTA:
+                state = apply(state, [op.model_dump(by_alias=True, exclude_none=True) for op in event.delta])
+        assert state == final_state(runtime)
+    finally:
+        gateway.stop()
+        runtime.stop()
+
+
+def test_a_completed_generation_finishes_its_step_and_receipts_are_custom_events(redis_url: str) -> None:
+    runtime = Runtime(redis_url).start()
+    gateway = GatewayProcess(redis_url, gateway_max_connection_s=2).start()
+    try:
+        agent = Agent(runtime)
+        threading.Thread(target=lambda: (time.sleep(0.4), _complete(runtime, agent)), daemon=True).start()
+        events = [event for _, event in agui_events(gateway, 2)]
+        kinds = [event.type for event in events]
+        assert kinds.index(EventType.STEP_FINISHED) < kinds.index(EventType.RUN_FINISHED)
+        assert events[-2].type == EventType.RUN_FINISHED or kinds.count(EventType.STEP_FINISHED) == 1
+        assert final_state(runtime)["uis"]["sales-report"]["status"] == "complete"
+    finally:
+        gateway.stop()
+        runtime.stop()
+
+
+def _complete(runtime: Runtime, agent: Agent) -> None:
+    args = {**cursor_args(agent.frame), "baseRevision": agent.revision}
+    assert runtime.client.call("s1", "intelligent_ui_complete", args, call="done", timeout=10)["ok"]
+
+
+def test_the_ag_ui_client_rebuilds_the_final_state(redis_url: str) -> None:
+    runtime = Runtime(redis_url).start()
+    gateway = GatewayProcess(redis_url, gateway_max_connection_s=3).start()
+    try:
+        agent = Agent(runtime)
+        agent.patch(2)
+        threading.Thread(target=lambda: (time.sleep(0.8), agent.patch(4, pause=0.05)), daemon=True).start()
+        out = run_node("agui_client.mjs", f"{gateway.url}/v1/sessions/s1/ag-ui", token(role="viewer"))
+        assert out["types"][0] == "RUN_STARTED" and out["types"][-1] == "RUN_FINISHED"
+        assert out["state"] == final_state(runtime)
+    finally:
+        gateway.stop()
+        runtime.stop()
+
+
+def test_a_javascript_eventsource_resumes_across_gateway_restarts(redis_url: str) -> None:
+    runtime = Runtime(redis_url).start()
+    gateway = GatewayProcess(redis_url).start()
+    try:
+        agent = Agent(runtime)
+        def produce_and_crash() -> None:
+            for _ in range(3):
+                agent.patch(15, pause=0.02)
+                gateway.restart()
+            agent.patch(15, pause=0.02)
+
+        thread = threading.Thread(target=produce_and_crash, daemon=True)
+        thread.start()
+        out = run_node("eventsource_follow.mjs", f"{gateway.url}/v1/sessions/s1/events", token(role="viewer"), "61")
+        thread.join()
+        # every frame once, in order; at least one reconnection (crashes during a 3 s retry wait share one)
+        assert "timeout" not in out and out["seqs"] == list(range(1, 62)) and out["opens"] >= 2
+    finally:
+        gateway.stop()
+        runtime.stop()
