@@ -120,7 +120,7 @@ class Settings(BaseSettings):
     gateway_max_body_bytes: int = Field(default=1_048_576, ge=1_024, le=16 * 1_048_576,
                                         description="largest request body; a larger one is refused 413 unread")
     gateway_ticket_ttl_s: int = Field(default=60, ge=1, le=60, description="lifetime of an EventSource ticket")
-    gateway_max_connection_s: int = Field(default=3_600, ge=10, le=86_400,
+    gateway_max_connection_s: int = Field(default=3_600, ge=1, le=86_400,
                                           description="an event stream is closed after this long (the client resumes)")
     gateway_heartbeat_s: float = Field(default=15.0, gt=0, le=300, description="comment line interval of event streams")
     gateway_queue_events: int = Field(default=1_024, ge=16, le=1_000_000,
