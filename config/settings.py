@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import Field, ValidationError, field_validator, model_validator
+from pydantic import Field, SecretStr, ValidationError, field_validator, model_validator
 from pydantic_core import ErrorDetails
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
@@ -39,7 +39,7 @@ class SettingsError(Exception):
 class Settings(BaseSettings):
     """Every tunable of the Redis runtime (env prefix `IUI_`)."""
 
-    # The string below each field is its description (the one home of the docs' settings table).
+    # A field's description (the one home of the docs' settings table) is its `description=` or the string below it.
     model_config = SettingsConfigDict(env_prefix=ENV_PREFIX, extra="ignore", frozen=True,
                                       use_attribute_docstrings=True)
 
@@ -156,6 +156,35 @@ class Settings(BaseSettings):
     (`streaming_disabled`) and leaves `intelligent_ui` and the answer tools; advertised in `{prefix}:meta`
     `streaming`, the `catalog` reply's `tools` and `iui status`; give every worker of a deployment the same
     value."""
+    # The browser gateway (`iui gateway`, gateway/): where it listens, how it checks tokens, its limits.
+    gateway_host: str = Field(default="127.0.0.1", min_length=1, max_length=253, pattern=r"^[A-Za-z0-9.:\-]+$",
+                              description="address `iui gateway` listens on (`--host`)")
+    gateway_port: int = Field(default=8080, ge=1, le=65_535, description="port `iui gateway` listens on (`--port`)")
+    gateway_jwt_secret: SecretStr | None = Field(
+        default=None, description="HS256 secret of the bearer tokens (at least 32 bytes; a local stack, `iui token`)")
+    gateway_jwt_secret_file: Path | None = Field(default=None, description="a file holding IUI_GATEWAY_JWT_SECRET")
+    gateway_jwt_public_key_file: Path | None = Field(
+        default=None, description="PEM public key of RS256/ES256 tokens (production)")
+    gateway_jwks_file: Path | None = Field(default=None,
+                                           description="JWKS file of RS256/ES256 tokens, keys chosen by `kid`")
+    gateway_jwt_audience: str = Field(default="iui", min_length=1, max_length=256,
+                                      description="the `aud` every token must name")
+    gateway_jwt_issuer: str | None = Field(default=None, max_length=256,
+                                           description="the `iss` every token must name (unset: not checked)")
+    gateway_origins: str = Field(default="", max_length=4_096,
+                                 description="comma-separated origins allowed by CORS (exact `scheme://host[:port]`)")
+    gateway_max_body_bytes: int = Field(default=1_048_576, ge=1_024, le=16 * 1_048_576,
+                                        description="largest request body; a larger one is refused 413 unread")
+    gateway_ticket_ttl_s: int = Field(default=60, ge=1, le=60, description="lifetime of an EventSource ticket")
+    gateway_max_connection_s: int = Field(default=3_600, ge=10, le=86_400,
+                                          description="an event stream is closed after this long (the client resumes)")
+    gateway_heartbeat_s: float = Field(default=15.0, gt=0, le=300, description="comment line interval of event streams")
+    gateway_queue_events: int = Field(default=1_024, ge=16, le=1_000_000,
+                                      description="events buffered per connection; a slower reader is disconnected")
+    gateway_reply_timeout_s: float = Field(default=30.0, gt=0, le=600,
+                                           description="longest wait for the runtime's reply to an HTTP request (504)")
+    gateway_max_lag: int = Field(default=10_000, ge=1, le=10_000_000,
+                                 description="entries waiting in a partition beyond which new calls are refused 429")
 
     @model_validator(mode="before")
     @classmethod

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import typing
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +13,7 @@ from prometheus_client.metrics import MetricWrapperBase
 from pydantic.fields import FieldInfo
 
 from config.settings import ENV_PREFIX, Settings
+from gateway.metrics import GatewayMetrics
 from workers.observability.metrics import Metrics
 from workers.wire.errors import REJECTION_CODES, ErrorCode
 
@@ -35,6 +36,8 @@ def settings_page() -> str:
 def _default(value: Any) -> str:
     if value is None:
         return "unset"
+    if value == "":
+        return "empty"
     if isinstance(value, bool):
         return code(str(value).lower())
     if isinstance(value, Path):
@@ -58,16 +61,17 @@ def _constraints(metadata: list[Any]) -> Iterator[str]:
     high = next((m.le for m in metadata if isinstance(m, Le)), None)
     if low is not None and high is not None:
         yield f"{_number(low)}–{_number(high)}"
-    elif low is not None:
-        yield f"≥ {_number(low)}"
-    elif high is not None:
-        yield f"≤ {_number(high)}"
-    yield from (f"> {_number(m.gt)}" for m in metadata if isinstance(m, Gt))
-    yield from (f"< {_number(m.lt)}" for m in metadata if isinstance(m, Lt))
+    else:
+        lower = [f"≥ {_number(low)}"] if low is not None else [f"> {_number(m.gt)}" for m in metadata
+                                                              if isinstance(m, Gt)]
+        upper = [f"≤ {_number(high)}"] if high is not None else [f"< {_number(m.lt)}" for m in metadata
+                                                                 if isinstance(m, Lt)]
+        if lower or upper:
+            yield ", ".join((*lower, *upper))
     shortest = next((m.min_length for m in metadata if isinstance(m, MinLen)), None)
     longest = next((m.max_length for m in metadata if isinstance(m, MaxLen)), None)
     if longest is not None:
-        yield f"length {shortest or 0}–{_number(longest)}"
+        yield f"length {shortest}–{_number(longest)}" if shortest else f"length ≤ {_number(longest)}"
     elif shortest:
         yield f"length ≥ {shortest}"
     yield from (code(m.pattern) for m in metadata if getattr(m, "pattern", None))
@@ -94,13 +98,22 @@ def error_codes_page() -> str:
 # ----------------------------------------------------------------------------------------------- metrics
 
 _COLLECTORS = ("`process_*`, `python_info` and `python_gc_*` come from the client library's process, platform "
-               "and GC collectors, registered on the same registry.")
+               "and GC collectors, registered on the same registry (the gateway registers the process collector).")
 
 
 def metrics_page() -> str:
-    """Every `iui_*` metric of a fresh `Metrics`: name, type, labels (with the values exported at 0) and help."""
+    """Every `iui_*` metric of a fresh worker `Metrics` and gateway `GatewayMetrics`: name, type, labels, help."""
+    intro = ("Every `iui worker` with `--metrics-port` serves the worker's metrics, every `iui gateway` the "
+             "gateway's; labels never carry session or request ids. Labels with known values list the values "
+             "exported at 0 from start-up. What to watch and alert on: [Operations](../operations.md#metrics).")
+    return page("Metrics", "workers/observability/metrics.py and gateway/metrics.py", intro,
+                "## Worker", _metrics_table(Metrics), _COLLECTORS,
+                "## Gateway", _metrics_table(GatewayMetrics))
+
+
+def _metrics_table(kind_of_metrics: Callable[..., object]) -> str:
     registry = CollectorRegistry()
-    metrics = Metrics(registry=registry)
+    metrics = kind_of_metrics(registry=registry)
     families = {family.name: family for family in registry.collect()}
     rows = []
     for metric in vars(metrics).values():
@@ -112,12 +125,7 @@ def metrics_page() -> str:
             exported = _exported_values(families.get(name)) if kind != "gauge" else {}
             shown = ", ".join(code(label) + _known(exported.get(label, [])) for label in labels) or "—"
             rows.append((code(name + ("_total" if kind == "counter" else "")), kind, shown, metric._documentation))
-    intro = ("Every `iui worker` with `--metrics-port` serves these; labels never carry session or request "
-             "ids. Labels with known values list the values exported at 0 from start-up. What to watch and "
-             "alert on: [Operations](../operations.md#metrics).")
-    return page("Metrics", "workers/observability/metrics.py", intro,
-                table(("metric", "type", "labels (values exported from start-up)", "help"), sorted(rows)),
-                _COLLECTORS)
+    return table(("metric", "type", "labels (values exported from start-up)", "help"), sorted(rows))
 
 
 def _exported_values(family: Any) -> dict[str, list[str]]:

@@ -85,6 +85,17 @@ def _check_arguments(tool: str, args: Mapping[str, Any]) -> str:
     return message_id
 
 
+def block_event(message_id: str, version: int, block: str) -> str:
+    """The answer log's event of a published block (`block`: its stored JSON text, spliced as is)."""
+    return ('{"type":"block","message_id":' + dumps(message_id) + ',"version":' + str(version)
+            + ',"block":' + block + "}")
+
+
+def final_event(message_id: str, answer: str, ui_block_ids: list[str]) -> str:
+    """The answer log's event of a final answer."""
+    return dumps({"type": "final_answer", "message_id": message_id, "answer": answer, "ui_block_ids": ui_block_ids})
+
+
 def present_receipt(message_id: str, block_id: str, phase: str, version: int) -> str:
     """The model-visible receipt of an accepted present_answer."""
     return (f"{PRESENT} accepted: message_id={message_id} block_id={block_id} phase={phase} version={version}. "
@@ -160,8 +171,7 @@ class AnswerHandler:
             raise HostError(f"the session already holds {capacity} answer blocks; no new block can be published",
                             code=ErrorCode.ANSWER_CAPACITY)
         block_id, stored, digest, version = str(block["block_id"]), dumps(block), schema_digest(block), turn.version + 1
-        event = ('{"type":"block","message_id":' + dumps(message_id) + ',"version":' + str(version)
-                 + ',"block":' + stored + "}")
+        event = block_event(message_id, version, stored)
         result = dumps({"message_id": message_id, "block_id": block_id, "phase": phase, "version": version,
                         "schema_digest": digest, "receipt": present_receipt(message_id, block_id, phase, version)})
         return AnswerDecision(ok_reply_text(entry.request, result), self._plan(
@@ -178,8 +188,7 @@ class AnswerHandler:
                             issues=error.issues) from None
         ids = [str(i) for i in checked["ui_block_ids"]]
         stored = dumps(checked)
-        event = dumps({"type": "final_answer", "message_id": message_id, "answer": checked["answer"],
-                       "ui_block_ids": ids})
+        event = final_event(message_id, checked["answer"], ids)
         result = dumps({"message_id": message_id, "ui_block_ids": ids, "receipt": final_receipt(message_id, ids)})
         return AnswerDecision(ok_reply_text(entry.request, result), self._plan(
             entry, "final", message_id, turn, stored=stored, event=event, result=result, call_digest=call_digest))

@@ -8,7 +8,9 @@ from typing import Any
 from config.settings import Settings, SettingsError, load_settings
 
 _SETTING_OPTIONS = ("redis_url", "key_prefix", "partitions", "lease_ttl_ms", "lease_renew_ms",
-                    "metrics_port", "metrics_addr", "log_level", "max_document_bytes", "worker_id")
+                    "metrics_port", "metrics_addr", "log_level", "max_document_bytes", "worker_id",
+                    "gateway_host", "gateway_port")
+_FLAGS = {"gateway_host": "--host", "gateway_port": "--port"}  # options not named after their setting
 REPLY_BOUND_S = 5.0  # connect and non-blocking replies of client commands, at most their own timeout
 
 
@@ -28,7 +30,7 @@ def _settings(args: argparse.Namespace, **extra: Any) -> Settings:
     except SettingsError as error:
         # A value typed on the command line is blamed as the option the user typed, not only as its variable.
         if error.field is not None and given.get(error.field) is not None:
-            option = "--" + error.field.replace("_", "-")
+            option = _FLAGS.get(error.field) or "--" + error.field.replace("_", "-")
             raise SettingsError(f"invalid {option} ({error.variable}): {error.reason}", field=error.field,
                                 reason=error.reason) from None
         raise

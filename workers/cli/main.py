@@ -19,6 +19,7 @@ from config.settings import SettingsError
 
 from .actions import add_action_commands
 from .common import REPLY_BOUND_S, CommandError, _client, _redis, _settings
+from .gateway import add_gateway_commands
 
 # -- validate / schema --------------------------------------------------------------------
 
@@ -271,6 +272,7 @@ def build_parser() -> argparse.ArgumentParser:
                                       "(default: the copies shipped with iui)")
     p.set_defaults(run=cmd_demo)
     add_action_commands(sub, _common)
+    add_gateway_commands(sub, _common)
     return parser
 
 

@@ -1,0 +1,150 @@
+"""AG-UI events: a second rendering of a session's event stream for the ecosystem's front ends.
+
+AG-UI allows one active run at a time and requires RUN_STARTED first, while a session may
+stream several UIs at once, so one connection is one run (`threadId` = the session) and each
+generation of a UI is a step (`<uiId>:<generation>`) inside it:
+
+- RUN_STARTED; STATE_SNAPSHOT of the AG-UI state `{"uis": {<uiId>: {document, status, revision,
+  generation, seq, sourceCallId}}}` built from every UI's latest frame; STEP_STARTED for each UI
+  still streaming;
+- a frame: STEP_STARTED when a new generation begins, STATE_DELTA (RFC 6902 between consecutive
+  states), STEP_FINISHED when it completes, is cancelled or fails;
+- a receipt change: CUSTOM `iui.receipt`; an answer event: CUSTOM `iui.answer`; a `resync`:
+  STATE_SNAPSHOT of the new state and CUSTOM `iui.resync` (its receipts and answers);
+- at the end of the connection (its lifetime, or a slow reader): STEP_FINISHED of the open steps,
+  RUN_FINISHED.
+
+It resumes like the native stream: a reconnection is a new run whose snapshot holds every frame,
+then the receipt changes and answer events after the client's cursor, exactly once.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import AsyncIterator, Iterable
+from typing import Any
+
+import orjson
+from ag_ui.core import (
+    BaseEvent,
+    CustomEvent,
+    RunFinishedEvent,
+    RunStartedEvent,
+    StateDeltaEvent,
+    StateSnapshotEvent,
+    StepFinishedEvent,
+    StepStartedEvent,
+)
+from sse_starlette import ServerSentEvent
+
+from .cursor import Cursor
+from .events import Event, EventStream
+from .json_patch import diff
+
+TERMINAL = ("complete", "cancel", "error")
+
+
+def ui_state(frame: dict[str, Any]) -> dict[str, Any]:
+    """What the AG-UI state holds of one UI, from its latest frame."""
+    status = frame["type"] if frame.get("type") in TERMINAL else "streaming"
+    return {"document": frame.get("snapshot"), "status": status, "revision": frame.get("revision"),
+            "generation": frame.get("generation"), "seq": frame.get("seq"), "sourceCallId": frame.get("sourceCallId")}
+
+
+class AguiRenderer:
+    """Turns one connection's events into AG-UI events, keeping the AG-UI state between them."""
+
+    def __init__(self, session: str) -> None:
+        self.session = session
+        self.run_id = f"run-{uuid.uuid4().hex}"
+        self.state: dict[str, Any] = {"uis": {}}
+        self._steps: set[str] = set()
+
+    def start(self, frames: Iterable[str]) -> list[BaseEvent]:
+        """RUN_STARTED, the state of `frames`, a step per UI still streaming."""
+        return [RunStartedEvent(thread_id=self.session, run_id=self.run_id), *self._snapshot(frames)]
+
+    def _snapshot(self, frames: Iterable[str]) -> list[BaseEvent]:
+        uis: dict[str, Any] = {}
+        for text in frames:
+            frame = orjson.loads(text)
+            uis[str(frame["uiId"])] = ui_state(frame)
+        self.state = {"uis": uis}
+        events: list[BaseEvent] = [StateSnapshotEvent(snapshot=self.state)]
+        for ui_id, ui in uis.items():
+            events.extend(self._step(ui_id, ui))
+        return events
+
+    def render(self, event: Event) -> list[BaseEvent]:
+        """The AG-UI events of one native event."""
+        if event.type == "frame":
+            return self._frame(orjson.loads(event.data))
+        if event.type == "receipt":
+            return [CustomEvent(name="iui.receipt", value=orjson.loads(event.data))]
+        if event.type == "answer":
+            return [CustomEvent(name="iui.answer", value=orjson.loads(event.data))]
+        resync = orjson.loads(event.data)
+        frames = [orjson.dumps(frame).decode() for frame in resync["frames"]]
+        events = self._snapshot(frames) if frames or resync["reason"] != "slow_reader" else []
+        return [*events, CustomEvent(name="iui.resync", value={key: resync[key] for key in
+                                                              ("reason", "receipts", "answers")})]
+
+    def finish(self) -> list[BaseEvent]:
+        """STEP_FINISHED of the open steps, RUN_FINISHED."""
+        events: list[BaseEvent] = [StepFinishedEvent(step_name=name) for name in sorted(self._steps)]
+        self._steps.clear()
+        return [*events, RunFinishedEvent(thread_id=self.session, run_id=self.run_id)]
+
+    def _frame(self, frame: dict[str, Any]) -> list[BaseEvent]:
+        ui_id = str(frame["uiId"])
+        old = self.state["uis"].get(ui_id)
+        if old is not None and (old["generation"], old["seq"]) >= (frame.get("generation"), frame.get("seq")):
+            return []  # already in the state (the snapshot was read after the stream's start)
+        new = {"uis": {**self.state["uis"], ui_id: ui_state(frame)}}
+        delta = diff(self.state, new)
+        self.state = new
+        events: list[BaseEvent] = []
+        if old is not None and old["generation"] != frame.get("generation"):
+            events.extend(self._close(f"{ui_id}:{old['generation']}"))
+        events.extend(self._step(ui_id, new["uis"][ui_id], opening_only=True))
+        if delta:
+            events.append(StateDeltaEvent.model_validate({"type": "STATE_DELTA", "delta": delta}))
+        events.extend(self._step(ui_id, new["uis"][ui_id]))
+        return events
+
+    def _step(self, ui_id: str, ui: dict[str, Any], *, opening_only: bool = False) -> list[BaseEvent]:
+        name = f"{ui_id}:{ui['generation']}"
+        if ui["status"] == "streaming" and name not in self._steps:
+            self._steps.add(name)
+            return [StepStartedEvent(step_name=name)]
+        if ui["status"] != "streaming" and not opening_only:
+            return self._close(name)
+        return []
+
+    def _close(self, name: str) -> list[BaseEvent]:
+        if name in self._steps:
+            self._steps.discard(name)
+            return [StepFinishedEvent(step_name=name)]
+        return []
+
+
+def encoded(event: BaseEvent, cursor: Cursor) -> ServerSentEvent:
+    """One AG-UI event as a server-sent event (its JSON with camelCase names; the cursor as id)."""
+    return ServerSentEvent(data=event.model_dump_json(by_alias=True, exclude_none=True), id=cursor.text())
+
+
+async def agui_events(renderer: AguiRenderer, frames: list[str], start: Cursor,
+                      stream: EventStream) -> AsyncIterator[ServerSentEvent]:
+    """The AG-UI stream of one connection: the run, its snapshot, then every event rendered."""
+    cursor = start
+    for event in renderer.start(frames):
+        yield encoded(event, cursor)
+    async for item in stream.events():
+        if item is None:
+            yield ServerSentEvent(comment="heartbeat")
+            continue
+        cursor = item.cursor
+        for rendered in renderer.render(item):
+            yield encoded(rendered, cursor)
+    for event in renderer.finish():
+        yield encoded(event, cursor)

@@ -1,0 +1,158 @@
+"""The gateway's ASGI application: routes, error responses, security headers, CORS, metrics.
+
+`create_app(settings=..., backend=...)` builds it around any `Backend`; `gateway.server`
+builds the Redis one and runs it under uvicorn (`iui gateway`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from collections.abc import AsyncIterator
+from typing import Any
+
+from prometheus_client import CollectorRegistry
+from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
+from starlette.middleware.cors import CORSMiddleware
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Mount, Route
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from config.settings import Settings
+
+from .backend import Backend
+from .context import Gateway
+from .headers import SecurityHeaders, parse_origins
+from .hub import Hub
+from .identity import Forbidden, Unauthorized, Verifier
+from .metrics import GatewayMetrics
+from .problems import Problem
+from .routes import agui, events, health, operations, sessions, view_state, web
+from .tickets import Tickets
+
+REQUEST_HEADERS = ["authorization", "content-type", "idempotency-key", "if-match", "last-event-id"]
+
+
+def routes() -> list[Route | Mount]:
+    """Every route of the gateway."""
+    session = "/v1/sessions/{session}"
+    operation = session + "/operations/{operation}"
+    state = session + "/messages/{message}/blocks/{block}/state"
+    return [
+        Route(session + "/events", events.events, methods=["GET"]),
+        Route(session + "/ag-ui", agui.stream, methods=["GET", "POST"]),
+        Route(session + "/tickets", sessions.ticket, methods=["POST"]),
+        Route(session + "/calls", sessions.call, methods=["POST"]),
+        Route(session, sessions.delete, methods=["DELETE"]),
+        Route(session + "/operations", operations.reserve, methods=["POST"]),
+        Route(session + "/operations", operations.listing, methods=["GET"]),
+        Route(operation, operations.read, methods=["GET"]),
+        Route(operation + "/confirm", operations.confirm, methods=["POST"]),
+        Route(operation + "/cancel", operations.cancel, methods=["POST"]),
+        Route(state, view_state.read, methods=["GET"]),
+        Route(state, view_state.write, methods=["PUT"]),
+        Route("/v1/catalog", operations.catalog, methods=["GET"]),
+        Route("/healthz", health.healthz, methods=["GET"]),
+        Route("/readyz", health.readyz, methods=["GET"]),
+        Route("/metrics", health.metrics, methods=["GET"]),
+        Route("/app", web.page, methods=["GET"]),
+        Route("/app/", web.page, methods=["GET"]),
+        Route("/app/s/{session}", web.page, methods=["GET"]),
+        Mount("/app/static", app=web.static_files()),
+    ]
+
+
+def create_app(*, settings: Settings, backend: Backend, registry: CollectorRegistry | None = None,
+               verifier: Verifier | None = None) -> Starlette:
+    """The gateway application on `backend` (ValueError with one line for unusable settings)."""
+    metrics = GatewayMetrics(registry=registry or CollectorRegistry())
+    hub = Hub(backend, queue_events=settings.gateway_queue_events)
+    gateway = Gateway(settings=settings, backend=backend, hub=hub, verifier=verifier or Verifier.of(settings),
+                      tickets=Tickets(backend, settings.gateway_ticket_ttl_s), metrics=metrics)
+    origins = parse_origins(settings.gateway_origins)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        hub.start()
+        try:
+            yield
+        finally:
+            await hub.stop()
+            await backend.close()
+
+    middleware = [Middleware(SecurityHeaders), Middleware(RequestMetrics, metrics=metrics)]
+    if origins:
+        middleware.insert(1, Middleware(CORSMiddleware, allow_origins=origins, allow_credentials=False,
+                                        allow_methods=["GET", "POST", "PUT", "DELETE"],
+                                        allow_headers=REQUEST_HEADERS, expose_headers=["etag", "retry-after"],
+                                        max_age=600))
+    app = Starlette(routes=routes(), middleware=middleware, lifespan=lifespan,
+                    exception_handlers={Problem: _problem, Unauthorized: _unauthorized, Forbidden: _forbidden,
+                                        HTTPException: _http, Exception: _internal})
+    app.state.gateway = gateway
+    return app
+
+
+async def _problem(request: Request, error: Exception) -> Response:
+    assert isinstance(error, Problem)
+    if error.status < 500 and error.code in ("not_found", "payload_too_large", "backpressure", "timeout"):
+        request.app.state.gateway.metrics.refused.labels(error.code).inc()
+    return error.response()
+
+
+async def _unauthorized(request: Request, error: Exception) -> Response:
+    request.app.state.gateway.metrics.refused.labels("unauthorized").inc()
+    return Problem("unauthorized", "a valid bearer token (or ticket) is required",
+                   headers={"www-authenticate": 'Bearer realm="iui"'}).response()
+
+
+async def _forbidden(request: Request, error: Exception) -> Response:
+    request.app.state.gateway.metrics.refused.labels("forbidden").inc()
+    return Problem("forbidden", "the token's role may not do this").response()
+
+
+async def _http(request: Request, error: Exception) -> Response:
+    assert isinstance(error, HTTPException)
+    code = {404: "not_found", 405: "method_not_allowed"}.get(error.status_code, "bad_request")
+    return Problem(code, "no such resource" if error.status_code == 404 else "not allowed here").response()
+
+
+async def _internal(request: Request, error: Exception) -> Response:
+    return Problem("unavailable", "the gateway could not answer this request").response()
+
+
+class RequestMetrics:
+    """ASGI middleware counting requests by route template and status, and timing them (not streams)."""
+
+    def __init__(self, app: ASGIApp, *, metrics: GatewayMetrics) -> None:
+        self._app = app
+        self._metrics = metrics
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self._app(scope, receive, send)
+            return
+        started, status = time.perf_counter(), [500]
+
+        async def counted(message: Any) -> None:
+            if message["type"] == "http.response.start":
+                status[0] = int(message["status"])
+            await send(message)
+
+        try:
+            await self._app(scope, receive, counted)
+        finally:
+            route = _route(scope)
+            self._metrics.requests.labels(route, str(status[0])).inc()
+            if not route.endswith(("/events", "/ag-ui")):
+                self._metrics.latency.labels(route).observe(time.perf_counter() - started)
+
+
+def _route(scope: Scope) -> str:
+    """The matched route's template (never the raw path: session ids are not labels)."""
+    route = scope.get("route")
+    path = getattr(route, "path", None)
+    return str(path) if path else "unmatched"

@@ -1,0 +1,120 @@
+"""What every route shares: the caller's identity, the session check, and one request to the runtime.
+
+Principal and project reach the runtime only from the verified token (`principal` and
+`project` entry fields, set here), never from a body or a query.  A session the caller does not
+own, whether it belongs to another identity or does not exist, is the same 404.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from starlette.requests import Request
+
+from config.settings import Settings
+from workers.redisio.connection import TRANSIENT_ERRORS
+from workers.wire.entry import dumps, is_request_id, is_session_id
+
+from .backend import Backend, BackendUnavailable, ReplyTimeout, SessionInfo
+from .hub import Hub
+from .identity import Forbidden, Identity, Permission, Unauthorized, Verifier
+from .metrics import GatewayMetrics
+from .problems import Problem, from_reply, not_found
+from .tickets import Tickets
+
+BEARER = "bearer "
+UNAVAILABLE: tuple[type[BaseException], ...] = (BackendUnavailable, *TRANSIENT_ERRORS)
+
+
+@dataclass
+class Gateway:
+    """The parts of one gateway process."""
+
+    settings: Settings
+    backend: Backend
+    hub: Hub
+    verifier: Verifier
+    tickets: Tickets
+    metrics: GatewayMetrics
+
+    def identity(self, request: Request, permission: Permission) -> Identity:
+        """The bearer token's identity, holding `permission` (401 / 403 otherwise)."""
+        header = request.headers.get("authorization", "")
+        if not header[: len(BEARER)].lower() == BEARER:
+            raise Unauthorized("a bearer token is required")
+        identity = self.verifier.verify(header[len(BEARER):].strip())
+        identity.require(permission)
+        return identity
+
+    async def owned(self, session: str, identity: Identity) -> SessionInfo:
+        """The session's owner record when `identity` owns it; the one 404 otherwise.  Every route
+        but the agents' calls checks it first: only a call may create (and so claim) a session,
+        and a read never tells a missing session from another owner's."""
+        info = await self.backend.session(session)
+        if info is None or info.owner != identity.owner:
+            raise not_found()
+        return info
+
+    async def request(self, identity: Identity, session: str, kind: str, name: str, body: Mapping[str, Any], *,
+                      request_id: str | None = None, call: str | None = None) -> Any:
+        """One entry for the runtime with the caller's identity; its result, or the reply's error as a problem."""
+        if await self.backend.lag(session) > self.settings.gateway_max_lag:
+            raise Problem("backpressure", "the session's partition is far behind; retry later",
+                          headers={"retry-after": "1"})
+        request_id = request_id or uuid.uuid4().hex
+        fields = {"session": session, "request": request_id, "kind": kind, "name": name,
+                  "call": call or request_id, "body": dumps(body),
+                  "principal": identity.principal, "project": identity.project}
+        return await self._send(fields)
+
+    async def anonymous(self, session: str, kind: str, name: str, body: Mapping[str, Any]) -> Any:
+        """A request that concerns no session of the caller (the catalog): sent without an identity,
+        so it claims nothing."""
+        request_id = uuid.uuid4().hex
+        return await self._send({"session": session, "request": request_id, "kind": kind, "name": name,
+                                 "call": request_id, "body": dumps(body)})
+
+    async def _send(self, fields: dict[str, str]) -> Any:
+        try:
+            reply = await self.backend.send(fields, self.settings.gateway_reply_timeout_s)
+        except ReplyTimeout:
+            raise Problem("timeout", "the runtime did not answer in time; send the same request again "
+                          "(same Idempotency-Key): it is never applied twice") from None
+        except UNAVAILABLE:
+            raise Problem("unavailable", "Redis is unavailable; retry later", headers={"retry-after": "1"}) from None
+        if not reply.get("ok"):
+            raise from_reply(reply.get("error") or {})
+        return reply.get("result")
+
+
+def session_of(request: Request) -> str:
+    """The `{session}` path parameter, checked (404 for anything that cannot be a session id)."""
+    session = str(request.path_params.get("session", ""))
+    if not is_session_id(session):
+        raise not_found()
+    return session
+
+
+def path_id(request: Request, name: str) -> str:
+    """A message, block or operation id of the path (404 when it cannot be one)."""
+    value = str(request.path_params.get(name, ""))
+    if not is_session_id(value):
+        raise Problem("not_found", f"no such {name.replace('_', ' ')}")
+    return value
+
+
+def idempotency_key(request: Request) -> str | None:
+    """The `Idempotency-Key` header (1-128 printable ASCII), or None."""
+    key = request.headers.get("idempotency-key")
+    if key is None:
+        return None
+    if not is_request_id(key):
+        raise Problem("bad_request", "Idempotency-Key must be 1-128 printable ASCII characters")
+    return key
+
+
+__all__ = ["Forbidden", "Gateway", "Identity", "Permission", "Unauthorized", "idempotency_key", "path_id",
+           "session_of"]

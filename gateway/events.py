@@ -1,0 +1,113 @@
+"""A session's event stream: every frame, receipt change and answer event exactly once, in log order.
+
+A stream subscribes first (`Hub.join`), then reads the session's logs after the client's
+cursor, then forwards what its feed reads, dropping what it already sent: a gap is impossible
+and a duplicate is dropped by id.  A cursor older than what the logs keep, or of an earlier
+life of the session, gets one `resync` with the session's current state instead, then the
+events after it.  A reader that falls `IUI_GATEWAY_QUEUE_EVENTS` behind gets a last `resync`
+(`slow_reader`, no state) and the stream ends: it resumes from its cursor, nothing is buffered
+without limit.  Streams end after `IUI_GATEWAY_MAX_CONNECTION_S` too.
+
+`EventStream.events()` yields `Event`s; the native SSE route and the AG-UI route render them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+
+from .backend import LOG_KINDS, Backend, LogEntry, SessionInfo
+from .cursor import Cursor
+from .hub import Hub, Listener, merged
+from .metrics import GatewayMetrics
+
+SLOW_READER = "slow_reader"
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    """One event of a stream: its type, the cursor after it and its JSON data."""
+
+    type: str  # frame, receipt, answer or resync
+    cursor: Cursor
+    data: str
+
+
+class EventStream:
+    """The events of one connection, from its cursor on."""
+
+    def __init__(self, *, backend: Backend, hub: Hub, metrics: GatewayMetrics, session: str, info: SessionInfo,
+                 cursor: Cursor, lifetime_s: float, idle_s: float) -> None:
+        self._backend = backend
+        self._hub = hub
+        self._metrics = metrics
+        self._session = session
+        self._epoch = info.epoch
+        self._cursor = cursor
+        self._deadline = time.monotonic() + lifetime_s
+        self._idle_s = idle_s
+
+    async def events(self) -> AsyncIterator[Event | None]:
+        """Events as they come; None when nothing came for `idle_s` (the caller's heartbeat)."""
+        listener = await self._hub.join(self._session)
+        try:
+            async for event in self._start():
+                yield event
+            async for item in self._live(listener):
+                yield item
+        finally:
+            await self._hub.leave(listener)
+
+    async def _start(self) -> AsyncIterator[Event]:
+        reason = await self._resync_reason()
+        if reason is not None:
+            yield await self._resync(reason)
+            return
+        async for entry in merged(self._backend, self._session, self._cursor):
+            yield self._event(entry)
+
+    async def _resync_reason(self) -> str | None:
+        """Why the cursor cannot be resumed from the logs (None: it can)."""
+        if not self._cursor.is_fresh() and self._cursor.epoch != self._epoch:
+            return "epoch"  # a cursor of an earlier life of the session (deleted, expired, created again)
+        bounds = await self._backend.bounds(self._session)
+        for kind in LOG_KINDS:
+            first = bounds[kind].first
+            if bounds[kind].trimmed and first is not None and self._cursor.at(kind) < first:
+                return "expired"
+        return None
+
+    async def _resync(self, reason: str) -> Event:
+        """The session's state, at positions read before it (a later frame in the logs is newer or
+        the same; receivers keep the newer of two by seq, revision and updatedAt)."""
+        bounds = await self._backend.bounds(self._session)
+        snapshot = await self._backend.snapshot(self._session)
+        self._cursor = Cursor(self._epoch, *(bounds[kind].last or (0, 0) for kind in LOG_KINDS))
+        self._metrics.resyncs.labels(reason).inc()
+        data = ('{"reason":"' + reason + '","frames":[' + ",".join(snapshot.frames) + '],"receipts":['
+                + ",".join(snapshot.receipts) + '],"answers":[' + ",".join(snapshot.answers) + "]}")
+        return Event("resync", self._cursor, data)
+
+    def _event(self, entry: LogEntry) -> Event:
+        self._cursor = self._cursor.after(entry.kind, entry.id)
+        if self._cursor.epoch == 0:
+            self._cursor = Cursor(self._epoch, self._cursor.frame, self._cursor.receipt, self._cursor.answer)
+        return Event(entry.kind, self._cursor, entry.data)
+
+    async def _live(self, listener: Listener) -> AsyncIterator[Event | None]:
+        while time.monotonic() < self._deadline:
+            if listener.overflowed.is_set():
+                self._metrics.resyncs.labels(SLOW_READER).inc()
+                yield Event("resync", self._cursor, '{"reason":"' + SLOW_READER + '","frames":[],"receipts":[],'
+                                                    '"answers":[]}')
+                return
+            timeout = min(self._idle_s, max(0.0, self._deadline - time.monotonic()))
+            try:
+                entry = await asyncio.wait_for(listener.queue.get(), timeout=timeout)
+            except TimeoutError:
+                yield None
+                continue
+            if entry.id > self._cursor.at(entry.kind):  # what the start already sent is dropped
+                yield self._event(entry)

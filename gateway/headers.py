@@ -1,0 +1,68 @@
+"""Security headers on every response, and which origins may call the gateway from a browser.
+
+The page (`/app/`) gets a strict Content-Security-Policy: scripts, styles and connections only
+from the gateway itself, no inline script, no framing.  API responses get a policy that allows
+nothing at all, and are never cached.  CORS is off unless `IUI_GATEWAY_ORIGINS` names exact
+origins (`scheme://host[:port]`): never `*`, never `null`, and no credentials (tokens travel in
+the Authorization header, never in cookies).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+PAGE_POLICY = ("default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+               "connect-src 'self'; font-src 'self'; object-src 'none'; base-uri 'none'; form-action 'none'; "
+               "frame-ancestors 'none'")
+API_POLICY = "default-src 'none'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'"
+COMMON = (
+    (b"x-content-type-options", b"nosniff"),
+    (b"referrer-policy", b"no-referrer"),
+    (b"x-frame-options", b"DENY"),
+    (b"cross-origin-opener-policy", b"same-origin"),
+    (b"cross-origin-resource-policy", b"same-origin"),
+    (b"permissions-policy", b"camera=(), microphone=(), geolocation=(), payment=(), usb=()"),
+)
+_ORIGIN = re.compile(r"https?://[A-Za-z0-9.\-]+(:\d{1,5})?")
+
+
+def parse_origins(setting: str) -> list[str]:
+    """The exact origins of `IUI_GATEWAY_ORIGINS` (ValueError naming the setting for `*`, `null`
+    or anything that is not `scheme://host[:port]`)."""
+    origins = [origin.strip() for origin in setting.split(",") if origin.strip()]
+    for origin in origins:
+        if not _ORIGIN.fullmatch(origin):
+            raise ValueError("IUI_GATEWAY_ORIGINS takes exact origins (http(s)://host[:port]), "
+                             "comma-separated; never * or null")
+    return origins
+
+
+class SecurityHeaders:
+    """ASGI middleware adding the security headers (streaming responses included)."""
+
+    def __init__(self, app: ASGIApp, *, page_prefixes: Sequence[str] = ("/app",)) -> None:
+        self._app = app
+        self._pages = tuple(page_prefixes)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self._app(scope, receive, send)
+            return
+        page = str(scope.get("path", "")).startswith(self._pages)
+        policy = (PAGE_POLICY if page else API_POLICY).encode()
+
+        async def with_headers(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                names = {name.lower() for name, _ in message.get("headers", [])}
+                headers = [*message.get("headers", []), *(h for h in COMMON if h[0] not in names)]
+                if b"content-security-policy" not in names:
+                    headers.append((b"content-security-policy", policy))
+                if not page and b"cache-control" not in names:
+                    headers.append((b"cache-control", b"no-store"))
+                message = {**message, "headers": headers}
+            await send(message)
+
+        await self._app(scope, receive, with_headers)

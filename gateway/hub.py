@@ -1,0 +1,217 @@
+"""One pub/sub connection per gateway process, fanning each session's log entries out to its streams.
+
+Pub/sub only wakes a session's feed: the feed then reads the session's logs after its own
+position, so every event it hands out carries its log id, arrives in log order, and nothing
+is lost when a message is (a restart of Redis, a dropped connection, a frame published before
+the gateway subscribed).  The subscription is supervised: after any error it connects again,
+subscribes to every channel its feeds need, and wakes every feed, which reads what it missed.
+A feed exists while a local stream of its session does; each stream gets the feed's entries on
+a bounded queue, and one that falls behind is marked overflowed (its stream then ends).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import AsyncIterator
+
+from workers.redisio.connection import Backoff
+
+from .backend import LOG_KINDS, Backend, LogEntry, Subscription
+from .cursor import ZERO, Cursor, StreamId
+
+log = logging.getLogger(__name__)
+PAGE = 256  # log entries read per round trip
+
+
+class Listener:
+    """One event stream's place on its session's feed: a bounded queue of log entries."""
+
+    def __init__(self, session: str, capacity: int) -> None:
+        self.session = session
+        self.queue: asyncio.Queue[LogEntry] = asyncio.Queue(maxsize=capacity)
+        self.overflowed = asyncio.Event()
+
+    def offer(self, entry: LogEntry) -> None:
+        """Queue an entry; a full queue marks the listener overflowed (the reader is too slow)."""
+        try:
+            self.queue.put_nowait(entry)
+        except asyncio.QueueFull:
+            self.overflowed.set()
+
+
+class SessionFeed:
+    """Reads one session's logs whenever pub/sub says they changed, and hands the entries out."""
+
+    def __init__(self, backend: Backend, session: str) -> None:
+        self._backend = backend
+        self.session = session
+        self.listeners: set[Listener] = set()
+        self._position: dict[str, StreamId] = dict.fromkeys(LOG_KINDS, ZERO)
+        self._wake = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+
+    async def start(self) -> None:
+        """Begin at the logs' current ends (the caller subscribed before: nothing newer is missed)."""
+        bounds = await self._backend.bounds(self.session)
+        self._position = {kind: bounds[kind].last or ZERO for kind in LOG_KINDS}
+        self._task = asyncio.create_task(self._run(), name=f"iui-feed-{self.session}")
+
+    def wake(self) -> None:
+        """A log of the session may have grown."""
+        self._wake.set()
+
+    async def stop(self) -> None:
+        """Stop reading."""
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+
+    async def _run(self) -> None:
+        backoff = Backoff(first=0.05, limit=2.0)
+        while True:
+            await self._wake.wait()
+            self._wake.clear()
+            try:
+                async for entry in merged(self._backend, self.session, Cursor(
+                        frame=self._position["frame"], receipt=self._position["receipt"],
+                        answer=self._position["answer"])):
+                    self._position[entry.kind] = entry.id
+                    for listener in list(self.listeners):
+                        listener.offer(entry)
+                backoff.reset()
+            except Exception as error:  # Redis away: read again once the hub reconnects (or soon)
+                log.warning("gateway: reading the logs of a session failed (%s); retrying", type(error).__name__)
+                await asyncio.sleep(backoff.next())
+                self._wake.set()
+
+
+async def merged(backend: Backend, session: str, after: Cursor) -> AsyncIterator[LogEntry]:
+    """Every entry of the session's three logs after `after`, merged in id order (ties: frame,
+    receipt, answer), read a page at a time."""
+    position = {kind: after.at(kind) for kind in LOG_KINDS}
+    buffers: dict[str, list[LogEntry]] = {kind: [] for kind in LOG_KINDS}
+    done: set[str] = set()
+    while True:
+        for kind in LOG_KINDS:
+            if not buffers[kind] and kind not in done:
+                page = await backend.read(session, kind, position[kind], PAGE)
+                buffers[kind] = page
+                if len(page) < PAGE:
+                    done.add(kind)
+                if page:
+                    position[kind] = page[-1].id
+        heads = [(buffer[0].id, LOG_KINDS.index(kind), kind) for kind, buffer in buffers.items() if buffer]
+        if not heads:
+            return
+        _, _, kind = min(heads)
+        yield buffers[kind].pop(0)
+
+
+class Hub:
+    """The process's one subscription and its session feeds."""
+
+    def __init__(self, backend: Backend, *, queue_events: int) -> None:
+        self._backend = backend
+        self._capacity = queue_events
+        self._feeds: dict[str, SessionFeed] = {}
+        self._by_channel: dict[str, SessionFeed] = {}
+        self._subscription: Subscription | None = None
+        self._connected = asyncio.Event()
+        self._lock = asyncio.Lock()
+        self._task: asyncio.Task[None] | None = None
+        self.reconnects = 0
+
+    @property
+    def connected(self) -> bool:
+        """True while the subscription is up."""
+        return self._connected.is_set()
+
+    def start(self) -> None:
+        """Start the supervised subscription."""
+        self._task = asyncio.create_task(self._supervise(), name="iui-hub")
+
+    async def stop(self) -> None:
+        """Stop the subscription and every feed."""
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+        for feed in list(self._feeds.values()):
+            await feed.stop()
+        self._feeds.clear()
+        if self._subscription is not None:
+            await self._subscription.close()
+
+    async def join(self, session: str) -> Listener:
+        """A listener on the session's feed (subscribed, positioned at the logs' ends)."""
+        listener = Listener(session, self._capacity)
+        async with self._lock:
+            feed = self._feeds.get(session)
+            if feed is None:
+                feed = SessionFeed(self._backend, session)
+                channels = self._backend.channels(session)
+                for channel in channels:
+                    self._by_channel[channel] = feed
+                self._feeds[session] = feed
+                if self._subscription is not None and self.connected:
+                    with contextlib.suppress(Exception):  # a lost connection: the supervisor subscribes again
+                        await self._subscription.subscribe(channels)
+                await feed.start()
+            feed.listeners.add(listener)
+        return listener
+
+    async def leave(self, listener: Listener) -> None:
+        """Remove a listener; the last one of a session stops its feed and its channels."""
+        async with self._lock:
+            feed = self._feeds.get(listener.session)
+            if feed is None:
+                return
+            feed.listeners.discard(listener)
+            if feed.listeners:
+                return
+            del self._feeds[listener.session]
+            channels = self._backend.channels(listener.session)
+            for channel in channels:
+                self._by_channel.pop(channel, None)
+            if self._subscription is not None and self.connected:
+                with contextlib.suppress(Exception):
+                    await self._subscription.unsubscribe(channels)
+        await feed.stop()
+
+    async def _supervise(self) -> None:
+        backoff = Backoff(first=0.1, limit=2.0)
+        while True:
+            try:
+                await self._connect()
+                backoff.reset()
+                await self._listen()
+            except asyncio.CancelledError:
+                raise
+            except Exception as error:
+                log.warning("gateway: the pub/sub connection failed (%s); reconnecting", type(error).__name__)
+            self._connected.clear()
+            if self._subscription is not None:
+                await self._subscription.close()
+                self._subscription = None
+            await asyncio.sleep(backoff.next())
+
+    async def _connect(self) -> None:
+        """Connect, subscribe to every channel the feeds need, then wake every feed to read what it missed."""
+        subscription = await self._backend.subscription()
+        async with self._lock:
+            await subscription.subscribe(list(self._by_channel))
+            self._subscription = subscription
+            self._connected.set()
+            self.reconnects += 1
+            for feed in self._feeds.values():
+                feed.wake()
+
+    async def _listen(self) -> None:
+        assert self._subscription is not None
+        async for channel in self._subscription.messages():
+            feed = self._by_channel.get(channel)
+            if feed is not None:
+                feed.wake()

@@ -1,0 +1,36 @@
+"""Prometheus metrics of a gateway process (registered on an explicit registry; no session ids as labels)."""
+
+from __future__ import annotations
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, ProcessCollector
+
+_SECONDS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 10.0, 30.0)
+EVENT_TYPES = ("frame", "receipt", "answer", "resync")
+RESYNC_REASONS = ("expired", "epoch", "slow_reader")
+
+
+class GatewayMetrics:
+    """Every metric a gateway exports."""
+
+    def __init__(self, *, registry: CollectorRegistry) -> None:
+        self.registry = registry
+        self.requests = Counter("iui_gateway_requests_total", "HTTP requests by route and status.",
+                                ["route", "status"], registry=registry)
+        self.latency = Histogram("iui_gateway_request_seconds", "Time to answer an HTTP request (not streams).",
+                                 ["route"], buckets=_SECONDS, registry=registry)
+        self.streams = Gauge("iui_gateway_streams", "Open event streams (native and AG-UI).", registry=registry)
+        self.events = Counter("iui_gateway_events_total", "Events sent on event streams.", ["type"],
+                              registry=registry)
+        self.resyncs = Counter("iui_gateway_resyncs_total", "resync events sent, by reason.", ["reason"],
+                               registry=registry)
+        self.reconnects = Counter("iui_gateway_subscription_reconnects_total",
+                                  "Times the pub/sub subscription was (re)established.", registry=registry)
+        self.refused = Counter("iui_gateway_refused_total", "Requests refused before the runtime, by code.",
+                               ["code"], registry=registry)
+        ProcessCollector(registry=registry)
+        for kind in EVENT_TYPES:
+            self.events.labels(kind)
+        for reason in RESYNC_REASONS:
+            self.resyncs.labels(reason)
+        for code in ("unauthorized", "forbidden", "not_found", "payload_too_large", "backpressure", "timeout"):
+            self.refused.labels(code)

@@ -1,0 +1,96 @@
+"""GET /v1/sessions/{session}/events: the session's server-sent events (viewer).
+
+Authenticated by a bearer token, or by a one-time ticket in `?ticket=` (EventSource cannot send
+headers); resumed from `Last-Event-ID` or `?last_event_id=`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+
+from sse_starlette import EventSourceResponse, ServerSentEvent
+from starlette.requests import Request
+
+from ..backend import SessionInfo
+from ..context import Gateway, Identity, Permission, session_of
+from ..cursor import BadCursor, Cursor
+from ..events import EventStream
+from ..problems import Problem
+
+RETRY_MS = 3_000
+SEND_TIMEOUT_S = 30.0  # a client that takes no bytes for this long is dropped
+
+
+async def authorized(request: Request, gateway: Gateway, session: str) -> Identity:
+    """The stream's identity: from a ticket (used up) or a bearer token, holding READ."""
+    ticket = request.query_params.get("ticket")
+    if ticket is None:
+        return gateway.identity(request, Permission.READ)
+    identity = await gateway.tickets.redeem(ticket, session)
+    identity.require(Permission.READ)
+    return identity
+
+
+def cursor_of(request: Request) -> Cursor:
+    """The client's cursor (a fresh one without `Last-Event-ID`); 400 for anything malformed."""
+    text = request.headers.get("last-event-id") or request.query_params.get("last_event_id")
+    if not text:
+        return Cursor()
+    try:
+        return Cursor.parse(text)
+    except BadCursor:
+        raise Problem("bad_cursor", "Last-Event-ID is not a cursor of this gateway") from None
+
+
+@dataclass(frozen=True, slots=True)
+class StreamRequest:
+    """A checked request for a stream (401, 403, 404 and 400 are raised before any byte is sent)."""
+
+    gateway: Gateway
+    session: str
+    info: SessionInfo
+    cursor: Cursor
+
+    def stream(self, cursor: Cursor | None = None) -> EventStream:
+        """The event stream from `cursor` (default: the client's)."""
+        settings = self.gateway.settings
+        return EventStream(backend=self.gateway.backend, hub=self.gateway.hub, metrics=self.gateway.metrics,
+                           session=self.session, info=self.info, cursor=cursor or self.cursor,
+                           lifetime_s=settings.gateway_max_connection_s, idle_s=settings.gateway_heartbeat_s)
+
+
+async def checked(request: Request) -> StreamRequest:
+    """Who asks, for which session, from which cursor."""
+    gateway: Gateway = request.app.state.gateway
+    session = session_of(request)
+    identity = await authorized(request, gateway, session)
+    cursor = cursor_of(request)
+    info = await gateway.owned(session, identity)
+    return StreamRequest(gateway, session, info, cursor)
+
+
+def sse(content: AsyncIterator[ServerSentEvent]) -> EventSourceResponse:
+    """A server-sent event response that is never cached or buffered by a proxy."""
+    return EventSourceResponse(content, send_timeout=SEND_TIMEOUT_S, ping=0,  # the stream sends its own heartbeat
+                               headers={"cache-control": "no-store", "x-accel-buffering": "no"})
+
+
+async def events(request: Request) -> EventSourceResponse:
+    """The native event stream."""
+    asked = await checked(request)
+    return sse(_sse(asked.gateway, asked.stream()))
+
+
+async def _sse(gateway: Gateway, stream: EventStream) -> AsyncIterator[ServerSentEvent]:
+    gateway.metrics.streams.inc()
+    try:
+        yield ServerSentEvent(comment="iui events", retry=RETRY_MS)
+        async for event in stream.events():
+            if event is None:
+                yield ServerSentEvent(comment="heartbeat")
+                continue
+            gateway.metrics.events.labels(event.type).inc()
+            yield ServerSentEvent(data=event.data, event=event.type, id=event.cursor.text())
+    finally:
+        gateway.metrics.streams.dec()

@@ -1,0 +1,51 @@
+"""answer-view-state@1 (seed 004): a block's view state, read and saved with revision compare-and-set."""
+
+from __future__ import annotations
+
+import re
+import uuid
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+
+from ..bodies import read_json
+from ..context import Gateway, Permission, idempotency_key, path_id, session_of
+from ..problems import Problem
+
+MAX_VIEW_BODY_BYTES = 3 * 100_000 + 64 * 1024  # nodes <= 32 KiB (the runtime's bound), and a client's copy of the block
+_REVISION = re.compile(r'(?:W/)?"?(\d{1,15})"?')
+
+
+async def read(request: Request) -> JSONResponse:
+    """GET .../messages/{message}/blocks/{block}/state (user)."""
+    gateway: Gateway = request.app.state.gateway
+    identity = gateway.identity(request, Permission.VIEW_STATE)
+    session = session_of(request)
+    await gateway.owned(session, identity)  # a session that exists and is the caller's: else 404
+    body = {"message_id": path_id(request, "message"), "block_id": path_id(request, "block")}
+    result = await gateway.request(identity, session, "view", "get", body)
+    return JSONResponse(result, headers=_etag(result))
+
+
+async def write(request: Request) -> JSONResponse:
+    """PUT .../state `{nodes, expected_revision, request_id?, schema_digest}` (or `If-Match`) (user)."""
+    gateway: Gateway = request.app.state.gateway
+    identity = gateway.identity(request, Permission.VIEW_STATE)
+    session = session_of(request)
+    await gateway.owned(session, identity)  # a session that exists and is the caller's: else 404
+    body = await read_json(request, MAX_VIEW_BODY_BYTES)
+    if "expected_revision" not in body:
+        match = _REVISION.fullmatch(request.headers.get("if-match", "").strip())
+        if match is None:
+            raise Problem("bad_request", "expected_revision (or If-Match with the revision) is required")
+        body["expected_revision"] = int(match.group(1))
+    if "request_id" not in body:
+        body["request_id"] = idempotency_key(request) or f"put-{uuid.uuid4().hex}"
+    body = {**body, "message_id": path_id(request, "message"), "block_id": path_id(request, "block")}
+    result = await gateway.request(identity, session, "view", "put", body)
+    return JSONResponse(result, headers=_etag(result))
+
+
+def _etag(result: object) -> dict[str, str]:
+    revision = result.get("revision") if isinstance(result, dict) else None
+    return {"etag": f'"{revision}"'} if type(revision) is int else {}

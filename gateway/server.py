@@ -1,0 +1,33 @@
+"""`iui gateway`: the Redis backend and the application under uvicorn."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+import redis.asyncio as aioredis
+import uvicorn
+
+from config.settings import Settings
+
+from .app import create_app
+from .redis_backend import RedisBackend
+
+log = logging.getLogger(__name__)
+
+
+async def serve(settings: Settings, *, host: str, port: int) -> None:
+    """Serve until SIGINT/SIGTERM (uvicorn's handlers), then close the streams and Redis."""
+    redis = aioredis.Redis.from_url(settings.redis_url, health_check_interval=30, socket_keepalive=True,
+                                    socket_connect_timeout=5)
+    backend = await RedisBackend.of(redis, prefix=settings.key_prefix, partitions=settings.partitions)
+    app = create_app(settings=settings, backend=backend)
+    config = uvicorn.Config(app, host=host, port=port, log_level=settings.log_level.lower(), access_log=False,
+                            proxy_headers=False, server_header=False, date_header=True, timeout_graceful_shutdown=5,
+                            lifespan="on")
+    await uvicorn.Server(config).serve()
+
+
+def run(settings: Settings, *, host: str, port: int) -> None:
+    """Run the gateway in this process."""
+    asyncio.run(serve(settings, host=host, port=port))
