@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -107,3 +108,14 @@ def test_the_site_navigation_holds_every_page_and_the_gateway_and_client_pages()
     written = sorted(str(page.relative_to(DOCS)) for page in DOCS.rglob("*.md"))
     assert sorted(nav) == written
     assert {"gateway.md", "client.md", *generate.pages()} <= set(nav)
+
+
+def test_ci_installs_the_docs_extra_and_builds_the_site_strictly() -> None:
+    from packaging.requirements import Requirement
+
+    ci = (ROOT / ".ci" / "run").read_text("utf-8")
+    assert "-e '.[test,docs]'" in ci and "mkdocs build --strict" in ci
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text("utf-8"))["project"]
+    docs = {Requirement(text).name: Requirement(text).specifier for text in project["optional-dependencies"]["docs"]}
+    assert {"mkdocs", "mkdocs-material"} <= set(docs)
+    assert all(any(spec.operator == "<" for spec in specifier) for specifier in docs.values()), docs
