@@ -28,7 +28,8 @@ def open_ui(http: httpx.Client, session: str = "s1", sub: str = "alice", project
     return frame
 
 
-def patch(http: httpx.Client, frame: dict[str, Any], revision: int, session: str = "s1", **headers: str) -> httpx.Response:
+def patch(http: httpx.Client, frame: dict[str, Any], revision: int, session: str = "s1",
+          **headers: str) -> httpx.Response:
     mutation = {"type": "update", "nodeId": "summary-card", "props": {"title": f"T{revision}", "gap": "sm"}}
     return http.post(f"/v1/sessions/{session}/calls", headers={**auth("agent"), **headers},
                      json={"tool": PATCH, "arguments": {"sourceCallId": frame["sourceCallId"],
@@ -86,7 +87,8 @@ def test_every_endpoint_answers_another_tenants_session_exactly_as_a_missing_one
         reply = http.post("/v1/sessions/s1/calls", headers=stranger,
                           json={"tool": OPEN, "arguments": {"document": example("stream-initial.json")}})
         assert (reply.status_code, reply.json()) == (404, NOT_FOUND)
-        for method, path in (("GET", "/v1/sessions/s1/operations/op-x"), ("POST", "/v1/sessions/s1/operations/op-x/cancel")):
+        for method, path in (("GET", "/v1/sessions/s1/operations/op-x"),
+                             ("POST", "/v1/sessions/s1/operations/op-x/cancel")):
             reply = http.request(method, path, headers=auth("admin", sub, project))
             assert (reply.status_code, reply.json()) == (404, NOT_FOUND)
     assert http.get("/v1/sessions/s1/events", headers=auth("viewer"), timeout=2,
@@ -141,7 +143,7 @@ def test_an_oversize_body_is_refused_413_before_it_is_read(http: httpx.Client) -
     (b"{not json", "application/json", 400, "invalid_json"),
     (b"[1, 2]", "application/json", 400, "invalid_json"),
     (b"[" * 5000 + b"]" * 5000, "application/json", 400, "invalid_json"),
-    ('{"tool": "x", "arguments": {"a": "\\ud800"}}'.encode(), "application/json", 400, "invalid_json"),
+    (b'{"tool": "x", "arguments": {"a": "\\ud800"}}', "application/json", 400, "invalid_json"),
     (b'{"tool": "x"}', "text/plain", 415, "unsupported_media_type"),
     (b'{"tool": 1, "arguments": {}}', "application/json", 400, "bad_request"),
     (b'{"tool": "x", "arguments": {}, "secret": "SECRETMARK"}', "application/json", 400, "bad_request"),

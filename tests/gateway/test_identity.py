@@ -95,8 +95,8 @@ def test_es256_with_a_jwks_file_chooses_the_key_by_kid(tmp_path: Path) -> None:
     other = json.loads(RSAAlgorithm.to_jwk(rsa.generate_private_key(65537, 2048).public_key()))
     path = tmp_path / "jwks.json"
     path.write_text(json.dumps({"keys": [{**jwk, "kid": "k1"}, {**other, "kid": "k2"}]}))
-    from tests.gateway.conftest import SECRET as _  # noqa: F401 - the suite's module loads
     from config.settings import load_settings
+    from tests.gateway.conftest import SECRET as _  # noqa: F401 - the suite's module loads
 
     verifier = Verifier.of(load_settings(gateway_jwks_file=path))
     assert verifier.verify(jwt.encode(claims(), key, algorithm="ES256", headers={"kid": "k1"})).principal == "alice"

@@ -1,0 +1,302 @@
+"""The event stream: every event exactly once, in order, across gateway crashes, replicas, trimmed
+logs, Redis restarts and slow readers; tickets; hostile cursors."""
+
+from __future__ import annotations
+
+import socket
+import tempfile
+import threading
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import pytest
+
+from tests.gateway.conftest import GatewayProcess, auth
+from tests.gateway.sse import Follower, messages, read_until
+from tests.integration.conftest import Runtime, cursor_args, example
+from workers.redisio.local_server import start_redis_server
+
+pytestmark = pytest.mark.integration
+OPEN, PATCH = "intelligent_ui_open", "intelligent_ui_patch"
+
+
+class Agent:
+    """Opens a stream and patches it through the Redis client (it never depends on a gateway)."""
+
+    def __init__(self, runtime: Runtime, session: str = "s1", identity: tuple[str, str] = ("alice", "demo")) -> None:
+        self.runtime, self.session = runtime, session
+        entry = runtime.client.entry(session, OPEN, {"document": example("stream-initial.json")}, call="open-1",
+                                     principal=identity[0], project=identity[1])
+        reply = runtime.client.send(entry, timeout=10)
+        assert reply["ok"], reply
+        self.frame = reply["result"]["frame"]
+        self.revision = 0
+
+    def patch(self, count: int = 1, pause: float = 0.0) -> None:
+        for _ in range(count):
+            mutation = {"type": "update", "nodeId": "summary-card",
+                        "props": {"title": f"T{self.revision}", "gap": "sm"}}
+            args = {**cursor_args(self.frame), "baseRevision": self.revision, "mutation": mutation}
+            reply = self.runtime.client.call(self.session, PATCH, args, call=f"p-{self.revision}", timeout=10)
+            assert reply["ok"], reply
+            self.revision += 1
+            if pause:
+                time.sleep(pause)
+
+
+def frame_seqs(received: list[Any]) -> list[int]:
+    return [m.json()["seq"] for m in received if m.event == "frame"]
+
+
+def test_a_follower_gets_every_frame_once_and_resumes_after_its_cursor(stack: tuple[Runtime, GatewayProcess],
+                                                                      http: httpx.Client) -> None:
+    runtime, _ = stack
+    agent = Agent(runtime)
+    agent.patch(5)
+    first = read_until(http, "/v1/sessions/s1/events", auth("viewer"), 3)
+    assert frame_seqs(first) == [1, 2, 3]
+    cursor = first[-1].id
+    assert cursor is not None and cursor.startswith("v1.")
+    agent.patch(2)
+    rest = read_until(http, "/v1/sessions/s1/events", {**auth("viewer"), "last-event-id": cursor}, 5)
+    assert frame_seqs(rest) == [4, 5, 6, 7, 8]
+    again = read_until(http, f"/v1/sessions/s1/events?last_event_id={rest[-2].id}", auth("viewer"), 1)
+    assert frame_seqs(again) == [8]
+
+
+def test_receipts_and_answers_share_the_stream_with_their_own_positions(stack: tuple[Runtime, GatewayProcess],
+                                                                        http: httpx.Client) -> None:
+    runtime, _ = stack
+    Agent(runtime, "s5")
+    from tests.integration.test_answer_views import view_block
+
+    arguments = {"message_id": "m1", "block": view_block()}
+    entry = runtime.client.entry("s5", "present_answer", arguments, principal="alice", project="demo")
+    reply = runtime.client.send(entry, timeout=10)
+    assert reply["ok"], reply
+    found = read_until(http, "/v1/sessions/s5/events", auth("viewer"), 2)
+    assert [m.event for m in found] == ["frame", "answer"]
+    assert found[1].json()["type"] == "block" and found[1].json()["block"]["block_id"] == "view"
+    frame_id, answer_id = found[0].id.split(".")[2], found[1].id.split(".")[4]
+    assert frame_id != "0-0" and answer_id != "0-0" and found[1].id.split(".")[2] == frame_id
+
+
+def test_exact_resume_across_gateway_crashes(redis_url: str) -> None:
+    runtime = Runtime(redis_url).start()
+    gateway = GatewayProcess(redis_url).start()
+    try:
+        agent = Agent(runtime)
+        follower = Follower(gateway.url, "s1", auth("viewer")).start()
+        done = threading.Event()
+        producer = threading.Thread(target=lambda: (agent.patch(249, pause=0.004), done.set()), daemon=True)
+        producer.start()
+        for _ in range(4):
+            time.sleep(0.25)
+            gateway.restart()  # SIGKILL, then a new process on the same port
+        producer.join(timeout=60)
+        follower.wait_for(lambda got: len(frame_seqs(got)) >= 250, timeout=30)
+        follower.stop()
+        assert frame_seqs(follower.received) == list(range(1, 251))  # each frame once, in order
+        assert follower.reconnects >= 4
+    finally:
+        gateway.stop()
+        runtime.stop()
+
+
+def test_two_replicas_alternating_on_every_reconnect_deliver_each_event_once(redis_url: str) -> None:
+    runtime = Runtime(redis_url).start()
+    replicas = [GatewayProcess(redis_url).start(), GatewayProcess(redis_url).start()]
+    try:
+        agent = Agent(runtime)
+        agent.patch(60)
+        received: list[Any] = []
+        last: str | None = None
+        turn = 0
+        while len(frame_seqs(received)) < 61:
+            headers = {**auth("viewer"), **({"last-event-id": last} if last else {})}
+            with httpx.Client(base_url=replicas[turn % 2].url) as client:
+                batch = read_until(client, "/v1/sessions/s1/events", headers, min(7, 61 - len(frame_seqs(received))))
+            received.extend(batch)
+            last = batch[-1].id
+            turn += 1
+        assert frame_seqs(received) == list(range(1, 62)) and turn >= 8
+    finally:
+        for replica in replicas:
+            replica.stop()
+        runtime.stop()
+
+
+def test_a_cursor_older_than_the_logs_gets_one_resync_with_the_current_state(redis_url: str) -> None:
+    runtime = Runtime(redis_url).configure(frame_log_max=16).start()
+    gateway = GatewayProcess(redis_url).start()
+    try:
+        agent = Agent(runtime)
+        with httpx.Client(base_url=gateway.url) as client:
+            old = read_until(client, "/v1/sessions/s1/events", auth("viewer"), 1)[0].id
+            agent.patch(40)
+            found = read_until(client, "/v1/sessions/s1/events", {**auth("viewer"), "last-event-id": old}, 1)
+            resync = found[0].json()
+            assert found[0].event == "resync" and resync["reason"] == "expired"
+            stored = runtime.generation("s1", "sales-report", 1)
+            assert [f["seq"] for f in resync["frames"]] == [int(stored["seq"])] == [41]
+            agent.patch(1)
+            after = read_until(client, "/v1/sessions/s1/events", {**auth("viewer"), "last-event-id": found[0].id}, 1)
+            assert frame_seqs(after) == [42]
+            fresh = read_until(client, "/v1/sessions/s1/events", auth("viewer"), 1)  # no cursor: logs were trimmed
+            assert fresh[0].event == "resync"
+    finally:
+        gateway.stop()
+        runtime.stop()
+
+
+def test_a_cursor_of_an_earlier_life_of_the_session_gets_a_resync(stack: tuple[Runtime, GatewayProcess],
+                                                                 http: httpx.Client) -> None:
+    runtime, _ = stack
+    Agent(runtime)
+    cursor = read_until(http, "/v1/sessions/s1/events", auth("viewer"), 1)[0].id
+    epoch = int(cursor.split(".")[1])
+    other = cursor.replace(f"v1.{epoch}.", f"v1.{epoch - 1}.")
+    found = read_until(http, "/v1/sessions/s1/events", {**auth("viewer"), "last-event-id": other}, 1)
+    assert found[0].event == "resync" and found[0].json()["reason"] == "epoch"
+
+
+@pytest.mark.parametrize("cursor", ["v1", "v2.1.1-0.0-0.0-0", "v1.1.1-0.0-0", "v1." + "9" * 30 + ".1-0.0-0.0-0",
+                                    "x" * 5000, "v1.1.1-0.0-0.0-0\r\nset-cookie: a=b"])
+def test_a_malformed_cursor_is_400_and_echoes_nothing(stack: tuple[Runtime, GatewayProcess], http: httpx.Client,
+                                                      cursor: str) -> None:
+    Agent(stack[0])
+    reply = http.get("/v1/sessions/s1/events", headers=auth("viewer"), params={"last_event_id": cursor})
+    assert reply.status_code == 400 and reply.json()["code"] == "bad_cursor"
+    assert "set-cookie" not in reply.headers and "set-cookie" not in reply.text
+
+
+def test_a_ticket_opens_one_stream_of_one_session_once(stack: tuple[Runtime, GatewayProcess],
+                                                       http: httpx.Client) -> None:
+    Agent(stack[0])
+    Agent(stack[0], "s2")
+    ticket = http.post("/v1/sessions/s1/tickets", headers=auth("viewer")).json()
+    assert ticket["expires_in"] == 60 and len(ticket["ticket"]) == 43
+    assert frame_seqs(read_until(http, f"/v1/sessions/s1/events?ticket={ticket['ticket']}", {}, 1)) == [1]
+    replayed = http.get(f"/v1/sessions/s1/events?ticket={ticket['ticket']}")
+    assert replayed.status_code == 401
+    other = http.post("/v1/sessions/s1/tickets", headers=auth("viewer")).json()["ticket"]
+    assert http.get(f"/v1/sessions/s2/events?ticket={other}").status_code == 401  # another session
+    assert http.get(f"/v1/sessions/s1/events?ticket={other}").status_code == 401  # and used up by that try
+    for forged in ("a" * 43, "../../x", "a" * 500):
+        assert http.get("/v1/sessions/s1/events", params={"ticket": forged}).status_code == 401
+    stranger = http.post("/v1/sessions/s1/tickets", headers=auth("viewer", sub="mallory"))
+    assert stranger.status_code == 404
+
+
+def test_an_expired_ticket_is_refused(redis_url: str) -> None:
+    runtime = Runtime(redis_url).start()
+    gateway = GatewayProcess(redis_url, gateway_ticket_ttl_s=1).start()
+    try:
+        Agent(runtime)
+        with httpx.Client(base_url=gateway.url) as client:
+            ticket = client.post("/v1/sessions/s1/tickets", headers=auth("viewer")).json()["ticket"]
+            time.sleep(1.5)
+            assert client.get(f"/v1/sessions/s1/events?ticket={ticket}").status_code == 401
+    finally:
+        gateway.stop()
+        runtime.stop()
+
+
+def test_heartbeats_keep_an_idle_stream_open(redis_url: str) -> None:
+    runtime = Runtime(redis_url).start()
+    gateway = GatewayProcess(redis_url, gateway_heartbeat_s=0.2).start()
+    try:
+        Agent(runtime)
+        lines: list[str] = []
+        with httpx.stream("GET", f"{gateway.url}/v1/sessions/s1/events", headers=auth("viewer"),
+                          timeout=5) as response:
+            for line in response.iter_lines():
+                lines.append(line)
+                if lines.count(": heartbeat") >= 3:
+                    break
+        assert lines[:2] == [": iui events", "retry: 3000"]
+    finally:
+        gateway.stop()
+        runtime.stop()
+
+
+def test_a_slow_reader_gets_a_last_resync_hint_and_resumes_without_a_gap(redis_url: str) -> None:
+    runtime = Runtime(redis_url).configure(frame_log_max=100_000).start()
+    gateway = GatewayProcess(redis_url, gateway_queue_events=16).start()
+    try:
+        agent = Agent(runtime)
+        sock = socket.create_connection(("127.0.0.1", gateway.port))
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        token = auth("viewer")["authorization"]
+        sock.sendall(f"GET /v1/sessions/s1/events HTTP/1.1\r\nhost: x\r\nauthorization: {token}\r\n\r\n".encode())
+        time.sleep(0.3)
+        agent.patch(1)
+        for i in range(200):  # large frames: the gateway's socket fills while this reader sleeps
+            mutation = {"type": "update", "nodeId": "summary-card", "props": {"title": "x" * 100 + str(i), "gap": "sm"}}
+            args = {**cursor_args(agent.frame), "baseRevision": agent.revision, "mutation": mutation}
+            assert runtime.client.call("s1", PATCH, args, call=f"big-{i}", timeout=10)["ok"]
+            agent.revision += 1
+        sock.settimeout(5)
+        data = b""
+        while b"slow_reader" not in data:
+            chunk = sock.recv(65536)
+            if not chunk:
+                break
+            data += chunk
+        sock.close()
+        body = data.split(b"\r\n\r\n", 1)[1].decode("utf-8", "replace")
+        got = list(messages(iter(_chunked_lines(body))))
+        assert got[-1].event == "resync" and got[-1].json()["reason"] == "slow_reader"
+        seqs = frame_seqs(got)
+        assert seqs == list(range(1, len(seqs) + 1)) and len(seqs) < 202
+        with httpx.Client(base_url=gateway.url) as client:
+            rest = read_until(client, "/v1/sessions/s1/events", {**auth("viewer"), "last-event-id": got[-1].id},
+                              202 - len(seqs))
+        assert frame_seqs(rest) == list(range(len(seqs) + 1, 203))
+    finally:
+        gateway.stop()
+        runtime.stop()
+
+
+def _chunked_lines(body: str) -> Iterator[str]:
+    """The SSE lines of a chunked HTTP body read raw (chunk-size lines dropped)."""
+    for line in body.replace("\r\n", "\n").split("\n"):
+        if line and all(c in "0123456789abcdefABCDEF" for c in line):
+            continue
+        yield line
+
+
+def test_a_redis_restart_brings_the_subscription_back_and_nothing_is_missed() -> None:
+    with tempfile.TemporaryDirectory() as directory:
+        options = ("--appendonly", "yes", "--appendfsync", "always")
+        server, port = start_redis_server(directory, *options)
+        url = f"redis://127.0.0.1:{port}/0"
+        runtime = Runtime(url).start()
+        gateway = GatewayProcess(url).start()
+        try:
+            agent = Agent(runtime)
+            agent.patch(5)
+            follower = Follower(gateway.url, "s1", auth("viewer")).start()
+            follower.wait_for(lambda got: len(frame_seqs(got)) >= 6)
+            server.kill()
+            server.wait()
+            server, _ = start_redis_server(directory, *options, port=port)
+            deadline = time.monotonic() + 20
+            while True:  # the workers and the gateway come back by themselves
+                try:
+                    agent.patch(1)
+                    break
+                except Exception:
+                    assert time.monotonic() < deadline
+                    time.sleep(0.2)
+            agent.patch(10)
+            follower.wait_for(lambda got: len(frame_seqs(got)) >= 17, timeout=30)
+            follower.stop()
+            assert frame_seqs(follower.received) == list(range(1, 18))
+            assert httpx.get(gateway.url + "/readyz").status_code == 200
+        finally:
+            gateway.stop()
+            runtime.stop()
+            server.kill()
