@@ -4,11 +4,11 @@
 pool, then XADDs batches of generated and mutated entries: missing, extra and huge fields, bad
 UTF-8, newline-terminated ids, 5,000 fields, 1 MB bodies, unknown tools and kinds, invalid and
 deep JSON, hostile documents and cursors, with a secret marker in every client-controlled
-place.  It checks the wire contract of the README:
+place.  It checks the wire contract of the docs (docs/wire.md):
 
 - an entry with a reply address gets exactly one reply (`lost`, `duplicated`);
 - a reply is one JSON object of the documented shape (`misshapen`) whose error code is in the
-  README's error-code table (`undocumented`); `dead_letter` replies mean a crash (`crashed`);
+  docs' error-code table (`undocumented`); `dead_letter` replies mean a crash (`crashed`);
 - no error reply repeats the marker (`echoed`);
 - an entry without a reply address lands in the dead-letter stream (`lost`);
 - nothing stays pending once the pool is idle (`pending`).
@@ -54,12 +54,10 @@ _REQUEST = re.compile(rb"[ -~]{1,128}")
 Fields = dict[str, "str | bytes"]
 
 
-def documented_codes(readme: Path = ROOT / "README.md") -> frozenset[str]:
-    """The codes of the README's error-code table (the first column of its rows)."""
-    text = readme.read_text("utf-8")
-    table = text.split("Error codes (also the `reason` label", 1)[1].split("\n\n", 2)[1]
-    return frozenset(code for row in table.splitlines()[2:] for code in re.findall(r"`([a-z_]+)`",
-                                                                                   row.split(" | ")[0]))
+def documented_codes(page: Path = ROOT / "docs" / "reference" / "error-codes.md") -> frozenset[str]:
+    """The codes of the docs' error-code table (the first column of its rows)."""
+    rows = [line for line in page.read_text("utf-8").splitlines() if line.startswith("| `")]
+    return frozenset(code for row in rows for code in re.findall(r"`([a-z_]+)`", row.split(" | ")[0]))
 
 
 def reply_address(fields: Fields) -> tuple[bytes, bytes] | None:

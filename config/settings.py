@@ -39,67 +39,123 @@ class SettingsError(Exception):
 class Settings(BaseSettings):
     """Every tunable of the Redis runtime (env prefix `IUI_`)."""
 
-    model_config = SettingsConfigDict(env_prefix=ENV_PREFIX, extra="ignore", frozen=True)
+    # A field's description (the one home of the docs' settings table) is its `description=` or the string below it.
+    model_config = SettingsConfigDict(env_prefix=ENV_PREFIX, extra="ignore", frozen=True,
+                                      use_attribute_docstrings=True)
 
     redis_url: str = Field(default="redis://127.0.0.1:6379/0", min_length=1)
+    """The Redis of the input streams and state (`iui demo` uses an embedded Redis when unset);
+    `redis+cluster://host:port/0` (or `rediss+cluster://`) names any node of a Redis Cluster."""
     rq_redis_url: str | None = None
-    # Files holding the password of redis_url's / rq_redis_url's user; read at start, put into the URL.
+    """Redis of the RQ queues; unset, they use `IUI_REDIS_URL`. RQ does not support Redis Cluster, so with a
+    cluster `IUI_REDIS_URL` it must be set, to a plain `redis://` server."""
     redis_password_file: Path | None = None
+    """A file holding the password of `IUI_REDIS_URL`'s user (`redis://worker@redis:6379/0`), read at start and
+    put into the URL percent-encoded (any character); one line of UTF-8, at most 4,096 bytes, a final newline
+    dropped; the URL must not carry a password itself."""
     rq_redis_password_file: Path | None = None
+    """The same for `IUI_RQ_REDIS_URL`, which it needs (without it the RQ queues use `IUI_REDIS_URL` and its
+    password); `iui rq-worker` hands the URL to RQ in its environment, never on its command line."""
     key_prefix: str = Field(default="iui", min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_.\-]+$")
+    """Prefix of every key (letters, digits, `_ . -`)."""
     partitions: int = Field(default=64, ge=1, le=16_384)
+    """Partition count P, fixed per deployment (`{prefix}:meta`); choose P near the number of worker processes
+    you expect to run times 8–16, not far more (each round's blocking read names every held partition)."""
     lease_ttl_ms: int = Field(default=10_000, ge=200, le=600_000)
+    """Partition lease TTL; a killed worker's partitions move within TTL + one pool tick (< 2 × TTL)."""
     lease_renew_ms: int = Field(default=3_000, ge=50, le=300_000)
+    """Lease renewal interval, at most half of `IUI_LEASE_TTL_MS`."""
     max_document_bytes: int = Field(
         default=UI_LIMITS["maxDocumentBytes"], ge=MIN_DOCUMENT_BYTES, le=UI_LIMITS["maxDocumentBytes"]
     )
+    """Document budget in UTF-8 bytes of compact JSON; may only lower the protocol limit."""
     max_frames_per_generation: int = Field(default=UI_PROTOCOL_LIMITS["maxStreamFrames"], ge=2,
                                            le=UI_PROTOCOL_LIMITS["maxStreamFrames"])
+    """Frame cap per generation (one always kept for the terminal frame)."""
     max_generations_per_session: int = Field(default=256, ge=1, le=1_000_000)
+    """Generations a session may open; then `open` is rejected (`generation_capacity`; checked when deciding and
+    again inside `commit.lua`, atomically with the write, so no generation is ever overwritten or added
+    beyond it; the generation hashes expire with the session, `IUI_SESSION_TTL_S`)."""
     reply_ttl_s: int = Field(default=300, ge=1, le=86_400 * 7)
+    """Lifetime of a reply list, in seconds."""
     dead_letter_after: int = Field(default=5, ge=1, le=1_000)
-    # A dead letter keeps at most this many bytes of the entry; the stream of a partition at most
-    # max_entries letters and max_bytes bytes (the oldest go first).
+    """Deliveries (or failed attempts) before an entry is dead-lettered."""
     dead_letter_entry_bytes: int = Field(default=16_384, ge=1_024, le=1_048_576)
+    """Bytes of the original fields a dead letter keeps; 64 fields at most."""
     dead_letter_max_entries: int = Field(default=1_000, ge=1, le=1_000_000)
+    """Dead letters kept per partition; the oldest are deleted first."""
     dead_letter_max_bytes: int = Field(default=1_048_576, ge=1_024, le=1024 * 1024 * 1024)
+    """Bytes of dead letters kept per partition; the oldest are deleted first."""
     frame_log_max: int = Field(default=1_024, ge=16, le=1_000_000)
-    # At least one maximal frame, so the newest frame always stays in the log.
+    """Frames kept per session frame log (the oldest go first)."""
     frame_log_max_bytes: int = Field(default=16 * 1024 * 1024, ge=UI_PROTOCOL_LIMITS["maxStreamFrameBytes"],
                                      le=1024 * 1024 * 1024)
+    """Bytes of the frames kept per session frame log; at least one maximal frame, so the newest frame always
+    stays."""
     max_plain_per_session: int = Field(default=256, ge=1, le=1_000_000)
-    # answer-ui@1: distinct (message, block) pairs a session may publish; then `answer_capacity`.
+    """Plain `intelligent_ui` documents a session may hold; then `plain_capacity`."""
     max_answer_blocks_per_session: int = Field(default=256, ge=1, le=100_000)
-    session_ttl_s: int = Field(default=7 * 86_400, ge=0, le=366 * 86_400)  # sliding; 0: never expires
+    """answer-ui@1 blocks (distinct message and block ids) a session may hold; then `answer_capacity`."""
+    session_ttl_s: int = Field(default=7 * 86_400, ge=0, le=366 * 86_400)
+    """Sliding expiry of all of a session's keys, in seconds (default 7 days), refreshed by each of its calls;
+    `0`: never expire."""
     metrics_port: int = Field(default=0, ge=0, le=65_535)
-    # The address the metrics listen on: an IP literal or a host name (0.0.0.0: every interface).
+    """`iui worker` serves Prometheus metrics on this port (`--metrics-port`); `0`: off."""
     metrics_addr: str = Field(default="0.0.0.0", min_length=1, max_length=253, pattern=r"^[A-Za-z0-9.:\-]+$")
-    log_level: str = "WARNING"  # a logging level name, any case
-    worker_id: str | None = None  # shown in leases and `iui status`; unset or "": random
+    """Address the metrics listen on: an IP literal or host name (`--metrics-addr`); `0.0.0.0`: every interface."""
+    log_level: str = "WARNING"
+    """Worker log level: `DEBUG`, `INFO`, `WARNING`, `ERROR` or `CRITICAL`, any case (`--log-level`)."""
+    worker_id: str | None = None
+    """Worker id shown in leases and `iui status`; unset or empty: random."""
     heartbeat_ms: int = Field(default=1_000, ge=50, le=60_000)
+    """Pool tick: heartbeat, rebalance, lag."""
     batch_size: int = Field(default=32, ge=1, le=1_000)
-    cache_bytes: int = Field(default=512 * 1024 * 1024, ge=1024 * 1024, le=1 << 40)  # estimated, per process
-    gc_freeze_s: float = Field(default=1.0, ge=0, le=86_400)  # 0: leave the garbage collector as it is
+    """Entries a partition reads (and writes in one pipelined round trip) per turn."""
+    cache_bytes: int = Field(default=512 * 1024 * 1024, ge=1024 * 1024, le=1 << 40)
+    """Estimated memory of the process-wide generation cache (checkpoint bytes × 24 + 2 KiB per entry); least
+    recently used entries go first. It also bounds a dispatcher round: once its decided, unsettled writes
+    hold an eighth of this, the round settles them before deciding more."""
+    gc_freeze_s: float = Field(default=1.0, ge=0, le=86_400)
+    """The worker freezes its heap (`gc.freeze`) after start-up and then this often, so no collection walks the
+    cache; `0` leaves CPython's collector as it is."""
     # The action runtime: the admin capability catalog, the files root of the built-in file
     # capabilities, bounds of a session's operations, and the job liveness timings.
     capabilities: Path = Field(default=Path(__file__).with_name("capabilities.toml"))
+    """The admin capability catalog (TOML `[[capability]]` tables or a JSON array), validated at start; the
+    default is the shipped one."""
     files_root: Path = Field(default=Path("files"))
+    """The only directory `read_file` / `write_file` may touch (a relative path is taken from the RQ worker's
+    directory)."""
     max_file_bytes: int = Field(default=8 * 1024 * 1024, ge=1_024, le=1024 * 1024 * 1024)
+    """Largest file `read_file` reads or `write_file` writes."""
     max_operations_per_session: int = Field(default=1_024, ge=1, le=1_000_000)
+    """Operations a session may hold (plus at most 256 per document ref); then `operation_capacity` /
+    `ledger_full`."""
     receipt_log_max: int = Field(default=4_096, ge=16, le=1_000_000)
+    """Receipt changes kept per session receipt log (the oldest go first)."""
     agent_inbox_max: int = Field(default=1_024, ge=1, le=1_000_000)
+    """Agent inbox entries kept per session (the oldest go first)."""
     job_heartbeat_ms: int = Field(default=3_000, ge=100, le=600_000)
+    """A running job refreshes its heartbeat key every third of this; once it lapses the reaper rules `unknown`."""
     job_start_timeout_s: int = Field(default=30, ge=1, le=3_600)
+    """How long a job waits for its `running` report to be committed before it gives up without running; part of
+    RQ's job timeout (this + the capability's `timeout` + 5 s), never of the capability's own `timeout`."""
     reaper_interval_ms: int = Field(default=1_000, ge=50, le=600_000)
-    # What an acknowledged call survives (workers/redisio/durability.py): `fast` (Redis's own persistence,
-    # a crash may lose ~2 s), `local` (every master fsyncs every write) or `replica` (a reply counts
-    # once `durability_replicas` replicas hold the commit, waited for at most durability_timeout_ms).
+    """How often each partition owner sweeps its active operations."""
     durability: Literal["fast", "local", "replica"] = "fast"
+    """What an acknowledged call survives: `fast` (Redis's own persistence; a crash may lose ~2 s), `local`
+    (every master fsyncs every write) or `replica` (a reply counts once `IUI_DURABILITY_REPLICAS` replicas
+    hold the commit, waited for at most `IUI_DURABILITY_TIMEOUT_MS`); fixed per deployment (`{prefix}:meta`;
+    workers/redisio/durability.py)."""
     durability_replicas: int = Field(default=1, ge=1, le=64)
+    """`replica` mode: replicas that must hold a commit before its reply counts."""
     durability_timeout_ms: int = Field(default=1_000, ge=10, le=60_000)
-    # Seed 001's `streaming.enabled`: off, the four stream tools are refused (`streaming_disabled`)
-    # and only the plain `intelligent_ui` (and the answer tools) are served and advertised.
+    """`replica` mode: how long one `WAIT` waits for them; a reader waits again until its own deadline."""
     streaming_enabled: bool = True
+    """Seed 001's `streaming.enabled`: `false` refuses `intelligent_ui_open/patch/complete/cancel`
+    (`streaming_disabled`) and leaves `intelligent_ui` and the answer tools; advertised in `{prefix}:meta`
+    `streaming`, the `catalog` reply's `tools` and `iui status`; give every worker of a deployment the same
+    value."""
     # The browser gateway (`iui gateway`, gateway/): where it listens, how it checks tokens, its limits.
     gateway_host: str = Field(default="127.0.0.1", min_length=1, max_length=253, pattern=r"^[A-Za-z0-9.:\-]+$",
                               description="address `iui gateway` listens on (`--host`)")

@@ -1,4 +1,4 @@
-"""The action wire contract as the README documents it: its redis-cli sequence, and `iui action`/`tail`."""
+"""The action wire contract as docs/actions.md documents it: its redis-cli sequence, and `iui action`/`tail`."""
 
 from __future__ import annotations
 
@@ -19,19 +19,19 @@ pytestmark = pytest.mark.integration
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def readme_reserve_sequence() -> str:
-    text = (ROOT / "README.md").read_text("utf-8")
-    section = text.split("## Actions (seed 000 §11)", 1)[1]
-    block = section.split("**With redis-cli only**", 1)[1].split("```sh\n", 1)[1].split("```", 1)[0]
+def documented_reserve_sequence() -> str:
+    text = (ROOT / "docs" / "actions.md").read_text("utf-8")
+    section = text.split("\n## With redis-cli only\n", 1)[1]
+    block = section.split("```sh\n", 1)[1].split("```", 1)[0]
     return "\n".join(line for line in block.splitlines() if "SUBSCRIBE" not in line)
 
 
 @pytest.mark.skipif(shutil.which("redis-cli") is None, reason="redis-cli not installed")
-def test_the_readme_redis_cli_reserve_sequence_runs_as_written(runtime: Runtime, tmp_path: Path) -> None:
+def test_the_documented_redis_cli_reserve_sequence_runs_as_written(runtime: Runtime, tmp_path: Path) -> None:
     configure(runtime, tmp_path).start()
     url = urlparse(runtime.redis_url)
     script = (f'redis-cli() {{ command redis-cli -h {url.hostname} -p {url.port} "$@"; }}\n'
-              + readme_reserve_sequence())
+              + documented_reserve_sequence())
     result = subprocess.run(["bash", "-ec", script], cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert result.returncode == 0, result.stderr
     replies = [json.loads(line) for line in result.stdout.splitlines() if line.startswith('{"ok"')]

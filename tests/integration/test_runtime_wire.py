@@ -1,4 +1,4 @@
-"""The wire contract exactly as the README documents it: redis-cli alone, and the demo."""
+"""The wire contract exactly as docs/wire.md and docs/stream-tools.md document it: redis-cli alone, and the demo."""
 
 from __future__ import annotations
 

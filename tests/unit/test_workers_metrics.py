@@ -19,19 +19,23 @@ def _samples(metrics: Metrics) -> dict[tuple[str, frozenset], float]:
             for family in metrics.registry.collect() for s in family.samples}
 
 
-def _readme_error_codes() -> list[str]:
-    readme = (ROOT / "README.md").read_text()
-    table = readme.split("Error codes (also the `reason` label of `iui_rejections_total`):", 1)[1].split("\n\n", 2)[1]
-    return [code for row in table.splitlines()[2:] for code in re.findall(r"`([a-z_]+)`", row.split("|")[1])]
+def _documented_error_codes() -> dict[str, str]:
+    """The error-code table of the docs (docs/reference/error-codes.md): code -> meaning."""
+    page = (ROOT / "docs" / "reference" / "error-codes.md").read_text()
+    rows = [line for line in page.splitlines() if line.startswith("| `")]
+    return {re.fullmatch(r"`([a-z_]+)`", cells[0]).group(1): cells[1]
+            for cells in ([cell.strip() for cell in row.strip("|").split(" | ")] for row in rows)}
 
 
-def test_rejection_codes_are_the_readme_error_code_table():
-    assert list(REJECTION_CODES) == _readme_error_codes()
+def test_rejection_codes_are_the_documented_error_code_table():
+    documented = _documented_error_codes()
+    assert list(REJECTION_CODES) == list(documented)
+    assert all(meaning for meaning in documented.values())
 
 
 def test_every_code_the_runtime_raises_is_a_known_rejection_code():
     raised = set()
-    for path in (ROOT / "workers").glob("*.py"):
+    for path in (ROOT / "workers").rglob("*.py"):
         raised |= set(re.findall(r'code="([a-z_]+)"', path.read_text()))
     raised |= {"malformed_entry", "cursor_conflict"}  # the class defaults of MalformedEntry, ConflictError
     assert raised <= set(REJECTION_CODES), raised - set(REJECTION_CODES)
