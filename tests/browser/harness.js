@@ -96,3 +96,14 @@ window.harness = {
   blockProblem,
   ready: true,
 };
+
+/** True when rendering a vnode with raw HTML is refused by the guard in ui.js. */
+window.harness.rawHtmlRefused = () => {
+  const box = document.createElement('div');
+  try {
+    render(html`<div dangerouslySetInnerHTML=${{ __html: '<b>x</b>' }}></div>`, box);
+    return box.querySelector('b') === null && false;
+  } catch (error) {
+    return error instanceof TypeError && box.querySelector('b') === null;
+  }
+};

@@ -12,11 +12,16 @@ import { MarkdownText } from '../markdown.js';
 import { BlockView } from './block.js';
 import { STATUS_TEXT, useViewState } from './viewstate.js';
 
+const STATEFUL = new Set(['Chart', 'Table', 'FollowUpForm', 'Evidence']);
+
 /**
  * @param {{messageId: string, block: Record<string, any>, viewStates: any, onLocate?: any, onFollowUp?: any}} props
  */
 function FinalBlock({ messageId, block, viewStates, onLocate, onFollowUp }) {
-  const { nodes, setNode, status, version } = useViewState(viewStates, messageId, String(block.block_id));
+  // only blocks with a stateful element (Chart, Table, FollowUpForm, Evidence) read or write view state
+  const elements = block?.spec?.elements && typeof block.spec.elements === 'object' ? Object.values(block.spec.elements) : [];
+  const stateful = elements.some((element) => STATEFUL.has(/** @type {any} */ (element)?.type));
+  const { nodes, setNode, status, version } = useViewState(stateful ? viewStates : null, messageId, String(block.block_id));
   const text = STATUS_TEXT[status];
   return html`<div class="a-final-block">
     <${BlockView} block=${block} nodes=${nodes} setNode=${setNode} version=${version} onLocate=${onLocate} onFollowUp=${onFollowUp} />
