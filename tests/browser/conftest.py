@@ -92,7 +92,11 @@ class _Handler(BaseHTTPRequestHandler):
             return
         self.send_error(404)
 
-    do_POST = do_PUT = do_DELETE = lambda self: self._route() or self.send_error(404)  # noqa: E731
+    def do_POST(self) -> None:
+        if not self._route():
+            self.send_error(404)
+
+    do_PUT = do_DELETE = do_POST
 
 
 def send_json(handler: BaseHTTPRequestHandler, status: int, body: Any, kind: str = "application/json") -> None:
