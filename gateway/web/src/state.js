@@ -185,6 +185,22 @@ export function resolveValue(value, state, derived) {
 }
 
 /**
+ * A resolver of component Values at one state that shares derived values among them: a page
+ * renders many nodes per keystroke, and each derived field is computed at most once while a
+ * failure still surfaces in every value that needs it (exactly `resolveDocumentValue`'s
+ * result for each value).
+ * @param {Record<string, any>} document
+ * @param {unknown} state
+ * @returns {(value: unknown) => Scalar}
+ */
+export function valueResolver(document, state) {
+  const model = documentModel(document);
+  validState(model, state);
+  const lookup = lazyDerived(model, /** @type {State} */ (state));
+  return (value) => evaluate(unwrap(value), /** @type {State} */ (state), lookup);
+}
+
+/**
  * A component Value, computing only the derived fields it depends on: a node whose value
  * fails shows its own error while the rest of the page renders.
  * @param {Record<string, any>} document

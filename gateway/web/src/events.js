@@ -1,0 +1,101 @@
+/**
+ * The session's event stream with tickets and exact resume (the gateway contract).
+ *
+ * Every (re)connection asks for a new one-use ticket and passes the last cursor it applied;
+ * the browser's own EventSource reconnect is never used (it would reuse a spent ticket).
+ * Each event's id is a cursor `v1.<epoch>.<frame>.<receipt>.<answer>`: an event at or before
+ * the last applied cursor (every log position ≤ the last one, same epoch) is dropped, so a
+ * resumed stream applies nothing twice.  `resync` replaces the whole view, except a
+ * `slow_reader` resync, which carries no snapshot: the page just reconnects from its cursor.
+ */
+
+/** Reconnection delays in ms (the contract's `retry: 3000` is the longest). */
+export const BACKOFF = [250, 1000, 3000];
+
+/** @param {string} id @returns {{epoch: string, logs: number[][]} | null} */
+function parseCursor(id) {
+  const parts = id.split('.');
+  if (parts.length !== 5 || parts[0] !== 'v1') return null;
+  const logs = parts.slice(2).map((entry) => entry.split('-').map(Number));
+  if (logs.some((log) => log.length !== 2 || log.some((n) => !Number.isSafeInteger(n) || n < 0))) return null;
+  return { epoch: parts[1], logs };
+}
+
+/**
+ * True when cursor `id` is after `last` (some log advanced); another epoch counts as after.
+ * @param {string} id @param {string | null} last
+ */
+export function isAfter(id, last) {
+  if (!last) return true;
+  const a = parseCursor(id);
+  const b = parseCursor(last);
+  if (!a || !b || a.epoch !== b.epoch) return true;
+  return a.logs.some(([ms, seq], i) => ms > b.logs[i][0] || (ms === b.logs[i][0] && seq > b.logs[i][1]));
+}
+
+/**
+ * @param {{api: ReturnType<typeof import('./api.js').createApi>, store: import('./store.js').SessionStore,
+ *   onStatus: (status: string) => void, EventSourceImpl?: typeof EventSource}} options
+ */
+export function connectEvents({ api, store, onStatus, EventSourceImpl = EventSource }) {
+  let last = /** @type {string | null} */ (null);
+  let source = /** @type {EventSource | null} */ (null);
+  let attempt = 0;
+  let timer = 0;
+  let closed = false;
+
+  const handlers = {
+    frame: (/** @type {any} */ data) => store.frame(data),
+    receipt: (/** @type {any} */ data) => store.receipt(data),
+    answer: (/** @type {any} */ data) => store.answer(data),
+  };
+
+  const reconnect = () => {
+    source?.close();
+    source = null;
+    if (closed) return;
+    onStatus('reconnecting');
+    window.clearTimeout(timer);
+    timer = window.setTimeout(open, BACKOFF[Math.min(attempt++, BACKOFF.length - 1)]);
+  };
+
+  const onEvent = (/** @type {string} */ kind, /** @type {MessageEvent} */ event) => {
+    const id = event.lastEventId;
+    let data;
+    try { data = JSON.parse(event.data); } catch { return; }
+    if (kind === 'resync') {
+      if (data && data.reason === 'slow_reader') { reconnect(); return; }
+      store.resync(data ?? {});
+      if (id) last = id;
+      return;
+    }
+    if (id && !isAfter(id, last)) return; // already applied before a reconnection
+    /** @type {any} */ (handlers)[kind](data);
+    if (id) last = id;
+  };
+
+  async function open() {
+    if (closed) return;
+    onStatus(attempt ? 'reconnecting' : 'connecting');
+    let ticket;
+    try {
+      ticket = await api.ticket();
+    } catch {
+      reconnect();
+      return;
+    }
+    if (closed) return;
+    const es = new EventSourceImpl(api.eventsUrl(ticket, last));
+    source = es;
+    es.onopen = () => { attempt = 0; onStatus('live'); };
+    es.onerror = () => { if (source === es) reconnect(); };
+    for (const kind of ['frame', 'receipt', 'answer', 'resync']) es.addEventListener(kind, (event) => onEvent(kind, /** @type {MessageEvent} */ (event)));
+  }
+
+  open();
+  return {
+    /** The last cursor applied. */
+    cursor: () => last,
+    close() { closed = true; window.clearTimeout(timer); source?.close(); onStatus('closed'); },
+  };
+}

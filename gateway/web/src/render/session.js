@@ -1,0 +1,49 @@
+/**
+ * The session viewer: the connection state, then every stream UI and answer turn in the
+ * order they first appeared.  A stream UI is keyed by its source, UI and generation: frames
+ * of one generation update the mounted view (local state kept), a new generation mounts anew.
+ */
+
+import { html, useEffect, useState } from '../ui.js';
+import { operationsOf } from '../store.js';
+import { documentRef } from '../stream.js';
+import { AnswerTurn } from './answer/turn.js';
+import { DocumentView } from './document.js';
+
+const CONNECTION_TEXT = {
+  connecting: 'Connecting…', live: 'Live', reconnecting: 'Connection lost: reconnecting…',
+  offline: 'Offline', closed: 'Disconnected',
+};
+
+/** Re-render on every change of the store. @param {import('../store.js').SessionStore} store */
+export function useStore(store) {
+  const [data, setData] = useState(store.snapshot());
+  useEffect(() => {
+    setData(store.snapshot());
+    return store.subscribe(() => setData(store.snapshot()));
+  }, [store]);
+  return data;
+}
+
+/**
+ * @param {{store: import('../store.js').SessionStore, host?: any, viewStates?: any, connection?: string,
+ *   locale?: string, onLocate?: any, onFollowUp?: any}} props
+ */
+export function SessionView({ store, host = null, viewStates = null, connection, locale, onLocate, onFollowUp }) {
+  const data = useStore(store);
+  const onReceipt = (/** @type {any} */ receipt) => store.receipt(receipt);
+  return html`<div class="session">
+    ${connection ? html`<div class=${`connection ${connection}`} role="status">${CONNECTION_TEXT[connection] ?? ''}</div>` : null}
+    ${data.order.length === 0 ? html`<p class="empty">Nothing to show yet.</p>` : null}
+    ${data.order.map((entry) => {
+      if (entry.kind === 'answer') {
+        const turn = data.turns.get(entry.key);
+        return turn ? html`<${AnswerTurn} key=${`a:${entry.key}`} turn=${turn} viewStates=${viewStates} onLocate=${onLocate} onFollowUp=${onFollowUp} />` : null;
+      }
+      const view = data.views.get(entry.key);
+      if (!view) return null;
+      return html`<${DocumentView} key=${`u:${view.key}#${view.generation}`} document=${view.document} status=${view.status}
+        documentRef=${documentRef(view)} host=${host} operations=${operationsOf(data, view)} onReceipt=${onReceipt} locale=${locale} />`;
+    })}
+  </div>`;
+}

@@ -1,0 +1,18 @@
+/** The DSL Table: static scalar cells under labelled columns (seed 000 §5). */
+
+import { html } from '../ui.js';
+import { displayText } from '../format.js';
+
+/** @param {{node: Record<string, any>}} props */
+export function Table({ node }) {
+  const { columns, rows } = node.props;
+  const name = columns.map((/** @type {any} */ c) => c.label).join(', ');
+  // a scrolling region must be reachable by keyboard, so the wrapper takes focus
+  return html`<div class="table-wrap" tabindex="0" role="region" aria-label=${`Table: ${name}`}>
+    <table>
+      <thead><tr>${columns.map((/** @type {any} */ c) => html`<th key=${c.key} scope="col">${c.label}</th>`)}</tr></thead>
+      <tbody>${rows.map((/** @type {any} */ row, /** @type {number} */ i) => html`<tr key=${i}>
+        ${columns.map((/** @type {any} */ c) => html`<td key=${c.key}>${displayText(row[c.key])}</td>`)}</tr>`)}</tbody>
+    </table>
+  </div>`;
+}

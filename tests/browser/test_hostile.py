@@ -1,0 +1,59 @@
+"""Hostile documents render as inert text: no script runs, no element or URL comes from text."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from core import parse_document
+from tests.browser.conftest import shot
+from tests.browser.documents import HOSTILE, HOSTILE_TEXT
+
+pytestmark = pytest.mark.browser
+
+
+def test_a_hostile_document_renders_as_inert_text(page: Any) -> None:
+    parse_document(HOSTILE)
+    requests: list[str] = []
+    page.on("request", lambda request: requests.append(request.url))
+    page.evaluate("doc => window.harness.documents([doc])", HOSTILE)
+    article = page.locator("article.document")
+    assert page.evaluate("() => window.__pwned") is None
+    for selector in ("script", "img", "iframe", "a", "style", "[onclick]", "[onerror]", "[href]", "[src]"):
+        assert article.locator(selector).count() == 0, selector
+    assert page.locator('[data-node="t1"]').inner_text() == HOSTILE_TEXT
+    assert page.locator('[data-node="t3"]').inner_text() == HOSTILE_TEXT
+    assert page.locator('[data-node="t2"]').inner_text() == "javascript:alert(document.cookie)"
+    assert article.locator("header h2").inner_text() == HOSTILE["title"]
+    assert page.locator('[data-node="h1"] h2').inner_text() == "<h1 onclick=alert(1)>big</h1>"
+    assert page.locator('[data-node="r1"] output').inner_text() == "$1,000,000,000,000,000.000000"
+    assert page.locator('[data-node="r2"] output').inner_text() == "-1000000000000000"
+    markdown = page.locator('[data-node="md"]').inner_text()
+    assert "click me" in markdown and "raw link" in markdown and "bold tag" in markdown
+    for gone in ("javascript", "http://127.0.0.1:1", "__pwned", "<b>", "iframe", "img"):
+        assert gone not in markdown, gone
+    assert "https://example.invalid/autolink" in markdown  # an autolink's text stays, as inert text
+    assert page.get_by_role("textbox").input_value() == HOSTILE_TEXT
+    assert page.locator('[data-node="ch"] svg rect').count() == 2
+    assert [url for url in requests if "127.0.0.1:1" in url or "example.invalid" in url] == []
+    assert page.evaluate("() => window.harness.rawHtmlRefused()") is True
+    shot(page, "hostile")
+
+
+def test_markdown_keeps_only_the_allowed_elements(page: Any) -> None:
+    text = ("# H1\n## H2\n###### H6\n\nPara with **strong**, *em*, ~~del~~, `code` and a hard  \nbreak.\n\n"
+            "> quote\n\n- a\n- b\n  - nested\n\n3. three\n4. four\n\n***\n\n    indented code\n\n"
+            "| a | b |\n|---|---|\n| 1 | 2 |\n\n<div>html block</div>\n\n<!-- comment -->\n\ntail")
+    document = {"version": "1.0", "id": "md", "mode": "structured_ui", "title": "Markdown", "state": {}, "derived": {},
+                "root": {"id": "md", "type": "Markdown", "props": {"text": text}}}
+    parse_document(document)
+    page.evaluate("doc => window.harness.documents([doc])", document)
+    tags = page.eval_on_selector_all('[data-node="md"] .markdown *', "els => [...new Set(els.map(e => e.tagName.toLowerCase()))].sort()")
+    assert set(tags) <= {"p", "strong", "em", "del", "code", "pre", "blockquote", "ul", "ol", "li", "hr", "br",
+                         "h1", "h2", "h3", "h4", "h5", "h6"}
+    assert set(tags) >= {"h1", "h2", "h6", "strong", "em", "del", "code", "br", "blockquote", "ul", "ol", "li", "hr", "pre"}
+    body = page.locator('[data-node="md"]').inner_text()
+    assert "html block" not in body and "comment" not in body and "tail" in body
+    assert page.locator('[data-node="md"] ol').get_attribute("start") == "3"
+    assert page.locator('[data-node="md"] ul ul li').inner_text() == "nested"

@@ -1,0 +1,82 @@
+"""The Client's marker scan, answer parts and event cursors agree with core (run in Node.js)."""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from core import answer_parts
+from core.answer._markers import Marker, scan
+from tests.unit.javascript import NODE, node_json
+
+pytestmark = pytest.mark.skipif(NODE is None, reason="needs Node.js to run the Client's JavaScript modules")
+
+WEB = Path(__file__).resolve().parents[2] / "gateway" / "web" / "src"
+SCRIPT = f"""
+const {{ scanMarkers, answerParts }} = await import({json.dumps((WEB / 'answers.js').as_uri())});
+const {{ isAfter }} = await import({json.dumps((WEB / 'events.js').as_uri())});
+let input = '';
+process.stdin.on('data', (chunk) => {{ input += chunk; }});
+process.stdin.on('end', () => {{
+  const cases = JSON.parse(input);
+  const out = {{
+    scans: cases.answers.map((a) => scanMarkers(a).map((p) => (typeof p === 'string' ? p : {{ marker: p.marker }}))),
+    parts: cases.finals.map(([final, blocks]) => answerParts(final, new Map(Object.entries(blocks)))),
+    after: cases.cursors.map(([id, last]) => isAfter(id, last)),
+  }};
+  process.stdout.write(JSON.stringify(out));
+}});
+"""
+
+LINES = ["[[ui:a]]", "[[ui:b]]  ", "   [[ui:a]]", "    [[ui:a]]", "\t[[ui:b]]", "> [[ui:a]]", "```", "~~~", "````",
+         "```js", "``` `x`", "text", "", "[[ui:__proto__]]", "[[ui:1bad]]", "x [[ui:a]]", "[[ui:a]] x", "[[ui:c]]\r"]
+
+
+def _answers(count: int) -> list[str]:
+    rng = random.Random(23)
+    return ["\n".join(rng.choice(LINES) for _ in range(rng.randint(1, 12))) for _ in range(count)]
+
+
+def _python_scan(answer: str) -> list[Any]:
+    return [{"marker": p.block_id} if isinstance(p, Marker) else p for p in scan(answer)]
+
+
+def _block(block_id: str, phase: str | None) -> dict[str, Any]:
+    block: dict[str, Any] = {"version": "answer-ui@1", "block_id": block_id, "fallback_text": "f",
+                             "spec": {"root": "x", "elements": {"x": {"type": "Text", "props": {"text": "t"}}}}}
+    if phase:
+        block["phase"] = phase
+    return block
+
+
+def test_marker_scan_and_answer_parts_match_core() -> None:
+    answers = _answers(400)
+    blocks = {"a": _block("a", "final"), "b": _block("b", "process"), "c": _block("c", None)}
+    finals = [[{"answer": answer, "ui_block_ids": ids}, blocks] for answer in answers[:200]
+              for ids in (["a", "b", "c"], ["a"])]
+    cases = {"answers": answers, "finals": finals, "cursors": []}
+    result = node_json(f"(async () => {{ {SCRIPT} }})()", json.dumps(cases))
+    assert result["scans"] == [_python_scan(answer) for answer in answers]
+    expected = [json.loads(json.dumps(answer_parts(final, blocks_of))) for final, blocks_of in finals]
+    assert result["parts"] == expected
+
+
+CURSORS = [  # (event id, last applied cursor, is the event new?)
+    ("v1.e1.1-0.0-0.0-0", None, True),
+    ("v1.e1.1-0.0-0.0-0", "v1.e1.1-0.0-0.0-0", False),  # the same event again
+    ("v1.e1.1-0.0-0.0-0", "v1.e1.2-0.0-0.0-0", False),  # before the cursor
+    ("v1.e1.2-0.5-0.0-0", "v1.e1.2-0.0-0.0-0", True),   # the receipt log advanced
+    ("v1.e1.2-0.0-0.0-1", "v1.e1.2-0.0-0.0-0", True),   # the answer log advanced (sequence part)
+    ("v1.e1.10-0.0-0.0-0", "v1.e1.9-0.0-0.0-0", True),  # numbers, not text, are compared
+    ("v1.e2.1-0.0-0.0-0", "v1.e1.9-0.0-0.0-0", True),   # another incarnation of the session
+]
+
+
+def test_an_event_at_or_before_the_last_cursor_is_recognised() -> None:
+    cursors = [[event, last] for event, last, _ in CURSORS]
+    result = node_json(f"(async () => {{ {SCRIPT} }})()", json.dumps({"answers": [], "finals": [], "cursors": cursors}))
+    assert result["after"] == [new for _, _, new in CURSORS]
