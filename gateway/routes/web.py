@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import mimetypes
 from importlib import resources
 from pathlib import Path
 
@@ -26,4 +27,6 @@ async def page(request: Request) -> Response:
 
 def static_files() -> StaticFiles:
     """The Client's files (modules, styles, vendored libraries); no directory listings, no path escapes."""
+    mimetypes.add_type("text/javascript", ".mjs")  # module scripts need a JavaScript type (nosniff)
+    mimetypes.add_type("text/javascript", ".js")
     return StaticFiles(directory=WEB, check_dir=False, follow_symlink=False)
