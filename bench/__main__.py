@@ -23,6 +23,7 @@ BENCHMARKS = {
     "opens": "opens",
     "fuzz-wire": "fuzz_wire",
     "stalls": "stalls",
+    "lua": "lua",
 }
 
 
