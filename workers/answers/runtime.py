@@ -9,7 +9,6 @@ reads, identical resends and conflicts.
 from __future__ import annotations
 
 import time
-from typing import Any
 
 from config.settings import Settings
 from core.answer._view_state import (
@@ -20,6 +19,7 @@ from core.answer._view_state import (
 )
 
 from ..observability.metrics import Metrics
+from ..redisio.client import RedisClient
 from ..redisio.keys import GROUP, Keys
 from ..redisio.scripts import Scripts
 from ..wire.entry import InputEntry, parse_body
@@ -48,7 +48,7 @@ def handles(entry: InputEntry) -> bool:
 class PartitionAnswers:
     """Answer tools and view-state requests of one partition under one lease (its fence)."""
 
-    def __init__(self, *, redis: Any, settings: Settings, keys: Keys, scripts: Scripts, metrics: Metrics,
+    def __init__(self, *, redis: RedisClient, settings: Settings, keys: Keys, scripts: Scripts, metrics: Metrics,
                  partition: int, fence: str) -> None:
         self._keys = keys
         self._scripts = scripts
