@@ -10,8 +10,8 @@ Why Protocols rather than redis-py's classes: redis-py leaves the methods the ho
 unannotated (`execute_command`, `pipeline` and `pubsub` of a cluster, a pipeline's `execute`
 returns `list[Any]`), so with its classes the replies the runtime acts on would be `Any`.
 Here a raw reply is `Reply` (`object`): it is converted at the edge (`connection.text`,
-`integer`, `array`, `field_map`, `stream_entries`) before anything uses it.  Parameters are
-what the runtime passes (`str`), within redis-py's own types.
+`integer`, `array`, `mapping`, `bulk`, `field_map`, `stream_entries`, `stream_range`) before
+anything uses it.  Parameters are what the runtime passes (`str`), within redis-py's own types.
 """
 
 from __future__ import annotations
@@ -86,8 +86,9 @@ class RedisCommands(Protocol):
     def zrangebyscore(self, name: str, min: float | str, max: float | str) -> Reply: ...
     def zrem(self, name: str, *values: str) -> int: ...
     def lindex(self, name: str, index: int) -> bytes | str | None: ...
-    # redis-py types LREM's value and BLMOVE's timeout too narrowly (`str`, `int`): the runtime
-    # passes the bytes of a reply and seconds with decimals, cast where it calls them
+    # redis-py types LREM's value, BLMOVE's timeout and XADD's fields too narrowly (`str`, `int`,
+    # an invariant dict): the runtime passes the bytes of a reply, seconds with decimals and a
+    # dict of text, cast where it calls them (connection.remove_first, rotate_first, add_entry)
     def lrem(self, name: str, count: int, value: str) -> int: ...
     def lmove(self, first_list: str, second_list: str, src: str = "LEFT",
               dest: str = "RIGHT") -> bytes | str | None: ...
