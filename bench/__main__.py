@@ -25,6 +25,7 @@ BENCHMARKS = {
     "fuzz-wire": "fuzz_wire",
     "stalls": "stalls",
     "client": "client",
+    "lua": "lua",
 }
 
 
