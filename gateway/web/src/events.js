@@ -7,6 +7,9 @@
  * the last applied cursor (every log position ≤ the last one, same epoch) is dropped, so a
  * resumed stream applies nothing twice.  `resync` replaces the whole view, except a
  * `slow_reader` resync, which carries no snapshot: the page just reconnects from its cursor.
+ *
+ * Every event applied is announced as an `iui:applied` event on `window` (`detail`: its kind
+ * and id), after it changed the view: the end-to-end tests count them to see each applied once.
  */
 
 /** Reconnection delays in ms (the contract's `retry: 3000` is the longest). */
@@ -66,12 +69,13 @@ export function connectEvents({ api, store, onStatus, EventSourceImpl = EventSou
     if (kind === 'resync') {
       if (data && data.reason === 'slow_reader') { reconnect(); return; }
       store.resync(data ?? {});
-      if (id) last = id;
-      return;
+    } else if (id && !isAfter(id, last)) {
+      return; // already applied before a reconnection
+    } else {
+      /** @type {any} */ (handlers)[kind](data);
     }
-    if (id && !isAfter(id, last)) return; // already applied before a reconnection
-    /** @type {any} */ (handlers)[kind](data);
     if (id) last = id;
+    window.dispatchEvent(new CustomEvent('iui:applied', { detail: { kind, id } }));
   };
 
   async function open() {
