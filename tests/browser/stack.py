@@ -138,9 +138,12 @@ class Viewer:
     def __init__(self, browser: Any, url: str, *, allowed: Iterable[str] = ()) -> None:
         self.context = browser.new_context(viewport={"width": 1000, "height": 900}, locale="en-US")
         self.context.add_init_script(WATCH)
+        self.context.set_default_timeout(10_000)
         self.page = self.context.new_page()
         self.allowed = [re.compile(pattern) for pattern in allowed]
         self.problems: list[str] = []
+        self.requests: list[str] = []
+        self.page.on("request", lambda request: self.requests.append(request.url))
         self.page.on("console", self._console)
         self.page.on("pageerror", lambda error: self.problems.append(f"page error: {error}"))
         self.page.goto(url)

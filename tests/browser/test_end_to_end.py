@@ -13,7 +13,7 @@ import pytest
 
 from tests.browser.documents import ALL_COMPONENTS, HOSTILE, HOSTILE_TEXT
 from tests.browser.stack import Agent, Stack, Viewer, example, wait_until
-from tests.gateway.conftest import auth
+from tests.gateway.conftest import auth, token
 
 pytestmark = pytest.mark.browser
 
@@ -249,3 +249,42 @@ def test_axe_finds_no_serious_or_critical_violation_on_the_real_page(
     page.locator('.operation[data-status="awaiting_confirmation"]').wait_for()
     assert viewer.axe() == []
     viewer.shot("axe")
+
+
+def test_a_refused_token_stops_the_page_and_a_session_not_there_yet_is_waited_for(
+        e2e: Stack, browser: Any, viewers: list[Viewer]) -> None:
+    expired = Viewer(browser, f"{e2e.gateway.url}/app/s/e2e-later#token={token(ttl=-60)}", allowed=[r"status of 401"])
+    viewers.append(expired)
+    refused = expired.page.locator(".connection.refused")
+    refused.wait_for()
+    assert refused.inner_text() == ("The access token of this link was refused (it may have expired): "
+                                    "open the session from a new link.")
+    waiting = Viewer(browser, e2e.url("e2e-later"), allowed=[r"status of 404"])
+    viewers.append(waiting)
+    missing = waiting.page.locator(".connection.missing")
+    missing.wait_for()
+    assert missing.inner_text() == "No such session, or not yours (yet): waiting for it…"
+    waiting.shot("session-missing")
+    e2e.stream("e2e-later", example("stream-initial.json"), call="later")
+    waiting.page.locator('article[data-status="complete"]').wait_for(timeout=10_000)
+    waiting.page.locator(".connection.live").wait_for()
+    assert [url for url in expired.requests if url.endswith("/tickets")] == [f"{e2e.gateway.url}/v1/sessions/e2e-later/tickets"]
+
+
+def test_a_viewer_link_reads_the_session_and_says_why_it_cannot_act_or_save(
+        e2e: Stack, browser: Any, viewers: list[Viewer]) -> None:
+    session = "e2e-viewer"
+    e2e.stream(session, example("actions-file-writer.json"), call="writer")
+    publish(e2e, session, "m1", example("answer-ui/view-state.json"))
+    viewer = Viewer(browser, e2e.url(session, role="viewer"), allowed=[r"status of 403"])
+    viewers.append(viewer)
+    page = viewer.page
+    status = page.locator('[data-block="pressure-explorer"] ~ .view-state')
+    status.filter(has_text="only view").wait_for()
+    assert status.inner_text() == "This link may only view: changes to this view are not saved."
+    page.get_by_role("button", name="Request write").click()
+    notice = page.locator(".notice.error")
+    assert notice.locator("span").inner_text() == "“Request write” was not accepted: this link may only view"
+    page.locator('[data-block="pressure-explorer"]').get_by_role("button", name="Table").click()
+    assert status.inner_text() == "This link may only view: changes to this view are not saved."
+    viewer.shot("viewer-link")
