@@ -66,13 +66,13 @@ def test_a_result_arriving_after_an_edit_keeps_the_users_values_and_skips_the_wh
     shot(page, "action-conflict")
 
 
-def test_history_is_read_only_and_never_applied(page: Any) -> None:
+def test_an_operation_not_clicked_in_this_page_can_be_seen_but_its_result_is_never_applied(page: Any) -> None:
     open_complete(page, "actions-file-reader")
     ref = {"sourceCallId": "call-1", "uiId": "file-reader", "generation": 1, "revision": 0}
     old = {"operationId": "op-old", "requestId": "earlier-click", "documentRef": ref, "actionId": "count_lines",
            "status": "succeeded", "parameterHash": "b" * 64, "createdAt": 1, "updatedAt": 2, "result": {"totalLines": 5}}
     page.evaluate("r => window.harness.receipt(r)", old)
-    assert "from the history (read-only)" in page.locator(".operation").inner_text()
+    assert "not requested from this page: its result is not applied here" in page.locator(".operation").inner_text()
     assert page.locator('[data-node="lines-result"] output').inner_text() == "0"
 
 
