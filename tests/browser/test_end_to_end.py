@@ -6,7 +6,6 @@ violation on any page."""
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import pytest
