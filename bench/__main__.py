@@ -17,6 +17,7 @@ BENCHMARKS = {
     "faults": "faults",
     "redis-kills": "redis_kills",
     "durability": "durability",
+    "gateway": "gateway",
     "scaleout": "scaleout",
     "idle": "idle",
     "scale": "scale",
@@ -24,6 +25,7 @@ BENCHMARKS = {
     "fuzz-wire": "fuzz_wire",
     "stalls": "stalls",
     "client": "client",
+    "lua": "lua",
 }
 
 

@@ -137,12 +137,12 @@ def _parameter_model(spec: CapabilitySpec, function: Callable[..., Any]) -> tupl
 def _resolve(spec: CapabilitySpec) -> Callable[..., Any]:
     module_name, _, attribute = spec.callable.partition(":")
     try:
-        function = getattr(importlib.import_module(module_name), attribute)
+        function: object = getattr(importlib.import_module(module_name), attribute)
     except (ImportError, AttributeError):
         raise CatalogError(f"capability {spec.id!r}: callable {spec.callable} cannot be imported") from None
     if not callable(function):
         raise CatalogError(f"capability {spec.id!r}: {spec.callable} is not callable")
-    return function  # type: ignore[no-any-return]
+    return function
 
 
 def build_capability(spec: CapabilitySpec) -> Capability:

@@ -89,3 +89,27 @@ def test_a_serving_pool_has_loaded_every_script_before_its_first_batch(runtime: 
     scripts = Scripts(redis=runtime.redis, group=GROUP, reply_ttl_ms=1000, frame_log_max=100)
     shas = [script.sha for script in scripts._scripts.values()]
     assert all(runtime.redis.script_exists(*shas))  # else a first batch of EVALSHAs meets NOSCRIPT
+
+
+def _lease_round(scripts: Scripts) -> tuple[bool, int, bool]:
+    """Acquire, renew and release the lease of partition 0; whether each worked."""
+    attempt = scripts.acquire("iui:{p0}:lease", "iui:{p0}:epoch", "w-test", 5_000)
+    (renewal,) = scripts.renew([("iui:{p0}:lease", attempt.fence, "")], 5_000)
+    released = scripts.release("iui:{p0}:lease", attempt.fence)
+    return bool(attempt.fence), getattr(renewal, "pending", -1), released
+
+
+def test_the_lease_scripts_are_loaded_again_after_the_server_lost_them(runtime: Runtime) -> None:
+    scripts = Scripts(redis=runtime.redis, group=GROUP, reply_ttl_ms=1000, frame_log_max=100)
+    assert _lease_round(scripts) == (True, 0, True)
+    runtime.redis.script_flush()  # what a restart without persistence leaves
+    assert _lease_round(scripts) == (True, 0, True)
+
+
+def test_the_lease_scripts_cost_one_round_trip_without_a_script_exists(runtime: Runtime) -> None:
+    scripts = Scripts(redis=runtime.redis, group=GROUP, reply_ttl_ms=1000, frame_log_max=100)
+    scripts.load()
+    runtime.redis.config_resetstat()
+    assert _lease_round(scripts) == (True, 0, True)
+    stats = runtime.redis.info("commandstats")
+    assert "cmdstat_script|exists" not in stats and stats["cmdstat_evalsha"]["calls"] == 3

@@ -34,11 +34,13 @@ from pathlib import Path
 from typing import Any
 
 import orjson
+from redis import Redis
 
 from config.capabilities import ArgumentsError, Capability, CapabilityContext, Catalog, load_catalog
 from config.settings import Settings, load_settings
 
-from ..redisio.connection import text
+from ..redisio.client import RedisClient
+from ..redisio.connection import add_entry, text
 from ..redisio.durability import Durability
 from ..redisio.keys import Keys
 from ..redisio.replies import ReplyTimeout, await_reply
@@ -70,8 +72,8 @@ def _stopped_from_outside(error: BaseException) -> bool:
 class JobQueue:
     """Enqueues, inspects and cancels operation jobs on RQ's Redis."""
 
-    def __init__(self, *, redis: Any, settings: Settings, catalog: Catalog) -> None:
-        self._redis = redis
+    def __init__(self, *, redis: Redis, settings: Settings, catalog: Catalog) -> None:
+        self._redis = redis  # RQ's: one server (RQ does not support Redis Cluster)
         self._settings = settings
         self._catalog = catalog
 
@@ -129,7 +131,7 @@ def catalog_of(settings: Settings) -> Catalog:
 class _Heartbeat:
     """Keeps `{prefix}:{pN}:hb:<session>:<op>` alive (PX) until stopped; it then lapses by itself."""
 
-    def __init__(self, redis: Any, key: str, ttl_ms: int) -> None:
+    def __init__(self, redis: RedisClient, key: str, ttl_ms: int) -> None:
         self._redis, self._key, self._ttl_ms = redis, key, ttl_ms
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._beat, name="iui-heartbeat", daemon=True)
@@ -154,7 +156,8 @@ class _Heartbeat:
 class OperationRun:
     """One execution of an operation's job."""
 
-    def __init__(self, *, redis: Any, settings: Settings, payload: Mapping[str, Any], catalog: Catalog) -> None:
+    def __init__(self, *, redis: RedisClient, settings: Settings, payload: Mapping[str, Any],
+                 catalog: Catalog) -> None:
         self._redis = redis
         self._settings = settings
         self._payload = payload
@@ -169,7 +172,7 @@ class OperationRun:
         request = f"{self._op}.{name}.{self._token}"
         fields = {"session": self._session, "request": request, "kind": "result", "name": name, "call": self._op,
                   "body": dumps({"operationId": self._op, "secret": self._payload["secret"], **body})}
-        self._redis.xadd(self._keys.input(self._partition), fields)
+        add_entry(self._redis, self._keys.input(self._partition), fields)
         return request
 
     def _reply(self, request: str, timeout: float) -> dict[str, Any] | None:

@@ -13,12 +13,15 @@ import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+
+from redis import Redis
 
 from config.capabilities import Catalog, load_catalog
 from config.settings import Settings
 
 from ..observability.metrics import Metrics
+from ..redisio.client import RedisClient
+from ..redisio.connection import connect_server
 from ..redisio.keys import GROUP, Keys
 from ..redisio.scripts import Scripts
 from ..sessions.store import Store
@@ -42,23 +45,23 @@ class ActionServices:
     jobs: JobQueue
 
     @classmethod
-    def of(cls, settings: Settings, redis: Any, rq_redis: Any | None = None) -> ActionServices:
-        """Load the catalog (raises a one-line `CatalogError`) and connect RQ (`IUI_RQ_REDIS_URL`)."""
+    def of(cls, settings: Settings, redis: RedisClient, rq_redis: Redis | None = None) -> ActionServices:
+        """Load the catalog (raises a one-line `CatalogError`) and connect RQ (`IUI_RQ_REDIS_URL`).
+
+        RQ shares the runtime's client when both use one Redis server; RQ does not support Redis
+        Cluster, so with a cluster URL `Settings` requires a server of its own.
+        """
         catalog = load_catalog(settings.capabilities)
         if rq_redis is None:
-            if settings.rq_redis_url is None or settings.rq_redis_url == settings.redis_url:
-                rq_redis = redis
-            else:
-                from ..redisio.connection import connect
-
-                rq_redis = connect(settings.rq_redis_url)
+            shared = settings.rq_redis_url is None or settings.rq_redis_url == settings.redis_url
+            rq_redis = redis if shared and isinstance(redis, Redis) else connect_server(settings.rq_url)
         return cls(catalog=catalog, jobs=JobQueue(redis=rq_redis, settings=settings, catalog=catalog))
 
 
 class PartitionOperations:
     """Action requests, job reports and the reaper of one partition under one lease (its fence)."""
 
-    def __init__(self, *, redis: Any, settings: Settings, keys: Keys, scripts: Scripts, metrics: Metrics,
+    def __init__(self, *, redis: RedisClient, settings: Settings, keys: Keys, scripts: Scripts, metrics: Metrics,
                  partition: int, fence: str, store: Store, services: ActionServices) -> None:
         self._settings = settings
         self._keys = keys

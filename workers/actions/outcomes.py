@@ -17,6 +17,7 @@ from typing import Any
 from config.capabilities import Catalog
 from core import UISchemaError, parse_ui_action_result
 
+from ..redisio.client import RedisClient
 from ..wire.entry import InputEntry, ok_reply
 from ..wire.errors import ErrorCode, HostError
 from ..wire.names import RESULT_NAMES
@@ -56,7 +57,7 @@ def _body(name: str, body: Any) -> tuple[str, str, Any, str]:
 class OutcomeHandler:
     """Commits the reports of jobs and the reaper's verdicts for one partition."""
 
-    def __init__(self, *, catalog: Catalog, redis: Any, writer: ReceiptWriter) -> None:
+    def __init__(self, *, catalog: Catalog, redis: RedisClient, writer: ReceiptWriter) -> None:
         self._catalog = catalog
         self._redis = redis
         self._writer = writer

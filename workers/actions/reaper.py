@@ -22,13 +22,13 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
-from ..redisio.connection import text
+from ..redisio.client import RedisClient
+from ..redisio.connection import array, text
 from ..redisio.keys import Keys
 from .jobs import JobQueue
 from .outcomes import OutcomeHandler
-from .receipts import ReceiptChange, read_record
+from .receipts import ReceiptChange, Record, read_record
 
 log = logging.getLogger(__name__)
 SWEEP_LIMIT = 256  # operations looked at per sweep
@@ -46,7 +46,7 @@ class Verdict:
 class Reaper:
     """Finds lost and never-enqueued jobs among the active operations of one partition."""
 
-    def __init__(self, *, redis: Any, keys: Keys, partition: int, jobs: JobQueue, outcomes: OutcomeHandler,
+    def __init__(self, *, redis: RedisClient, keys: Keys, partition: int, jobs: JobQueue, outcomes: OutcomeHandler,
                  heartbeat_ms: int) -> None:
         self._redis = redis
         self._keys = keys
@@ -58,9 +58,9 @@ class Reaper:
     def sweep(self, now_ms: int, quiet: Callable[[], bool]) -> list[Verdict]:
         """Enqueue missing jobs; return the verdicts to commit (only if `quiet()` holds)."""
         active = self._keys.active_operations(self._partition)
-        members = [text(m) for m in self._redis.zrange(active, 0, SWEEP_LIMIT - 1)]
+        members = [text(m) for m in array(self._redis.zrange(active, 0, SWEEP_LIMIT - 1))]
         verdicts: list[Verdict] = []
-        lost: list[tuple[str, Any]] = []
+        lost: list[tuple[str, Record]] = []
         for member in members:
             session, _, op = member.partition(" ")
             record = read_record(self._redis, self._keys.operations(self._partition, session), op)
@@ -82,7 +82,7 @@ class Reaper:
                         "and its side effect may or may not have happened"), record.capability, "unknown"))
         return verdicts if verdicts and quiet() else []
 
-    def _queued(self, session: str, record: Any) -> Verdict | None:
+    def _queued(self, session: str, record: Record) -> Verdict | None:
         status = self._jobs.status(record.operation_id)
         if status is None and record.job is not None and record.secret:
             self._jobs.enqueue({**record.job, "secret": record.secret})

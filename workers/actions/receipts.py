@@ -21,6 +21,7 @@ from typing import Any
 
 from core import hash_canonical_json
 
+from ..redisio.client import RedisClient
 from ..redisio.connection import text
 from ..wire.entry import dumps, loads
 
@@ -140,7 +141,7 @@ class ReceiptChange:
     inbox_max: int = 1_024
 
 
-def read_record(redis: Any, key: str, op: str) -> Record | None:
+def read_record(redis: RedisClient, key: str, op: str) -> Record | None:
     """The stored record of an operation, or None."""
     values = redis.hmget(key, [f"{name}:{op}" for name in _FIELDS])
     if values[0] is None or values[1] is None:
@@ -151,7 +152,7 @@ def read_record(redis: Any, key: str, op: str) -> Record | None:
                   capability=capability or "")
 
 
-def read_request(redis: Any, key: str, request_id: str) -> tuple[str, str] | None:
+def read_request(redis: RedisClient, key: str, request_id: str) -> tuple[str, str] | None:
     """(operationId, content digest) a requestId committed, or None."""
     value = redis.hget(key, request_field(request_id))
     if value is None:
@@ -160,7 +161,7 @@ def read_request(redis: Any, key: str, request_id: str) -> tuple[str, str] | Non
     return op, digest
 
 
-def read_ledger(redis: Any, key: str, digest: str) -> list[dict[str, Any]]:
+def read_ledger(redis: RedisClient, key: str, digest: str) -> list[dict[str, Any]]:
     """The receipts of one document ref, oldest first."""
     value = redis.hget(key, ledger_field(digest))
     ops = text(value).split() if value is not None else []

@@ -33,6 +33,7 @@ from core import (
     resolve_ui_action,
 )
 
+from ..redisio.client import RedisClient
 from ..redisio.keys import Keys
 from ..sessions.store import Store
 from ..wire.entry import InputEntry, dumps, loads, ok_reply
@@ -129,7 +130,7 @@ class ActionHandler:
     """Validates the action requests of one partition against its persisted state."""
 
     def __init__(self, *, settings: Settings, keys: Keys, partition: int, store: Store, catalog: Catalog,
-                 redis: Any, writer: ReceiptWriter) -> None:
+                 redis: RedisClient, writer: ReceiptWriter) -> None:
         self._settings = settings
         self._keys = keys
         self._partition = partition

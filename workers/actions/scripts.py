@@ -7,10 +7,11 @@ active-operation index, the receipt log, the agent inbox, the publish and the re
 
 from __future__ import annotations
 
-from typing import Any
+from redis.typing import EncodableT
 
-from ..redisio.connection import text
-from ..redisio.scripts import Code, check_owner, register_scripts, reply_code
+from ..redisio.client import RedisClient
+from ..redisio.connection import array, text
+from ..redisio.scripts import Code, check_owner, register_scripts, reply_code, run_script
 from ..wire.errors import StaleCache
 from .receipts import ReceiptChange
 
@@ -18,7 +19,7 @@ from .receipts import ReceiptChange
 class ReceiptScript:
     """`receipt.lua` registered on one client."""
 
-    def __init__(self, *, redis: Any, group: str, reply_ttl_ms: int) -> None:
+    def __init__(self, *, redis: RedisClient, group: str, reply_ttl_ms: int) -> None:
         self._group = group
         self._reply_ttl_ms = reply_ttl_ms
         self._script = register_scripts(redis, ["receipt"])["receipt"]
@@ -28,14 +29,15 @@ class ReceiptScript:
         c = change
         keys = [lease_key, input_key, c.operations_key, c.log_key, c.active_key, c.inbox_key, c.reply_key,
                 *c.expiry_keys]
-        args: list[Any] = [fence, self._group, c.entry_id, c.operation_id, c.expected, c.status, c.receipt,
+        args: list[EncodableT] = [fence, self._group, c.entry_id, c.operation_id, c.expected, c.status, c.receipt,
                            c.created_at, c.updated_at, c.reply, self._reply_ttl_ms, c.channel, c.log_max,
                            c.session_ttl_ms, c.expected_secret, c.secret, c.job, c.capability, c.member,
                            c.request_field, c.request_value, c.ledger_field, c.max_per_ref, c.max_per_session,
                            c.prompt, c.ref_json, c.action_id, c.inbox_max]
-        result = self._script(keys=keys, args=args)
+        result = run_script(self._script, keys, args)
         code = reply_code(result)
         check_owner(code, lease_key)
         if code is not Code.OK:
-            detail = text(result[1]) if len(result) > 1 else ""
+            values = array(result)
+            detail = text(values[1]) if len(values) > 1 else ""
             raise StaleCache(f"receipt change refused by receipt.lua ({code} {detail})".strip())

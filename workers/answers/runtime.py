@@ -9,12 +9,12 @@ reads, identical resends and conflicts.
 from __future__ import annotations
 
 import time
-from typing import Any
 
 from config.settings import Settings
 from core import UI_VIEW_STATE_LIMITS
 
 from ..observability.metrics import Metrics
+from ..redisio.client import RedisClient
 from ..redisio.keys import GROUP, Keys
 from ..redisio.scripts import Scripts
 from ..wire.entry import InputEntry, parse_body
@@ -46,7 +46,7 @@ def handles(entry: InputEntry) -> bool:
 class PartitionAnswers:
     """Answer tools and view-state requests of one partition under one lease (its fence)."""
 
-    def __init__(self, *, redis: Any, settings: Settings, keys: Keys, scripts: Scripts, metrics: Metrics,
+    def __init__(self, *, redis: RedisClient, settings: Settings, keys: Keys, scripts: Scripts, metrics: Metrics,
                  partition: int, fence: str) -> None:
         self._keys = keys
         self._scripts = scripts

@@ -11,9 +11,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
-from ..redisio.scripts import Code, check_owner, register_scripts, reply_code
+from redis.typing import EncodableT
+
+from ..redisio.client import RedisClient
+from ..redisio.connection import array, integer
+from ..redisio.scripts import Code, check_owner, register_scripts, reply_code, run_script
 from ..wire.errors import StaleCache
 
 _NAMES = ("answer", "view_put", "view_delete")
@@ -84,7 +87,7 @@ class AnswerLimits:
 class AnswerScripts:
     """The answer scripts registered on one Redis client."""
 
-    def __init__(self, *, redis: Any, group: str, limits: AnswerLimits) -> None:
+    def __init__(self, *, redis: RedisClient, group: str, limits: AnswerLimits) -> None:
         self._group = group
         self._limits = limits
         self._scripts = register_scripts(redis, _NAMES)
@@ -93,11 +96,11 @@ class AnswerScripts:
         """Commit one answer call; raises `Fenced` or `StaleCache` (nothing written)."""
         p, lim = plan, self._limits
         keys = [lease_key, input_key, p.answers_key, p.log_key, p.tombstone_key, p.reply_key, *p.expiry_keys]
-        args: list[Any] = [fence, self._group, entry_id, p.op, p.message_id, p.block_id, p.expected_turn,
+        args: list[EncodableT] = [fence, self._group, entry_id, p.op, p.message_id, p.block_id, p.expected_turn,
                            p.expected_digest, p.expected_version, p.stored, p.phase, p.digest, p.event, p.channel,
                            lim.log_max, lim.log_max_bytes, lim.max_blocks, p.reply, lim.session_ttl_ms,
                            lim.reply_ttl_ms, p.call, p.call_digest, p.result]
-        code = reply_code(self._scripts["answer"](keys=keys, args=args))
+        code = reply_code(run_script(self._scripts["answer"], keys, args))
         check_owner(code, lease_key)
         if code is not Code.OK:
             raise StaleCache(f"answer.lua refused the commit ({code})")
@@ -106,21 +109,21 @@ class AnswerScripts:
         """Write one view state; returns the new revision; raises `Fenced` or `StaleCache`."""
         p, lim = plan, self._limits
         keys = [lease_key, input_key, p.views_key, p.answers_key, p.tombstone_key, p.reply_key, *p.expiry_keys]
-        args: list[Any] = [fence, self._group, entry_id, p.record, p.block_field, p.digest, p.expected_revision,
+        args: list[EncodableT] = [fence, self._group, entry_id, p.record, p.block_field, p.digest, p.expected_revision,
                            p.state, p.size, p.basis, p.request_id, p.receipt, lim.max_state_bytes,
                            lim.max_session_bytes, lim.max_receipts, lim.max_receipt_bytes, p.reply,
                            lim.reply_ttl_ms, lim.session_ttl_ms]
-        result = self._scripts["view_put"](keys=keys, args=args)
+        result = run_script(self._scripts["view_put"], keys, args)
         code = reply_code(result)
         check_owner(code, lease_key)
         if code is not Code.OK:
             raise StaleCache(f"view_put.lua refused the write ({code})")
-        return int(result[1])
+        return integer(array(result)[1])
 
     def view_delete(self, lease_key: str, input_key: str, fence: str, entry_id: str, tombstone_key: str,
                     reply_key: str, deleted: Sequence[str], now_ms: int, reply: str) -> None:
         """Delete `deleted`, leave the tombstone, reply and ack; raises `Fenced`."""
         keys = [lease_key, input_key, tombstone_key, reply_key, *deleted]
-        args: list[Any] = [fence, self._group, entry_id, now_ms, self._limits.session_ttl_ms, reply,
+        args: list[EncodableT] = [fence, self._group, entry_id, now_ms, self._limits.session_ttl_ms, reply,
                            self._limits.reply_ttl_ms]
-        check_owner(reply_code(self._scripts["view_delete"](keys=keys, args=args)), lease_key)
+        check_owner(reply_code(run_script(self._scripts["view_delete"], keys, args)), lease_key)

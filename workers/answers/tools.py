@@ -26,7 +26,8 @@ from core import (
     view_state_schema_digest,
 )
 
-from ..redisio.connection import text
+from ..redisio.client import RedisClient
+from ..redisio.connection import array, integer, text
 from ..redisio.keys import Keys
 from ..wire.entry import InputEntry, dumps, is_session_id, loads, ok_reply_text
 from ..wire.errors import ErrorCode, HostError
@@ -112,7 +113,7 @@ def final_receipt(message_id: str, ids: list[str]) -> str:
 class AnswerHandler:
     """Validates answer tool calls of one partition against its answers hash."""
 
-    def __init__(self, *, redis: Any, settings: Settings, keys: Keys, partition: int) -> None:
+    def __init__(self, *, redis: RedisClient, settings: Settings, keys: Keys, partition: int) -> None:
         self._redis = redis
         self._settings = settings
         self._keys = keys
@@ -149,10 +150,10 @@ class AnswerHandler:
         pipe.hmget(answers, ["turn", f"f:{message_id}", f"t:{message_id}", "blocks", f"d:{mb}", f"v:{mb}",
                              f"p:{mb}", "last_call", "last_digest", "last_result"])
         deleted, values = pipe.execute()
-        turn, final, listed, blocks, digest, version, phase, call, digest_of_call, result = values
+        turn, final, listed, blocks, digest, version, phase, call, digest_of_call, result = array(values)
         return Turn(deleted=bool(deleted), turn=text(turn), closed=final is not None, known=listed is not None,
-                    blocks=int(blocks or 0), digest=text(digest) if block_id else "",
-                    version=int(version or 0) if block_id else 0, phase=text(phase) if block_id else "",
+                    blocks=integer(blocks or 0), digest=text(digest) if block_id else "",
+                    version=integer(version or 0) if block_id else 0, phase=text(phase) if block_id else "",
                     last_call=text(call), last_digest=text(digest_of_call), last_result=text(result))
 
     def _present(self, entry: InputEntry, args: Mapping[str, Any], message_id: str, turn: Turn,

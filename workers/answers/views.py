@@ -26,7 +26,8 @@ from core import (
     view_state_basis,
 )
 
-from ..redisio.connection import text
+from ..redisio.client import RedisClient
+from ..redisio.connection import array, bulk, integer, text
 from ..redisio.keys import Keys
 from ..wire.entry import InputEntry, dumps, error_reply, is_session_id, loads, ok_reply, ok_reply_text
 from ..wire.errors import ErrorCode, HostError, MalformedEntry
@@ -98,7 +99,7 @@ def _id(body: Mapping[str, Any], name: str) -> str:
 class ViewHandler:
     """Validates view-state requests of one partition against its stored records."""
 
-    def __init__(self, *, redis: Any, keys: Keys, partition: int) -> None:
+    def __init__(self, *, redis: RedisClient, keys: Keys, partition: int) -> None:
         self._redis = redis
         self._keys = keys
         self._partition = partition
@@ -141,16 +142,18 @@ class ViewHandler:
         pipe.hmget(k.answers(p, s), [f"p:{mb}", f"d:{mb}", f"b:{mb}"])
         pipe.hmget(k.views(p, s), [f"rev:{rid}", f"st:{rid}", f"dig:{rid}", f"bs:{rid}", f"sz:{rid}", "bytes",
                                    f"rr:{rid}:{request_id}" if request_id else "rr:"])
-        deleted, (phase, digest, block), (revision, state, written, basis, size, total, receipt) = pipe.execute()
+        deleted, block_values, view_values = pipe.execute()
+        phase, digest, block = array(block_values)
+        revision, state, written, basis, size, total, receipt = array(view_values)
         if deleted:
             raise HostError("the session was deleted", code=ErrorCode.SESSION_DELETED)
         if text(phase) != "final" or block is None:
             raise HostError("no final block with this block_id was published in this message",
                             code=ErrorCode.UNKNOWN_BLOCK)
-        return Record(block=loads(block), digest=text(digest), revision=int(revision or 0),
-                      nodes=loads(state) if state is not None else {}, written_digest=text(written),
-                      basis=loads(basis) if basis is not None else None, size=int(size or 0),
-                      session_bytes=int(total or 0), receipt=text(receipt) if request_id else "")
+        return Record(block=loads(bulk(block)), digest=text(digest), revision=integer(revision or 0),
+                      nodes=loads(bulk(state)) if state is not None else {}, written_digest=text(written),
+                      basis=loads(bulk(basis)) if basis is not None else None, size=integer(size or 0),
+                      session_bytes=integer(total or 0), receipt=text(receipt) if request_id else "")
 
     @staticmethod
     def _view(message_id: str, block_id: str, record: Record, nodes: Any, migrated: bool) -> dict[str, Any]:

@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from config.settings import Settings, SettingsError, load_settings
+
+if TYPE_CHECKING:  # imported where used: each subcommand loads only what it runs
+    from ..client.client import Client
+    from ..redisio.client import RedisClient
 
 _SETTING_OPTIONS = ("redis_url", "key_prefix", "partitions", "lease_ttl_ms", "lease_renew_ms",
                     "metrics_port", "metrics_addr", "log_level", "max_document_bytes", "worker_id",
@@ -36,14 +40,14 @@ def _settings(args: argparse.Namespace, **extra: Any) -> Settings:
         raise
 
 
-def _redis(settings: Settings, timeout: float, *, blocking: float = 0.0) -> Any:
+def _redis(settings: Settings, timeout: float, *, blocking: float = 0.0) -> RedisClient:
     """A client whose connect and replies fail within `timeout` (+ `blocking` for BLPOP), never retried."""
     from ..redisio.connection import connect_within
 
     return connect_within(settings.redis_url, timeout, blocking=blocking)
 
 
-def _client(settings: Settings, timeout: float, *, blocking: float = 0.0) -> Any:
+def _client(settings: Settings, timeout: float, *, blocking: float = 0.0) -> Client:
     from ..client.client import Client
 
     return Client(redis=_redis(settings, timeout, blocking=blocking), prefix=settings.key_prefix)

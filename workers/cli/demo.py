@@ -23,6 +23,7 @@ from config.settings import Settings
 
 from ..client.client import Client
 from ..observability.metrics import Metrics
+from ..redisio.client import RedisClient
 from ..runtime.pool import WorkerPool
 from ..wire.names import COMPLETE, OPEN, PATCH
 from .demo_actions import run_action_demo
@@ -48,7 +49,7 @@ def _cursor(frame: Any) -> str:
             f"type={frame['type']}")
 
 
-def _connect(settings: Settings, embedded: bool) -> tuple[Callable[[], Any], str]:
+def _connect(settings: Settings, embedded: bool) -> tuple[Callable[[], RedisClient], str]:
     if embedded:
         import fakeredis
 
@@ -59,7 +60,7 @@ def _connect(settings: Settings, embedded: bool) -> tuple[Callable[[], Any], str
     return (lambda: connect(settings.redis_url)), f"Redis at {location(settings.redis_url)}"
 
 
-def _start_pools(settings: Settings, factory: Callable[[], Any], metrics: Metrics, count: int
+def _start_pools(settings: Settings, factory: Callable[[], RedisClient], metrics: Metrics, count: int
                  ) -> list[tuple[WorkerPool, threading.Thread]]:
     pools = []
     for index in range(count):

@@ -18,12 +18,16 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from redis import Redis
+
 from config.capabilities import Catalog, load_catalog
 from config.settings import Settings
 from core import apply_action_result, initial_state, parse_document
 
 from ..actions.jobs import OperationRun
 from ..client.client import Client
+from ..redisio.client import RedisClient
+from ..redisio.connection import connect_server, text
 from ..wire.names import PLAIN
 
 FINAL = {"succeeded", "failed", "cancelled", "unknown"}
@@ -32,8 +36,10 @@ FINAL = {"succeeded", "failed", "cancelled", "unknown"}
 class JobThread:
     """Runs the jobs of the catalog's RQ queues inside this process (the demo's `rq worker`)."""
 
-    def __init__(self, *, redis: Any, settings: Settings, catalog: Catalog) -> None:
+    def __init__(self, *, redis: RedisClient, settings: Settings, catalog: Catalog) -> None:
         self._redis, self._settings, self._catalog = redis, settings, catalog
+        # RQ's queues: on the same server, or its own (RQ does not support Redis Cluster)
+        self._rq: Redis = redis if isinstance(redis, Redis) else connect_server(settings.rq_url)
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._loop, name="demo-rq", daemon=True)
 
@@ -49,15 +55,15 @@ class JobThread:
         from rq import Queue
         from rq.job import Job
 
-        queues = [Queue(name, connection=self._redis) for name in self._catalog.queues]
+        queues = [Queue(name, connection=self._rq) for name in self._catalog.queues]
         while not self._stop.is_set():
             ran = False
             for queue in queues:
-                job_id = self._redis.lpop(queue.key)
+                job_id = self._rq.lpop(queue.key)
                 if job_id is None:
                     continue
                 ran = True
-                payload = Job.fetch(job_id.decode(), connection=self._redis).args[0]
+                payload = Job.fetch(text(job_id), connection=self._rq).args[0]
                 OperationRun(redis=self._redis, settings=self._settings, payload=payload, catalog=self._catalog).run()
             if not ran:
                 self._stop.wait(0.05)
@@ -69,7 +75,7 @@ def _receipt_line(receipt: dict[str, Any]) -> str:
     return f"  receipt {receipt['actionId']} {receipt['operationId']} status={receipt['status']}{extra}"
 
 
-def run_action_demo(*, client: Client, redis: Any, settings: Settings, session: str, run: str,
+def run_action_demo(*, client: Client, redis: RedisClient, settings: Settings, session: str, run: str,
                     examples: Path, out: Callable[[str], None]) -> bool:
     """Reserve, confirm and run the example actions; True when every step ended as expected."""
     with tempfile.TemporaryDirectory(prefix="iui-demo-files-") as root:

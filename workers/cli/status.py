@@ -7,12 +7,13 @@ from typing import Any
 
 from config.settings import Settings
 
-from ..redisio.connection import text
+from ..redisio.client import RedisClient, Reply
+from ..redisio.connection import array, integer, text
 from ..redisio.keys import GROUP, Keys
 from ..wire.names import served_tools
 
 
-def deployment_report(redis: Any, settings: Settings) -> dict[str, Any]:
+def deployment_report(redis: RedisClient, settings: Settings) -> dict[str, Any]:
     """The deployment as data: meta, live workers and one row per partition (what `--json` prints).
 
     A partition row holds `partition`, `owner` and `epoch` (null when unowned or never owned),
@@ -23,7 +24,7 @@ def deployment_report(redis: Any, settings: Settings) -> dict[str, Any]:
     meta = {text(k): text(v) for k, v in redis.hgetall(keys.meta).items()}
     seconds, micros = redis.time()
     now = int(seconds) * 1000 + int(micros) // 1000
-    live = [text(m) for m in redis.zrangebyscore(keys.workers, now, "+inf")]
+    live = [text(m) for m in array(redis.zrangebyscore(keys.workers, now, "+inf"))]
     partitions = int(meta.get("partitions", settings.partitions))
     pipe = redis.pipeline(transaction=False)
     for p in range(partitions):
@@ -36,14 +37,14 @@ def deployment_report(redis: Any, settings: Settings) -> dict[str, Any]:
     for p in range(partitions):
         lease, ttl, epoch, groups = rows[4 * p: 4 * p + 4]
         lease = {text(k): text(v) for k, v in lease.items()} if isinstance(lease, dict) else {}
-        group: dict[Any, Any] = {}
+        group: dict[Reply, Reply] = {}
         if isinstance(groups, list):
             group = next((g for g in groups if text(g["name"]) == GROUP), {})
         report.append({
-            "partition": p, "owner": lease.get("owner"), "epoch": int(epoch) if epoch else None,
+            "partition": p, "owner": lease.get("owner"), "epoch": integer(epoch) if epoch else None,
             "ttl_ms": ttl if isinstance(ttl, int) and ttl > 0 else None,
-            "pending": int(group.get("pending") or 0),
-            "lag": int(group["lag"]) if group.get("lag") is not None else None,
+            "pending": integer(group.get("pending") or 0),
+            "lag": integer(group["lag"]) if group.get("lag") is not None else None,
         })
     streaming = meta["streaming"] == "1" if meta.get("streaming") in ("0", "1") else None
     return {
@@ -57,7 +58,7 @@ def deployment_report(redis: Any, settings: Settings) -> dict[str, Any]:
     }
 
 
-def deployment_status(redis: Any, settings: Settings) -> Iterator[str]:
+def deployment_status(redis: RedisClient, settings: Settings) -> Iterator[str]:
     """Lines describing the deployment (one per partition)."""
     report = deployment_report(redis, settings)
     meta, live = report["meta"], report["workers"]

@@ -18,6 +18,8 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
+from ..redisio.client import RedisClient
+from ..redisio.connection import add_entry, logged, stream_range
 from ..wire.entry import loads
 from .client import Client, ClientError
 
@@ -25,7 +27,8 @@ from .client import Client, ClientError
 class AnswerClient:
     """Submits answer tool calls and view-state requests for one principal and project."""
 
-    def __init__(self, *, client: Client, redis: Any | None = None, principal: str = "", project: str = "") -> None:
+    def __init__(self, *, client: Client, redis: RedisClient | None = None, principal: str = "",
+                 project: str = "") -> None:
         self.client = client
         self._redis = redis if redis is not None else client._redis  # the client's own connection
         self.principal = principal
@@ -55,7 +58,7 @@ class AnswerClient:
     def submit_view(self, session: str, name: str, body: Any, *, request: str | None = None) -> str:
         """XADD one `kind=view` request; returns its request id."""
         fields = self.view_entry(session, name, body, request=request)
-        self._redis.xadd(self.client.keys.input(self.client.partition(session)), fields)
+        add_entry(self._redis, self.client.keys.input(self.client.partition(session)), fields)
         return fields["request"]
 
     def view(self, session: str, name: str, body: Any, *, timeout: float = 30.0) -> dict[str, Any]:
@@ -81,8 +84,7 @@ class AnswerClient:
     def events(self, session: str) -> list[dict[str, Any]]:
         """The session's logged answer events (blocks and final answers), oldest first."""
         key = self.client.keys.answer_log(self.client.partition(session), session)
-        return [loads(fields[b"event"] if b"event" in fields else fields["event"])
-                for _, fields in self._redis.xrange(key)]
+        return [loads(logged(fields, "event")) for _, fields in stream_range(self._redis.xrange(key))]
 
 
 __all__ = ["AnswerClient", "ClientError"]

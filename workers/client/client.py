@@ -30,9 +30,10 @@ from collections.abc import Iterator
 from typing import Any
 
 from core.errors import UIStreamError
-from core.stream.lifecycle import accept_checkpoint
+from core.stream.lifecycle import UIStreamState, accept_checkpoint
 
-from ..redisio.connection import TRANSIENT_ERRORS, is_cluster, text
+from ..redisio.client import PubSub, RedisClient, Reply
+from ..redisio.connection import TRANSIENT_ERRORS, add_entry, bulk, is_cluster, logged, stream_range, text
 from ..redisio.durability import Durability
 from ..redisio.keys import PROTOCOL, Keys, partition_of
 from ..redisio.replies import ReplyTimeout, await_reply, deliver
@@ -46,7 +47,7 @@ class ClientError(Exception):
 class Client:
     """Submits tool calls to the partitioned input streams and reads their replies."""
 
-    def __init__(self, *, redis: Any, prefix: str = "iui", partitions: int | None = None) -> None:
+    def __init__(self, *, redis: RedisClient, prefix: str = "iui", partitions: int | None = None) -> None:
         self._redis = redis
         self.keys = Keys(prefix)
         meta = {text(k): text(v) for k, v in self._redis.hgetall(self.keys.meta).items()}
@@ -100,7 +101,7 @@ class Client:
 
     def add(self, fields: dict[str, str]) -> str:
         """XADD one entry made by `entry`; returns its request id."""
-        self._redis.xadd(self.keys.input(self.partition(fields["session"])), fields)
+        add_entry(self._redis, self.keys.input(self.partition(fields["session"])), fields)
         return fields["request"]
 
     def reply(self, session: str, request: str, *, timeout: float = 30.0) -> dict[str, Any]:
@@ -150,7 +151,7 @@ class Client:
         """The session's logged frames after a log id ("-" for all), oldest first."""
         start = "-" if after == "-" else f"({after}"
         rows = self._redis.xrange(self.keys.frame_log(self.partition(session), session), min=start)
-        return [(text(i), loads(f[b"frame"] if b"frame" in f else f["frame"])) for i, f in rows]
+        return [(text(i), loads(logged(f, "frame"))) for i, f in stream_range(rows)]
 
     def follow(self, session: str) -> FrameFeed:
         """A frame follower for a session (use as a context manager)."""
@@ -197,20 +198,20 @@ class Client:
         """The session's logged receipt changes after a log id ("-" for all), oldest first."""
         start = "-" if after == "-" else f"({after}"
         rows = self._redis.xrange(self.keys.receipt_log(self.partition(session), session), min=start)
-        return [(text(i), loads(f[b"receipt"] if b"receipt" in f else f["receipt"])) for i, f in rows]
+        return [(text(i), loads(logged(f, "receipt"))) for i, f in stream_range(rows)]
 
     def inbox(self, session: str, after: str = "-") -> list[tuple[str, dict[str, str]]]:
         """The session's agent inbox entries (operationId, actionId, documentRef JSON, prompt)."""
         start = "-" if after == "-" else f"({after}"
         rows = self._redis.xrange(self.keys.agent_inbox(self.partition(session), session), min=start)
-        return [(text(i), {text(k): text(v) for k, v in f.items()}) for i, f in rows]
+        return [(text(i), {text(k): text(v) for k, v in f.items()}) for i, f in stream_range(rows)]
 
     def follow_receipts(self, session: str) -> ReceiptFeed:
         """A receipt follower for a session (use as a context manager)."""
         return ReceiptFeed(client=self, redis=self._redis, session=session)
 
 
-def subscribe(pubsub: Any, channel: str, sharded: bool) -> None:
+def subscribe(pubsub: PubSub, channel: str, sharded: bool) -> None:
     """SUBSCRIBE, or SSUBSCRIBE on a Redis Cluster (the workers publish with SPUBLISH there)."""
     if sharded:
         pubsub.ssubscribe(channel)
@@ -218,7 +219,7 @@ def subscribe(pubsub: Any, channel: str, sharded: bool) -> None:
         pubsub.subscribe(channel)
 
 
-def next_message(pubsub: Any, timeout: float, sharded: bool) -> Any:
+def next_message(pubsub: PubSub, timeout: float, sharded: bool) -> dict[str, Reply] | None:
     """The next message within `timeout` seconds, or None.
 
     On a cluster, a fail-over of the channel's node is a quiet channel: redis-py subscribes
@@ -236,14 +237,14 @@ def next_message(pubsub: Any, timeout: float, sharded: bool) -> Any:
 class FrameFeed:
     """Follows one session's frames: pub/sub for speed, the frame log for completeness."""
 
-    def __init__(self, *, client: Client, redis: Any, session: str) -> None:
+    def __init__(self, *, client: Client, redis: RedisClient, session: str) -> None:
         self._client = client
         self._session = session
         self._pubsub = redis.pubsub(ignore_subscribe_messages=True)
         self._channel = client.keys.channel(client.partition(session), session)
         self._sharded = is_cluster(redis)
         self._log_id = "-"
-        self.views: dict[str, Any] = {}  # uiId -> latest UIStreamState
+        self.views: dict[str, UIStreamState] = {}  # uiId -> latest state
         self.rejected = 0
 
     def __enter__(self) -> FrameFeed:
@@ -253,7 +254,7 @@ class FrameFeed:
     def __exit__(self, *exc: Any) -> None:
         self._pubsub.close()
 
-    def accept(self, frame: Any) -> Any | None:
+    def accept(self, frame: Any) -> UIStreamState | None:
         """Feed one frame; returns the new state if the view changed, else None."""
         ui_id: Any = frame.get("uiId") if isinstance(frame, dict) else None
         current = self.views.get(ui_id)
@@ -269,7 +270,7 @@ class FrameFeed:
         self.views[ui_id] = state
         return state
 
-    def catch_up(self) -> list[Any]:
+    def catch_up(self) -> list[UIStreamState]:
         """Read the frame log past the last logged frame seen; returns the changed states."""
         changed = []
         for log_id, frame in self._client.frame_log(self._session, self._log_id):
@@ -279,19 +280,20 @@ class FrameFeed:
                 changed.append(state)
         return changed
 
-    def states(self, *, timeout: float = 5.0, idle: float = 0.5) -> Iterator[Any]:
+    def states(self, *, timeout: float = 5.0, idle: float = 0.5) -> Iterator[UIStreamState]:
         """Yield each changed state until no frame arrived for `timeout` seconds."""
         yield from self.catch_up()
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             message = next_message(self._pubsub, min(idle, max(0.0, deadline - time.monotonic())), self._sharded)
-            changed = [] if message is None else [self.accept(loads(message["data"]))]
             if message is None:
                 changed = self.catch_up()  # quiet channel: make sure nothing was missed
+            else:
+                state = self.accept(loads(bulk(message["data"])))
+                changed = [] if state is None else [state]
             for state in changed:
-                if state is not None:
-                    deadline = time.monotonic() + timeout
-                    yield state
+                deadline = time.monotonic() + timeout
+                yield state
 
 
 class ReceiptFeed:
@@ -301,7 +303,7 @@ class ReceiptFeed:
     a change seen on both the channel and the log is recognised.
     """
 
-    def __init__(self, *, client: Client, redis: Any, session: str) -> None:
+    def __init__(self, *, client: Client, redis: RedisClient, session: str) -> None:
         self._client = client
         self._session = session
         self._pubsub = redis.pubsub(ignore_subscribe_messages=True)
@@ -345,7 +347,7 @@ class ReceiptFeed:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             message = next_message(self._pubsub, min(idle, max(0.0, deadline - time.monotonic())), self._sharded)
-            changed = self.catch_up() if message is None else [self.accept(loads(message["data"]))]
+            changed = self.catch_up() if message is None else [self.accept(loads(bulk(message["data"])))]
             for receipt in changed:
                 if receipt is not None:
                     deadline = time.monotonic() + timeout

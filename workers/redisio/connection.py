@@ -9,21 +9,34 @@ from __future__ import annotations
 
 import random
 import time
-from collections.abc import Callable, Sequence
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, TypeAlias, cast
 from urllib.parse import urlsplit
 
 import redis
 from redis import exceptions as redis_errors
 from redis.backoff import NoBackoff
-from redis.cluster import RedisCluster
+from redis.cluster import ClusterNode, RedisCluster
+from redis.connection import Connection
 from redis.retry import Retry
+from redis.typing import EncodableT, FieldT
 
-pack_command: Callable[[tuple[Any, ...]], bytes] | None
+from .client import ClusterClient, RedisClient, Reply, ServerClient, Wire
+
+if TYPE_CHECKING:
+    from typing_extensions import TypeIs  # typing.TypeIs is Python 3.13
+
+pack_command: Callable[[tuple[EncodableT, ...]], bytes] | None
 try:  # the C packer of redis[hiredis]; `pack` and `exchange` work without it, only slower
-    from hiredis import pack_command
+    import hiredis
+
+    pack_command = cast(Callable[[tuple[EncodableT, ...]], bytes],  # its stub types the tuple as one item
+                        hiredis.pack_command)
 except ImportError:  # pragma: no cover - hiredis is a dependency
     pack_command = None
+
+Command: TypeAlias = Sequence[EncodableT] | bytes  # the arguments of one command, or them `pack`ed
+Entry: TypeAlias = tuple[Reply, dict[Reply, Reply]]  # a stream entry: its id and raw fields
 
 CLUSTER_SCHEMES = {"redis+cluster": "redis", "rediss+cluster": "rediss"}
 
@@ -56,31 +69,72 @@ class Backoff:
         self._delay = self._first
 
 
-def text(value: Any) -> str:
+class UnexpectedReply(Exception):
+    """A Redis reply of a shape the runtime never asks for (another server, a bug); the message
+    names the expected shape and the type received, never the value."""
+
+
+def text(value: Reply) -> str:
     """A value of a Redis reply as text: bytes decoded as UTF-8 (bad bytes replaced), None as ""."""
     if isinstance(value, bytes):
         return value.decode("utf-8", "replace")
     return "" if value is None else str(value)
 
 
-def field_map(flat: Any) -> dict[Any, Any]:
+def integer(value: Reply) -> int:
+    """An integer reply, or a counter Redis sent as text (a hash field, a Lua string)."""
+    if isinstance(value, int):
+        return int(value)  # a bool (HEXISTS) counts as 0 or 1
+    if isinstance(value, (bytes, str)):
+        try:
+            return int(value)
+        except ValueError:  # int()'s message would echo the value
+            raise UnexpectedReply("expected an integer reply, got text that is not one") from None
+    raise UnexpectedReply(f"expected an integer reply, got {type(value).__name__}")
+
+
+def array(value: Reply) -> list[Reply]:
+    """An array reply (a Lua table, a command's list of values; redis-py makes some rows tuples)."""
+    if isinstance(value, list):
+        return value
+    if isinstance(value, tuple):
+        return list(value)
+    raise UnexpectedReply(f"expected an array reply, got {type(value).__name__}")
+
+
+def mapping(value: Reply) -> dict[Reply, Reply]:
+    """A reply redis-py turned into a dict (HGETALL, XPENDING's summary, an XINFO GROUPS group)."""
+    if isinstance(value, dict):
+        return value
+    raise UnexpectedReply(f"expected a map reply, got {type(value).__name__}")
+
+
+def field_map(flat: Reply) -> dict[Reply, Reply]:
     """A raw field/value array (a stream entry's fields, a Lua table) as a mapping; a map (RESP3)
     as it is; nil (an entry deleted while pending) as empty.  A repeated field keeps its last
     value, as redis-py does."""
     if isinstance(flat, dict):
         return flat
-    return dict(zip(flat[0::2], flat[1::2], strict=False)) if flat else {}  # an odd tail never occurs
+    if not flat:
+        return {}
+    values = array(flat)
+    return dict(zip(values[0::2], values[1::2], strict=False))  # an odd tail never occurs
 
 
-def stream_entries(reply: Any) -> list[tuple[str, list[tuple[Any, dict[Any, Any]]]]]:
+def entry(row: Reply) -> Entry:
+    """(entry id, fields) of one raw `[id, fields]` row of a stream reply."""
+    entry_id, fields = array(row)
+    return entry_id, field_map(fields)
+
+
+def stream_entries(reply: Reply) -> list[tuple[str, list[Entry]]]:
     """(stream key, [(entry id, fields)]) pairs of a raw XREAD/XREADGROUP reply (RESP2 list or
     RESP3 map; nil when nothing arrived)."""
-    streams = reply.items() if isinstance(reply, dict) else (reply or ())
-    return [(text(stream), [(entry_id, field_map(fields)) for entry_id, fields in entries])
-            for stream, entries in streams]
+    streams = reply.items() if isinstance(reply, dict) else [array(pair) for pair in array(reply or [])]
+    return [(text(stream), [entry(row) for row in array(rows)]) for stream, rows in streams]
 
 
-def stream_id(value: Any) -> tuple[int, int]:
+def stream_id(value: Reply) -> tuple[int, int]:
     """A stream entry id ("<ms>-<seq>", text or bytes) as a pair that sorts as Redis orders ids."""
     ms, _, seq = text(value).partition("-")
     return int(ms), int(seq or 0)
@@ -99,12 +153,12 @@ def is_cluster_url(url: str) -> bool:
     return urlsplit(url).scheme in CLUSTER_SCHEMES
 
 
-def is_cluster(redis_client: Any) -> bool:
-    """True when the client talks to a Redis Cluster (a `RedisCluster` or one of its pipelines)."""
+def is_cluster(redis_client: RedisClient) -> TypeIs[ClusterClient]:
+    """True when the client talks to a Redis Cluster (a `RedisCluster`); else it is a `ServerClient`."""
     return isinstance(redis_client, RedisCluster)
 
 
-def connect(url: str, **options: Any) -> Any:
+def connect(url: str, **options: object) -> RedisClient:
     """A redis-py client for `url` (a connection pool, safe to share between threads).
 
     A cluster URL gives a `RedisCluster` (the same command methods, routed by key slot).
@@ -114,17 +168,22 @@ def connect(url: str, **options: Any) -> Any:
     surfaces as a transient error instead; workers then
     replay what is still pending, which only Redis knows.
     """
-    options.setdefault("retry", Retry(NoBackoff(), 0))
-    if urlsplit(url).scheme not in CLUSTER_SCHEMES:
-        options.setdefault("retry_on_timeout", False)
     scheme = urlsplit(url).scheme
     if scheme in CLUSTER_SCHEMES:
         plain = CLUSTER_SCHEMES[scheme] + url[len(scheme):]
+        options.setdefault("retry", Retry(NoBackoff(), 0))
         return RedisCluster.from_url(plain, health_check_interval=30, socket_keepalive=True, **options)
+    return connect_server(url, **options)
+
+
+def connect_server(url: str, **options: object) -> redis.Redis:
+    """`connect` for a URL of one server (RQ's queues: RQ does not support Redis Cluster)."""
+    options.setdefault("retry", Retry(NoBackoff(), 0))
+    options.setdefault("retry_on_timeout", False)
     return redis.Redis.from_url(url, health_check_interval=30, socket_keepalive=True, **options)
 
 
-def connect_within(url: str, timeout: float, *, blocking: float = 0.0) -> Any:
+def connect_within(url: str, timeout: float, *, blocking: float = 0.0) -> RedisClient:
     """A client whose connect and every reply are bounded by `timeout` seconds, never retried.
 
     `blocking` is the longest a command of the caller blocks on the server (BLPOP), added to the
@@ -164,21 +223,56 @@ def is_refused(error: BaseException) -> bool:
     return isinstance(error, redis.ResponseError) and "unknown command" in str(error).lower()
 
 
-def rotate_first(client: Any, key: str, timeout: float) -> bytes | None:
+def bulk(value: Reply) -> bytes | str:
+    """A bulk string reply (bytes; text from a client that decodes replies)."""
+    if isinstance(value, (bytes, str)):
+        return value
+    raise UnexpectedReply(f"expected a bulk string reply, got {type(value).__name__}")
+
+
+def value_bytes(value: Reply) -> bytes | None:
+    """A bulk string reply as bytes (the runtime's clients never decode replies), nil as None."""
+    if value is None or isinstance(value, bytes):
+        return value
+    raise UnexpectedReply(f"expected a bulk string reply, got {type(value).__name__}")
+
+
+def stream_range(reply: Reply) -> list[Entry]:
+    """(entry id, fields) of each entry of an XRANGE or XREVRANGE reply."""
+    return [entry(row) for row in array(reply or [])]
+
+
+def logged(fields: Mapping[Reply, Reply], name: str) -> bytes | str:
+    """The value of field `name` of a stream entry (its key bytes, or text from a decoding client)."""
+    return bulk(fields[name.encode()] if name.encode() in fields else fields[name])
+
+
+def add_entry(client: RedisClient, key: str, fields: Mapping[str, str]) -> str:
+    """XADD `fields` to the stream `key`; returns the new entry's id."""
+    # redis-py types the fields as an invariant dict of its own value types: any mapping of text works
+    return text(client.xadd(key, cast(dict[FieldT, EncodableT], fields)))
+
+
+def rotate_first(client: RedisClient, key: str, timeout: float) -> bytes | None:
     """`BLMOVE key key LEFT RIGHT timeout`: the list's first element, left in the list.
 
     The embedded demo Redis (fakeredis) answers BLMOVE at once instead of blocking, so there
     the non-blocking LMOVE is polled until the timeout.
     """
     if not type(client).__module__.startswith("fakeredis"):
-        value: bytes | None = client.blmove(key, key, timeout, "LEFT", "RIGHT")
-        return value
+        # redis-py types the timeout as int; Redis takes seconds with decimals (Redis >= 6.0)
+        return value_bytes(client.blmove(key, key, cast(int, timeout), "LEFT", "RIGHT"))
     deadline = time.monotonic() + timeout
     while True:
-        value = client.lmove(key, key, "LEFT", "RIGHT")
+        value = value_bytes(client.lmove(key, key, "LEFT", "RIGHT"))
         if value is not None or time.monotonic() >= deadline:
             return value
         time.sleep(0.002)
+
+
+def remove_first(client: RedisClient, key: str, value: bytes) -> None:
+    """`LREM key 1 value`: drop the first copy of `value` (a reply in hand) from a list."""
+    client.lrem(key, 1, cast(str, value))  # redis-py types the value as str; Redis compares any bytes
 
 
 def is_no_script(result: object) -> bool:
@@ -186,18 +280,18 @@ def is_no_script(result: object) -> bool:
     return isinstance(result, redis.exceptions.NoScriptError)
 
 
-def node_of(redis_client: Any, key: str) -> Any:
+def node_of(redis_client: ClusterClient, key: str) -> ClusterNode:
     """The cluster node (master) that serves the slot of `key`, from the client's slot map."""
     return redis_client.get_node_from_key(key)
 
 
-def replicas_of(redis_client: Any, key: str) -> int:
+def replicas_of(redis_client: ClusterClient, key: str) -> int:
     """How many replicas the client's slot map lists for the slot of `key` (0 if unknown)."""
     nodes = redis_client.nodes_manager.slots_cache.get(redis_client.keyslot(key)) or []
     return max(0, len(nodes) - 1)
 
 
-def wait_replicated(redis_client: Any, key: str, timeout_ms: int) -> int | None:
+def wait_replicated(redis_client: ClusterClient, key: str, timeout_ms: int) -> int | None:
     """WAIT on the master of `key`'s slot until its replicas acknowledged every write so far.
 
     Returns how many replicas acknowledged, or None when the slot has no replica to wait for.
@@ -205,18 +299,16 @@ def wait_replicated(redis_client: Any, key: str, timeout_ms: int) -> int | None:
     replicas = replicas_of(redis_client, key)
     if not replicas:
         return None
-    acknowledged: int = redis_client.execute_command("WAIT", replicas, timeout_ms,
-                                                     target_nodes=node_of(redis_client, key))
-    return acknowledged
+    return integer(redis_client.execute_command("WAIT", replicas, timeout_ms, target_nodes=node_of(redis_client, key)))
 
 
-def pack(command: Sequence[Any]) -> bytes | tuple[Any, ...]:
+def pack(command: Sequence[EncodableT]) -> bytes | tuple[EncodableT, ...]:
     """`command` in the Redis protocol, packed once by hiredis's C packer, for `exchange` to send
     as often as needed (without hiredis it stays a tuple, which `exchange` packs each time)."""
     return pack_command(tuple(command)) if pack_command is not None else tuple(command)
 
 
-def exchange(client: Any, commands: Sequence[Sequence[Any] | bytes]) -> list[Any]:
+def exchange(client: ServerClient, commands: Sequence[Command]) -> list[Reply]:
     """Send `commands` (argument tuples, or `pack`ed bytes) in one write on one pooled
     connection and read their replies in order.
 
@@ -241,10 +333,10 @@ class RoundTrip:
     round trip: redis-py's checkout and release cost more than a small write.
     """
 
-    def __init__(self, client: Any, connection: Any = None) -> None:
+    def __init__(self, client: ServerClient, connection: Connection | None = None) -> None:
         self._pool = client.connection_pool
         self._own = connection is not None
-        self._connection: Any = connection
+        self._connection = connection
         self._sent = 0
         self._error: BaseException | None = None
 
@@ -253,30 +345,34 @@ class RoundTrip:
         """How many commands were sent (each has one reply for `finish` to read)."""
         return self._sent
 
-    def send(self, commands: Sequence[Sequence[Any] | bytes]) -> None:
+    def send(self, commands: Sequence[Command]) -> None:
         """Write `commands` now (one write); their replies are read by `finish`."""
         if self._error is not None or not commands:
             return
         try:
             if self._connection is None:
                 self._connection = self._pool.get_connection()
-            packed = b"".join([_packed(self._connection, command) for command in commands])
-            self._connection.send_packed_command([packed])
+            connection = wire(self._connection)
+            packed = b"".join([_packed(connection, command) for command in commands])
+            connection.send_packed_command([packed])
             self._sent += len(commands)
         except Exception as error:  # kept for finish to raise, after the cleanup
             self._error = error
             self._close(broken=True)
 
-    def finish(self) -> list[Any]:
+    def finish(self) -> list[Reply]:
         """The replies of every command sent, in order (error replies as their exceptions);
         raises the error of a failed send, or of the connection while reading."""
         if self._error is not None:
             raise self._error
-        replies: list[Any] = []
+        if self._connection is None:
+            return []  # nothing sent
+        connection = wire(self._connection)
+        replies: list[Reply] = []
         try:
             for _ in range(self._sent):
                 try:
-                    replies.append(self._connection.read_response())
+                    replies.append(connection.read_response())
                 except redis.ResponseError as error:
                     replies.append(error)
         except BaseException:
@@ -290,12 +386,17 @@ class RoundTrip:
             return
         connection, self._connection = self._connection, None
         if broken:
-            connection.disconnect()
+            wire(connection).disconnect()
         if not self._own:
             self._pool.release(connection)
 
 
-def _packed(connection: Any, command: Sequence[Any] | bytes) -> bytes:
+def wire(connection: Connection) -> Wire:
+    """A pooled connection seen through the typed methods a round trip calls."""
+    return connection
+
+
+def _packed(connection: Wire, command: Command) -> bytes:
     if isinstance(command, bytes):
         return command
     if pack_command is not None:
@@ -303,7 +404,8 @@ def _packed(connection: Any, command: Sequence[Any] | bytes) -> bytes:
     return b"".join(connection.pack_command(*command))
 
 
-def poll_groups(redis_client: Any, group: str, consumer: str, keys: list[str], count: int) -> dict[str, Any]:
+def poll_groups(redis_client: ClusterClient, group: str, consumer: str, keys: list[str],
+                count: int) -> dict[str, list[Entry] | BaseException]:
     """Redis Cluster: a non-blocking `XREADGROUP ... >` of each stream; key -> entries or error.
 
     One read cannot name streams of two slots, so each is its own command, sent in one
@@ -311,15 +413,15 @@ def poll_groups(redis_client: Any, group: str, consumer: str, keys: list[str], c
     that fails or moved a slot answers an error for its streams: their readers meet it on
     their own commands, which refresh the client's slot map.
     """
-    groups: dict[str, tuple[Any, list[str]]] = {}
+    groups: dict[str, tuple[ClusterNode, list[str]]] = {}
     for key in keys:
         node = redis_client.get_node_from_key(key)
         groups.setdefault(node.name, (node, []))[1].append(key)
-    replies: dict[str, Any] = {}
+    replies: dict[str, list[Entry] | BaseException] = {}
     for node, node_keys in groups.values():
         commands = [("XREADGROUP", "GROUP", group, consumer, "COUNT", count, "STREAMS", key, ">") for key in node_keys]
         try:
-            results = exchange(redis_client.get_redis_connection(node), commands)
+            results: list[Reply] = exchange(redis_client.get_redis_connection(node), commands)
         except Exception as error:  # reported per stream: the caller decides
             results = [error] * len(node_keys)
         for key, result in zip(node_keys, results, strict=True):

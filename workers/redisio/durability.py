@@ -21,8 +21,8 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass
-from typing import Any
 
+from .client import RedisClient, ServerClient
 from .connection import is_cluster, is_refused, text
 
 CHECK_EVERY_S = 5.0  # a `local` worker checks the servers' fsync policy at most this often
@@ -73,7 +73,7 @@ class Durability:
         return f"replica:{self.replicas}" if self.mode is Mode.REPLICA else str(self.mode)
 
 
-def check_server(redis: Any) -> None:
+def check_server(redis: RedisClient) -> None:
     """Raise `DurabilityUnmet` unless every master appends and fsyncs every write (`local`)."""
     for where, config in _configs(redis):
         appendonly, appendfsync = config.get("appendonly", ""), config.get("appendfsync", "")
@@ -84,7 +84,7 @@ def check_server(redis: Any) -> None:
                 f"(or set IUI_DURABILITY=fast and accept losing recent acknowledged calls on a Redis crash)")
 
 
-def _configs(redis: Any) -> list[tuple[str, dict[str, str]]]:
+def _configs(redis: RedisClient) -> list[tuple[str, dict[str, str]]]:
     """(server name, {appendonly, appendfsync}) of every master the client reaches."""
     try:
         if is_cluster(redis):
@@ -97,6 +97,6 @@ def _configs(redis: Any) -> list[tuple[str, dict[str, str]]]:
         raise
 
 
-def _config(client: Any) -> dict[str, str]:
+def _config(client: ServerClient) -> dict[str, str]:
     reply = client.config_get("append*")
     return {text(key): text(value) for key, value in reply.items()}

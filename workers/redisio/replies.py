@@ -14,9 +14,10 @@ from __future__ import annotations
 import contextlib
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import cast
 
-from .connection import TRANSIENT_ERRORS, Backoff, is_cluster, node_of, rotate_first
+from .client import RedisClient
+from .connection import TRANSIENT_ERRORS, Backoff, integer, is_cluster, node_of, remove_first, rotate_first, value_bytes
 from .durability import Durability, Mode
 
 
@@ -24,7 +25,7 @@ class ReplyTimeout(Exception):
     """No reply arrived (or, in `replica` durability, none was confirmed) before the caller's deadline."""
 
 
-def await_reply(redis: Any, key: str, timeout: float, durability: Durability | None = None) -> bytes | None:
+def await_reply(redis: RedisClient, key: str, timeout: float, durability: Durability | None = None) -> bytes | None:
     """The first reply on `key` within `timeout` seconds (None when none came), read without
     losing it to a broken connection; that copy is removed once it is in hand.
 
@@ -38,28 +39,29 @@ def await_reply(redis: Any, key: str, timeout: float, durability: Durability | N
         value = rotate_first(redis, key, timeout)
     if value is not None:
         with contextlib.suppress(*TRANSIENT_ERRORS):  # the reply is in hand; the list expires anyway
-            redis.lrem(key, 1, value)
+            remove_first(redis, key, value)
     return value
 
 
-def _confirmed(redis: Any, key: str, timeout: float, durability: Durability) -> bytes | None:
+def _confirmed(redis: RedisClient, key: str, timeout: float, durability: Durability) -> bytes | None:
     """BLMOVE and WAIT on one connection (WAIT covers that connection's writes, and the rotation
     is one, made after the commit), repeated until the replicas confirmed or the deadline passed."""
     client = redis.get_redis_connection(node_of(redis, key)) if is_cluster(redis) else redis
     deadline = time.monotonic() + timeout
     while True:
         pipe = client.pipeline(transaction=False)
-        pipe.blmove(key, key, max(0.01, round(deadline - time.monotonic(), 3)), "LEFT", "RIGHT")
+        wait = max(0.01, round(deadline - time.monotonic(), 3))
+        pipe.blmove(key, key, cast(int, wait), "LEFT", "RIGHT")  # redis-py types the timeout as int
         pipe.execute_command("WAIT", durability.replicas, durability.timeout_ms)
-        results = pipe.execute()
-        value: bytes | None = results[0]
-        if value is None or int(results[1]) >= durability.replicas:
+        moved, acknowledged = pipe.execute()
+        value = value_bytes(moved)
+        if value is None or integer(acknowledged) >= durability.replicas:
             return value
         if time.monotonic() >= deadline:
             raise ReplyTimeout(f"the reply was not confirmed by {durability.replicas} replica(s) in time")
 
 
-def deliver(send: Callable[[], object], key: str, redis: Any, timeout: float,
+def deliver(send: Callable[[], object], key: str, redis: RedisClient, timeout: float,
             durability: Durability | None = None) -> bytes:
     """Send an entry and await its reply; after a connection error, send the same entry again.
 

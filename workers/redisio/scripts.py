@@ -3,10 +3,11 @@
 Scripts are read with `importlib.resources` and registered once per client with
 `redis.Script` (EVALSHA with a NOSCRIPT fallback).  Nothing else calls them.
 
-On a Redis Cluster (a `RedisCluster` client) the scripts that publish are registered with
-SPUBLISH (sharded pub/sub: the channel carries the partition's hash tag, so it lives on the
-script's shard), and pipelined calls are plain EVALSHA commands, which redis-py's cluster
-pipeline sends to the node of their keys' slot (it refuses pipelined `Script` objects).
+Pipelined calls are plain EVALSHA commands: redis-py's cluster pipeline sends each to the node
+of its keys' slot (it refuses pipelined `Script` objects), and on one server they save the
+SCRIPT EXISTS round trip a pipelined `Script` costs.  On a Redis Cluster (a `RedisCluster`
+client) the scripts that publish are registered with SPUBLISH (sharded pub/sub: the channel
+carries the partition's hash tag, so it lives on the script's shard).
 """
 
 from __future__ import annotations
@@ -18,10 +19,23 @@ from dataclasses import dataclass
 from importlib import resources
 from importlib.resources.abc import Traversable
 from pathlib import Path
-from typing import Any
+
+from redis.commands.core import Script
+from redis.typing import EncodableT
 
 from ..wire.errors import Fenced, OutOfOrder, StaleCache
-from .connection import ScriptUnavailable, field_map, is_cluster, is_no_script, node_of, text, wait_replicated
+from .client import ClusterClient, RedisClient, Reply
+from .connection import (
+    ScriptUnavailable,
+    array,
+    field_map,
+    integer,
+    is_cluster,
+    is_no_script,
+    node_of,
+    text,
+    wait_replicated,
+)
 from .dead_letter import DeadLetterPolicy, bounded_copy
 
 log = logging.getLogger(__name__)
@@ -43,10 +57,16 @@ def script_source(name: str, *, sharded: bool = False) -> str:
     return source.replace(PUBLISH, SPUBLISH) if sharded else source
 
 
-def register_scripts(redis: Any, names: Sequence[str]) -> dict[str, Any]:
+def register_scripts(redis: RedisClient, names: Sequence[str]) -> dict[str, Script]:
     """`redis.Script` objects of `names` on a client (SPUBLISH variants on a cluster client)."""
     sharded = is_cluster(redis)
     return {name: redis.register_script(script_source(name, sharded=sharded)) for name in names}
+
+
+def run_script(script: Script, keys: list[str], args: list[EncodableT]) -> Reply:
+    """EVALSHA of a registered script now (loaded again after a NOSCRIPT); its raw reply."""
+    reply: Reply = script(keys=keys, args=args)
+    return reply
 
 
 class Acquired(enum.StrEnum):
@@ -79,7 +99,7 @@ class Code(enum.StrEnum):
     BEFORE_CREATED = "before_created"
 
 
-def reply_code(reply: Any) -> Code:
+def reply_code(reply: Reply) -> Code:
     """The named code of a script's reply: the reply itself, or the first element of a table."""
     return Code(text(reply[0] if isinstance(reply, list) else reply))
 
@@ -117,11 +137,12 @@ class LeaseAttempt:
     holder: str = ""
 
 
-def _attempt(result: Any) -> LeaseAttempt:
+def _attempt(result: Reply) -> LeaseAttempt:
     """The `LeaseAttempt` of one `lease_acquire` reply."""
-    if text(result[0]) == Acquired.ACQUIRED:
-        return LeaseAttempt(Acquired.ACQUIRED, epoch=int(result[1]), fence=text(result[2]))
-    return LeaseAttempt(Acquired.HELD, holder=text(result[1]))
+    values = array(result)
+    if text(values[0]) == Acquired.ACQUIRED:
+        return LeaseAttempt(Acquired.ACQUIRED, epoch=integer(values[1]), fence=text(values[2]))
+    return LeaseAttempt(Acquired.HELD, holder=text(values[1]))
 
 
 @dataclass(frozen=True, slots=True)
@@ -161,7 +182,7 @@ class PlainFields:
 class ReadBatch:
     """Entries moved to (or re-read from) the partition's pending list by a fenced read."""
 
-    entries: list[tuple[str, Any]]
+    entries: list[tuple[str, dict[Reply, Reply]]]  # (entry id, raw fields)
     deliveries: dict[str, int]
     cursor: str
 
@@ -172,12 +193,12 @@ class ScriptCall:
 
     name: str
     keys: list[str]
-    args: list[Any]
-    check: Callable[[Any], None]
+    args: list[EncodableT]
+    check: Callable[[Reply], None]
 
 
-def _fenced_check(lease_key: str) -> Callable[[Any], None]:
-    def check(result: Any) -> None:
+def _fenced_check(lease_key: str) -> Callable[[Reply], None]:
+    def check(result: Reply) -> None:
         check_owner(reply_code(result), lease_key)
     return check
 
@@ -191,7 +212,7 @@ class ScriptBatch:
     that a dispatcher sends the writes of one round together with its next read.
     """
 
-    def __init__(self, scripts: Mapping[str, Any], redis: Any) -> None:
+    def __init__(self, scripts: Mapping[str, Script], redis: RedisClient) -> None:
         self._scripts = scripts
         self._redis = redis
         self._calls: list[ScriptCall] = []
@@ -203,7 +224,7 @@ class ScriptBatch:
         """Queue a call (nothing is sent before `execute`)."""
         self._calls.append(call)
 
-    def commands(self) -> list[tuple[Any, ...]]:
+    def commands(self) -> list[tuple[EncodableT, ...]]:
         """The queued calls as EVALSHA commands, in order (one reply each).
 
         Plain EVALSHA: redis-py's pipelined `Script` calls send SCRIPT EXISTS first, one more
@@ -223,7 +244,7 @@ class ScriptBatch:
             pipe.execute_command(*command)  # a cluster pipeline refuses .evalsha; on one server the same
         return self.outcomes(pipe.execute(raise_on_error=False))
 
-    def outcomes(self, results: Sequence[Any]) -> list[BaseException | None]:
+    def outcomes(self, results: Sequence[Reply]) -> list[BaseException | None]:
         """Check the replies of the queued calls (in order) and empty the queue."""
         calls, self._calls = self._calls, []
         outcomes: list[BaseException | None] = []
@@ -243,7 +264,7 @@ class ScriptBatch:
 class Scripts:
     """The scripts registered on one Redis client, with typed wrappers."""
 
-    def __init__(self, *, redis: Any, group: str, reply_ttl_ms: int, frame_log_max: int,
+    def __init__(self, *, redis: RedisClient, group: str, reply_ttl_ms: int, frame_log_max: int,
                  frame_log_max_bytes: int = 16 * 1024 * 1024, session_ttl_ms: int = 0,
                  max_plain_per_session: int = 256, max_generations_per_session: int = 0) -> None:
         self._redis = redis
@@ -254,14 +275,13 @@ class Scripts:
         self._session_ttl_ms = session_ttl_ms
         self._max_plain = max_plain_per_session
         self._max_generations = max_generations_per_session  # 0: commit.lua checks no capacity
-        self._cluster = is_cluster(redis)
         self._scripts = register_scripts(redis, _NAMES)
 
     def load(self) -> None:
         """SCRIPT LOAD every script (one round trip), so that the first batched EVALSHAs find
         them: a batch whose script is missing comes back NOSCRIPT, and every entry of it is
         decided again on its own.  A cluster loads on demand per node (`_many`)."""
-        if self._cluster:
+        if is_cluster(self._redis):
             return
         pipe = self._redis.pipeline(transaction=False)
         for script in self._scripts.values():
@@ -274,39 +294,21 @@ class Scripts:
 
     def acquire_many(self, leases: Sequence[tuple[str, str]], owner: str, ttl_ms: int) -> list[LeaseAttempt]:
         """`acquire` for several (lease key, epoch key) pairs in one round trip."""
-        if self._cluster:
-            return self._acquire_on_cluster(leases, owner, ttl_ms)
-        pipe = self._redis.pipeline(transaction=False)
-        for lease_key, epoch_key in leases:
-            self._scripts["lease_acquire"](keys=[lease_key, epoch_key], args=[owner, ttl_ms], client=pipe)
-        return [_attempt(result) for result in pipe.execute()]
-
-    def _acquire_on_cluster(self, leases: Sequence[tuple[str, str]], owner: str, ttl_ms: int) -> list[LeaseAttempt]:
-        """`acquire_many` on a cluster: then WAIT until each new epoch reached its slot's replicas.
-
-        Replication is asynchronous: a master that fails right after handing out epoch e+1
-        could leave a replica at e, which would hand e+1 out again after its promotion, and
-        two owners would pass the same fence.  The lease is used only once WAIT returned (a
-        replica that does not answer in time is logged; the lease is used anyway).
-        """
         results = self._many("lease_acquire", [([lease, epoch], [owner, ttl_ms]) for lease, epoch in leases])
         attempts = [_attempt(result) for result in results]
-        acquired = [lease for (lease, _), attempt in zip(leases, attempts, strict=True)
-                    if attempt.outcome is Acquired.ACQUIRED]
-        one_per_node = {node_of(self._redis, lease).name: lease for lease in acquired}
-        for lease in one_per_node.values():
-            if wait_replicated(self._redis, lease, ACQUIRE_WAIT_MS) == 0:
-                log.warning("cluster: the epoch of %s reached no replica within %d ms", lease, ACQUIRE_WAIT_MS)
+        if is_cluster(self._redis):
+            _wait_for_replicas(self._redis, [lease for (lease, _), attempt in zip(leases, attempts, strict=True)
+                                             if attempt.outcome is Acquired.ACQUIRED])
         return attempts
 
-    def _many(self, name: str, calls: Sequence[tuple[list[Any], list[Any]]]) -> list[Any]:
-        """Independent calls of one script pipelined on a cluster (one round trip per node).
+    def _many(self, name: str, calls: Sequence[tuple[list[str], list[EncodableT]]]) -> list[Reply]:
+        """Independent calls of one script pipelined (one round trip; on a cluster one per node).
 
-        A NOSCRIPT reply (a promoted replica, a restarted node) changed nothing: the script is
-        loaded on every master and only those calls are sent again.
+        A NOSCRIPT reply (a restarted server, a promoted replica) changed nothing: the script is
+        loaded (on a cluster, on every master) and only those calls are sent again.
         """
         script = self._scripts[name]
-        results: list[Any] = [None] * len(calls)
+        results: list[Reply] = [None] * len(calls)
         todo = list(range(len(calls)))
         for _ in range(2):
             pipe = self._redis.pipeline(transaction=False)
@@ -332,17 +334,9 @@ class Scripts:
     def renew(self, leases: Sequence[tuple[str, str, str]], ttl_ms: int) -> list[Renewal | LostLease]:
         """Extend (lease key, fence, input stream) triples in one round trip, counting each
         partition's pending entries ("" for no stream); a `LostLease` names who holds it now."""
-        calls = [([lease, stream] if stream else [lease], [fence, ttl_ms, self._group])
-                 for lease, fence, stream in leases]
-        if self._cluster:
-            results = self._many("lease_renew", calls)
-        else:
-            pipe = self._redis.pipeline(transaction=False)
-            for keys, args in calls:
-                self._scripts["lease_renew"](keys=keys, args=args, client=pipe)
-            results = pipe.execute()
-        return [Renewal(int(result[1])) if reply_code(result) is Code.RENEWED
-                else LostLease(text(result[1]), text(result[2])) for result in results]
+        calls: list[tuple[list[str], list[EncodableT]]] = [
+            ([lease, stream] if stream else [lease], [fence, ttl_ms, self._group]) for lease, fence, stream in leases]
+        return [_renewal(result) for result in self._many("lease_renew", calls)]
 
     def release(self, lease_key: str, fence: str) -> bool:
         """Give the lease back; False if it was no longer held under that fence."""
@@ -352,31 +346,25 @@ class Scripts:
         """`release` for several (lease key, fence) pairs in one round trip."""
         if not leases:
             return []
-        if self._cluster:
-            released = self._many("lease_release", [([lease_key], [fence]) for lease_key, fence in leases])
-            return [reply_code(result) is Code.RELEASED for result in released]
-        pipe = self._redis.pipeline(transaction=False)
-        for lease_key, fence in leases:
-            self._scripts["lease_release"](keys=[lease_key], args=[fence], client=pipe)
-        return [reply_code(result) is Code.RELEASED for result in pipe.execute()]
+        released = self._many("lease_release", [([lease_key], [fence]) for lease_key, fence in leases])
+        return [reply_code(result) is Code.RELEASED for result in released]
 
     def read(self, lease_key: str, input_key: str, fence: str, consumer: str, count: int,
              mode: str) -> ReadBatch:
         """XREADGROUP only while `fence` owns the lease (`mode` NEW or PENDING); raises `Fenced`."""
-        result = self._scripts["read"](keys=[lease_key, input_key],
-                                       args=[fence, self._group, consumer, count, mode])
+        result = self._call("read", [lease_key, input_key], [fence, self._group, consumer, count, mode])
         if reply_code(result) is Code.FENCED:
             raise Fenced(lease_key)
-        entries = [(text(entry_id), field_map(fields)) for entry_id, fields in result[2]]
-        flat = result[3]
-        deliveries = {text(flat[i]): int(flat[i + 1]) for i in range(0, len(flat), 2)}
-        return ReadBatch(entries, deliveries, text(result[1]))
+        _, cursor, rows, flat = array(result)
+        entries = [(text(entry_id), field_map(fields)) for entry_id, fields in map(array, array(rows))]
+        deliveries = {text(entry_id): integer(count) for entry_id, count in field_map(flat).items()}
+        return ReadBatch(entries, deliveries, text(cursor))
 
     def owner(self, lease_key: str, session_key: str, fence: str, identity: str) -> str:
         """The session's owner ("<principal> <project>"), recording `identity` if it has none; raises `Fenced`."""
-        result = self._scripts["owner"](keys=[lease_key, session_key], args=[fence, identity, self._session_ttl_ms])
+        result = self._call("owner", [lease_key, session_key], [fence, identity, self._session_ttl_ms])
         check_owner(reply_code(result), lease_key)
-        return text(result[1])
+        return text(array(result)[1])
 
     def commit(self, lease_key: str, input_key: str, fence: str, entry_id: str, plan: CommitPlan) -> None:
         """Apply one accepted call atomically; raises `Fenced` or `StaleCache`."""
@@ -386,7 +374,7 @@ class Scripts:
         """`commit` as a call to run now or in a `ScriptBatch`."""
         session, generations, frame_log, plain = plan.session_keys
         keys = [lease_key, input_key, generations, session, frame_log, plain, plan.reply_key]
-        args: list[Any] = [fence, self._group, entry_id, plan.expected_seq, plan.expected_generation,
+        args: list[EncodableT] = [fence, self._group, entry_id, plan.expected_seq, plan.expected_generation,
                            plan.new_generation, plan.digest, plan.frame, self._frame_log_max,
                            self._frame_log_max_bytes, plan.reply, self._reply_ttl_ms, plan.channel,
                            plan.session_field, plan.session_value, plan.generations_increment,
@@ -394,11 +382,12 @@ class Scripts:
         for field, value in plan.fields:
             args += [field, value]
 
-        def check(result: Any) -> None:
+        def check(result: Reply) -> None:
             code = reply_code(result)
             check_owner(code, lease_key)
             if code is Code.STALE:
-                raise StaleCache(f"stored seq {text(result[1])}, generation {text(result[2])}")
+                _, seq, generation = array(result)
+                raise StaleCache(f"stored seq {text(seq)}, generation {text(generation)}")
             if code is Code.FULL:  # decided on an out-of-date count: decided again, it is refused
                 raise StaleCache("the session holds its maximum of generations")
         return ScriptCall("commit", keys, args, check)
@@ -426,7 +415,7 @@ class Scripts:
         """`plain` as a call to run now or in a `ScriptBatch`."""
         session, generations, frame_log, plain = session_keys
 
-        def check(result: Any) -> None:
+        def check(result: Reply) -> None:
             code = reply_code(result)
             check_owner(code, lease_key)
             if code is Code.EXISTS:
@@ -444,7 +433,7 @@ class Scripts:
         """Dead-letter a bounded copy of an entry (with an optional error reply) and ack it; raises `Fenced`."""
         copy = bounded_copy(fields, policy.entry_bytes)
         keys = [lease_key, input_key, dead_key, dead_bytes_key] + ([reply_key] if reply else [])
-        args: list[Any] = [fence, self._group, entry_id, reason, reply, self._reply_ttl_ms,
+        args: list[EncodableT] = [fence, self._group, entry_id, reason, reply, self._reply_ttl_ms,
                            policy.max_entries, policy.max_bytes, "1" if copy.truncated else "0"]
         for field, value in copy.fields:
             args += [field, value]
@@ -456,4 +445,29 @@ class Scripts:
 
     def run(self, call: ScriptCall) -> None:
         """Run one call now; raises what its wrapper raises."""
-        call.check(self._scripts[call.name](keys=call.keys, args=call.args))
+        call.check(self._call(call.name, call.keys, call.args))
+
+    def _call(self, name: str, keys: list[str], args: list[EncodableT]) -> Reply:
+        return run_script(self._scripts[name], keys, args)
+
+
+def _renewal(result: Reply) -> Renewal | LostLease:
+    """The outcome of one `lease_renew` reply."""
+    values = array(result)
+    if reply_code(values) is Code.RENEWED:
+        return Renewal(integer(values[1]))
+    return LostLease(text(values[1]), text(values[2]))
+
+
+def _wait_for_replicas(redis: ClusterClient, leases: list[str]) -> None:
+    """On a cluster, WAIT until each newly acquired lease's epoch reached its slot's replicas.
+
+    Replication is asynchronous: a master that fails right after handing out epoch e+1
+    could leave a replica at e, which would hand e+1 out again after its promotion, and
+    two owners would pass the same fence.  The lease is used only once WAIT returned (a
+    replica that does not answer in time is logged; the lease is used anyway).
+    """
+    one_per_node = {node_of(redis, lease).name: lease for lease in leases}
+    for lease in one_per_node.values():
+        if wait_replicated(redis, lease, ACQUIRE_WAIT_MS) == 0:
+            log.warning("cluster: the epoch of %s reached no replica within %d ms", lease, ACQUIRE_WAIT_MS)

@@ -12,9 +12,12 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Any
 
+from redis.typing import EncodableT
+
+from ..redisio.client import Reply
 from ..redisio.scripts import ScriptBatch, ScriptCall
+from ..streams.tools import Decision
 
 
 @dataclass
@@ -26,7 +29,7 @@ class Queued:
     session: str
     outcome: str  # the metric outcome when the write succeeds
     started: float = field(default_factory=time.perf_counter)
-    decision: Any = None  # the tool Decision of a commit (its frame is counted, its state cached)
+    decision: Decision | None = None  # the tool decision of a commit (its frame is counted, its state cached)
 
 
 class WriteBatch:
@@ -65,11 +68,11 @@ class WriteBatch:
         """
         return self._settled(self._scripts.execute())
 
-    def commands(self) -> list[tuple[Any, ...]]:
+    def commands(self) -> list[tuple[EncodableT, ...]]:
         """The queued calls as commands for a round trip of the caller's (one reply each)."""
         return self._scripts.commands()
 
-    def complete(self, results: list[Any]) -> list[tuple[Queued, BaseException | None]]:
+    def complete(self, results: list[Reply]) -> list[tuple[Queued, BaseException | None]]:
         """`execute` for calls the caller sent (`commands`): their replies, in order."""
         return self._settled(self._scripts.outcomes(results))
 

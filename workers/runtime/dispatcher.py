@@ -48,9 +48,13 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from typing import Any
+from typing import TypeAlias
 
-from ..redisio.connection import RoundTrip, is_cluster, pack, poll_groups, stream_entries
+from redis.connection import Connection
+from redis.typing import EncodableT
+
+from ..redisio.client import ClusterClient, RedisClient, Reply, ServerClient
+from ..redisio.connection import Command, Entry, RoundTrip, is_cluster, pack, poll_groups, stream_entries, wire
 from ..redisio.keys import CONSUMER, GROUP
 from ..sessions.cache import PARSED_FACTOR
 from .partition import PartitionConsumer
@@ -65,29 +69,31 @@ FLUSH_EVERY_S = 0.0005  # writes held in a round are sent at most this often bef
 # send wakes Redis, which then competes for the cores with the partitions still to decide
 POLL_MS = 10  # Redis Cluster: the sleep between two polls of the idle partitions after activity,
 POLL_MAX_MS = 50  # doubling up to this while nothing arrives
+Settled: TypeAlias = tuple[PartitionConsumer, list[Reply] | BaseException]  # a consumer's write replies, or why none
 
 
 class Dispatcher:
     """Serves the attached partition consumers from one thread."""
 
-    def __init__(self, *, redis: Any, held_bytes: int, batch_size: int = 32, block_ms: int = BLOCK_MS) -> None:
+    def __init__(self, *, redis: RedisClient, held_bytes: int, batch_size: int = 32, block_ms: int = BLOCK_MS) -> None:
         self._redis = redis
+        self._server: ServerClient | None = None if is_cluster(redis) else redis  # None: a cluster, polled
         self._batch_size = batch_size
         self._held_budget = held_bytes
         self._held = 0  # estimated bytes of the states the unsettled writes hold
         self._block_ms = block_ms
-        self._cluster = is_cluster(redis)
+        self._cluster = self._server is None
         self._poll_ms = POLL_MS
         self._more = True  # the last read filled a batch (or none happened yet): do not block
         self._round: RoundTrip | None = None  # the writes sent since the last read, replies unread
-        self._waiting: list[Any] = []  # decided writes not sent yet (see `_hold`)
+        self._waiting: list[Command] = []  # decided writes not sent yet (see `_hold`)
         self._flushed_at = 0.0  # when Redis last got writes to run, or the round's read returned
-        self._connection: Any = None  # the loop's own connection (single server), taken on first use
+        self._connection: Connection | None = None  # the loop's own connection (single server), taken on first use
         self._unsettled: list[tuple[PartitionConsumer, int]] = []  # their consumers, with their writes' count
         self._turns_at = 0.0  # when `_serve_turns` runs next (sooner when `_turns_due`)
         self._turns_due = True
         self._read_streams: tuple[str, ...] = ()  # the streams of the packed reads, by block time:
-        self._read_packed: dict[int, bytes | tuple[Any, ...]] = {}
+        self._read_packed: dict[int, bytes | tuple[EncodableT, ...]] = {}
         self._consumers: dict[int, PartitionConsumer] = {}
         self._lock = threading.Lock()
         self._reading = threading.Lock()  # held while a read is in flight
@@ -152,15 +158,17 @@ class Dispatcher:
             except Exception:
                 log.exception("dispatcher: unexpected error; continuing")
                 self._stop.wait(0.1)
-        if self._connection is not None:
+        if self._connection is not None and self._server is not None:
             if self._round is not None:  # writes sent, replies unread: the connection cannot be reused
-                self._connection.disconnect()
-            self._redis.connection_pool.release(self._connection)
+                wire(self._connection).disconnect()
+            self._server.connection_pool.release(self._connection)
 
     def _round_trip(self) -> RoundTrip:
+        server = self._server
+        assert server is not None, "a cluster is polled: it sends no round trip of its own"
         if self._connection is None:
-            self._connection = self._redis.connection_pool.get_connection()
-        return RoundTrip(self._redis, self._connection)
+            self._connection = server.connection_pool.get_connection()
+        return RoundTrip(server, self._connection)
 
     def _serve_turns(self) -> bool:
         """A `step` for each consumer that needs one; True if any read entries (more may wait)."""
@@ -206,7 +214,7 @@ class Dispatcher:
                 self._turns_due = self._turns_due or consumer.replaying
             self._more = self._more or len(entries) >= self._batch_size
 
-    def _settle(self, settled: list[tuple[PartitionConsumer, Any]]) -> None:
+    def _settle(self, settled: list[Settled]) -> None:
         """Hand each consumer the replies of its writes (or the error that kept them from Redis)."""
         for written, results in settled:
             with written.busy:
@@ -236,11 +244,11 @@ class Dispatcher:
         self._waiting, self._flushed_at = [], now
 
     def _exchange(self, readers: dict[str, PartitionConsumer],
-                  block_ms: int) -> tuple[list[tuple[PartitionConsumer, Any]], list[tuple[str, Any]]]:
+                  block_ms: int) -> tuple[list[Settled], list[tuple[str, list[Entry]]]]:
         """Finish the round trip: the read (blocking up to `block_ms`, 0: not) behind the writes
         already sent; (consumer, replies) and (stream, entries)."""
-        if self._cluster:
-            return [], self._poll(readers, block_ms > 0)
+        if is_cluster(self._redis):
+            return [], self._poll(self._redis, readers, block_ms > 0)
         trip, self._round = self._round or self._round_trip(), None
         counts, self._unsettled, self._held = self._unsettled, [], 0
         writes, self._waiting = self._waiting, []
@@ -255,13 +263,14 @@ class Dispatcher:
             self._turns_due = True
             self._stop.wait(self._block_ms / 1000)
             return [(consumer, error) for consumer, _ in counts], []
-        settled, at = [], 0
+        settled: list[Settled] = []
+        at = 0
         for consumer, count in counts:
             settled.append((consumer, results[at:at + count]))
             at += count
         return settled, self._entries(results[at], readers) if readers else []
 
-    def _read_command(self, streams: tuple[str, ...], block_ms: int) -> bytes | tuple[Any, ...]:
+    def _read_command(self, streams: tuple[str, ...], block_ms: int) -> bytes | tuple[EncodableT, ...]:
         """The round's XREADGROUP, packed once for as long as the readable partitions and the block stay."""
         if streams != self._read_streams:
             self._read_streams, self._read_packed = streams, {}
@@ -273,7 +282,7 @@ class Dispatcher:
                  "STREAMS", *streams, *(">",) * len(streams)))
         return packed
 
-    def _entries(self, reply: Any, readers: dict[str, PartitionConsumer]) -> list[tuple[str, Any]]:
+    def _entries(self, reply: Reply, readers: dict[str, PartitionConsumer]) -> list[tuple[str, list[Entry]]]:
         """(stream key, entries) pairs of a raw XREADGROUP reply; a failed read makes every reader replay."""
         if isinstance(reply, BaseException):
             log.warning("dispatcher: read failed (%s)", reply)
@@ -283,9 +292,10 @@ class Dispatcher:
             return []
         return stream_entries(reply)
 
-    def _poll(self, readers: dict[str, PartitionConsumer], block: bool) -> list[tuple[str, Any]]:
+    def _poll(self, cluster: ClusterClient, readers: dict[str, PartitionConsumer],
+              block: bool) -> list[tuple[str, list[Entry]]]:
         """Redis Cluster: one non-blocking XREADGROUP per partition (pipelined per node); sleep if none had any."""
-        replies = poll_groups(self._redis, GROUP, CONSUMER, list(readers), self._batch_size)
+        replies = poll_groups(cluster, GROUP, CONSUMER, list(readers), self._batch_size)
         delivered = []
         for key, reply in replies.items():
             if isinstance(reply, BaseException):

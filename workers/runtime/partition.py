@@ -21,20 +21,31 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+
+from redis.typing import EncodableT
 
 from config.settings import Settings
 
 from ..actions.operations import ActionServices, PartitionOperations
 from ..answers.runtime import PartitionAnswers, handles
 from ..observability.metrics import Metrics, entry_label
-from ..redisio.connection import TRANSIENT_ERRORS, Backoff, is_busy_group, stream_id, text
+from ..redisio.client import RedisClient, Reply
+from ..redisio.connection import (
+    TRANSIENT_ERRORS,
+    Backoff,
+    Entry,
+    array,
+    is_busy_group,
+    mapping,
+    stream_id,
+    stream_range,
+    text,
+)
 from ..redisio.dead_letter import DeadLetterPolicy
 from ..redisio.keys import CONSUMER, GROUP, Keys, partition_of
 from ..redisio.scripts import PENDING, ScriptCall, Scripts
-from ..sessions.cache import GenerationCache
 from ..sessions.owners import SessionOwners
-from ..sessions.store import Store
+from ..sessions.store import SharedCache, Store
 from ..streams.tools import Decision, ToolHandler
 from ..wire.entry import address_of, decode_fields, error_reply, ok_reply_text, parse_body, parse_entry
 from ..wire.errors import ErrorCode, Fenced, HostError, OutOfOrder, StaleCache
@@ -47,9 +58,9 @@ TRIM_EVERY_S = 30.0
 BODY_MARGIN = 4_096  # envelope room above the document budget for one tool call body
 
 
-def own_group(groups: Any) -> Any:
+def own_group(groups: Reply) -> dict[Reply, Reply] | None:
     """The runtime's consumer group in an `XINFO GROUPS` reply, or None (not created yet)."""
-    return next((group for group in groups if text(group["name"]) == GROUP), None)
+    return next((group for group in map(mapping, array(groups)) if text(group["name"]) == GROUP), None)
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,9 +76,9 @@ class _Write:
 class PartitionConsumer:
     """Processes the input stream of one partition under one lease epoch."""
 
-    def __init__(self, *, redis: Any, settings: Settings, keys: Keys, scripts: Scripts,
+    def __init__(self, *, redis: RedisClient, settings: Settings, keys: Keys, scripts: Scripts,
                  metrics: Metrics, partition: int, epoch: int, fence: str, actions: ActionServices | None = None,
-                 cache: GenerationCache | None = None, valid_until: float = float("inf")) -> None:
+                 cache: SharedCache | None = None, valid_until: float = float("inf")) -> None:
         self.partition = partition
         self.epoch = epoch
         self.fence = fence  # "<epoch>:<owner>": what every fenced script checks
@@ -157,7 +168,7 @@ class PartitionConsumer:
         """True while writes handed to the dispatcher have not been settled."""
         return self._unsettled is not None
 
-    def take(self, entries: list[tuple[Any, Any]], *, defer: bool = False) -> WriteBatch | None:
+    def take(self, entries: list[Entry], *, defer: bool = False) -> WriteBatch | None:
         """Decide entries the dispatcher delivered (new, in id order) and write them in one round trip.
 
         With `defer` the writes are returned unsent: the dispatcher sends them on its round's
@@ -168,17 +179,17 @@ class PartitionConsumer:
         self._guarded(lambda: self._take(entries, defer))
         return self._unsettled
 
-    def commands(self) -> list[tuple[Any, ...]]:
+    def commands(self) -> list[tuple[EncodableT, ...]]:
         """The deferred writes, for the dispatcher's next round trip (one reply each)."""
         return self._unsettled.commands() if self._unsettled is not None else []
 
-    def settle(self, results: list[Any] | BaseException) -> None:
+    def settle(self, results: list[Reply] | BaseException) -> None:
         """The replies of the deferred writes, in order (or the error that kept them from Redis)."""
         batch, self._unsettled = self._unsettled, None
         if batch is not None:
             self._guarded(lambda: self._settle_deferred(batch, results))
 
-    def _settle_deferred(self, batch: WriteBatch, results: list[Any] | BaseException) -> bool:
+    def _settle_deferred(self, batch: WriteBatch, results: list[Reply] | BaseException) -> bool:
         if isinstance(results, BaseException):
             for session in batch.sessions():  # optimistic cache entries of writes that may not have happened
                 self._store.forget(session)
@@ -266,7 +277,7 @@ class PartitionConsumer:
                 self._handle(entry_id, fields, batch.deliveries.get(entry_id, 1))
         return replayed
 
-    def _take(self, entries: list[tuple[Any, Any]], defer: bool) -> bool:
+    def _take(self, entries: list[Entry], defer: bool) -> bool:
         """Decide delivered entries in order against the cache, then write them in one round trip."""
         self._batch = WriteBatch(self._scripts.batch())
         try:
@@ -286,7 +297,7 @@ class PartitionConsumer:
             self._batch = None
         return True
 
-    def _handle(self, entry_id: str, raw_fields: Any, deliveries: int) -> None:
+    def _handle(self, entry_id: str, raw_fields: dict[Reply, Reply] | dict[str, str], deliveries: int) -> None:
         fields = decode_fields(raw_fields or {})
         if deliveries > self._settings.dead_letter_after:
             address = address_of(fields)
@@ -460,7 +471,8 @@ class PartitionConsumer:
         group = own_group(groups)
         if group is None or group.get("pending"):
             return False
-        return not newest or stream_id(newest[0][0]) <= stream_id(group["last-delivered-id"])
+        rows = stream_range(newest)
+        return not rows or stream_id(rows[0][0]) <= stream_id(group["last-delivered-id"])
 
     def _maybe_trim(self) -> None:
         """Trim the input stream below the oldest pending entry (MINID), never by MAXLEN."""
@@ -474,4 +486,4 @@ class PartitionConsumer:
             group = own_group(self._redis.xinfo_groups(self._input))
             floor = group["last-delivered-id"] if group else None
         if floor:
-            self._redis.xtrim(self._input, minid=floor, approximate=False)
+            self._redis.xtrim(self._input, minid=text(floor), approximate=False)

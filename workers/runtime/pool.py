@@ -18,17 +18,17 @@ import threading
 import time
 import uuid
 from collections.abc import Callable
-from typing import Any
 
 from config.settings import Settings
 
 from ..actions.operations import ActionServices
 from ..observability.metrics import Metrics
-from ..redisio.connection import TRANSIENT_ERRORS, Backoff, text
+from ..redisio.client import RedisClient
+from ..redisio.connection import TRANSIENT_ERRORS, Backoff, array, integer, mapping, text
 from ..redisio.durability import CHECK_EVERY_S, Durability, Mode, check_server
 from ..redisio.keys import GROUP, PROTOCOL, Keys
 from ..redisio.scripts import Acquired, LostLease, Scripts
-from ..sessions.cache import GenerationCache
+from ..sessions.store import SharedCache
 from .dispatcher import Dispatcher
 from .heap import HeapPolicy
 from .partition import PartitionConsumer, own_group
@@ -43,7 +43,7 @@ class MetaMismatch(Exception):
     """The deployment's `{prefix}:meta` disagrees with this process's configuration."""
 
 
-def check_meta(redis: Any, keys: Keys, partitions: int, durability: Durability | None = None, *,
+def check_meta(redis: RedisClient, keys: Keys, partitions: int, durability: Durability | None = None, *,
                streaming: bool = True) -> None:
     """Set `{prefix}:meta` on first start (HSETNX) and refuse a mismatch; advertise `streaming` (1/0)."""
     durability = durability or Durability()
@@ -53,7 +53,7 @@ def check_meta(redis: Any, keys: Keys, partitions: int, durability: Durability |
     pipe.hsetnx(keys.meta, "protocol", PROTOCOL)
     pipe.hsetnx(keys.meta, "durability", durability.meta)
     pipe.hgetall(keys.meta)
-    stored = {text(k): text(v) for k, v in pipe.execute()[-1].items()}
+    stored = {text(k): text(v) for k, v in mapping(pipe.execute()[-1]).items()}
     if stored.get("partitions") != str(partitions):
         raise MetaMismatch(f"{keys.meta} has partitions={stored.get('partitions')}, configured {partitions}")
     if stored.get("protocol") != str(PROTOCOL):
@@ -67,7 +67,7 @@ def check_meta(redis: Any, keys: Keys, partitions: int, durability: Durability |
 class WorkerPool:
     """One pool process (or, in the demo, one thread group) sharing the partitions."""
 
-    def __init__(self, *, settings: Settings, redis: Any, metrics: Metrics, worker_id: str | None = None,
+    def __init__(self, *, settings: Settings, redis: RedisClient, metrics: Metrics, worker_id: str | None = None,
                  on_serving: Callable[[], None] | None = None, actions: ActionServices | None = None) -> None:
         self.worker_id = worker_id or f"w-{uuid.uuid4().hex[:12]}"
         self._settings = settings
@@ -85,7 +85,7 @@ class WorkerPool:
         self._held: dict[int, PartitionConsumer] = {}
         self._dispatcher = Dispatcher(redis=redis, batch_size=settings.batch_size,
                                       held_bytes=settings.cache_bytes // HELD_SHARE)
-        self._cache = GenerationCache(max_bytes=settings.cache_bytes)  # shared by every held partition
+        self._cache = SharedCache(max_bytes=settings.cache_bytes)  # shared by every held partition
         self._heap = HeapPolicy(every_s=settings.gc_freeze_s)
         self._stop = threading.Event()
         self._tick_s = min(settings.heartbeat_ms, settings.lease_renew_ms) / 1000
@@ -181,8 +181,7 @@ class WorkerPool:
         pipe.zadd(self._keys.workers, {self.worker_id: now + self._settings.lease_ttl_ms})
         pipe.zremrangebyscore(self._keys.workers, "-inf", now)
         pipe.zrange(self._keys.workers, 0, -1)
-        members = pipe.execute()[-1]
-        return [m.decode() if isinstance(m, bytes) else m for m in members]
+        return [text(member) for member in array(pipe.execute()[-1])]
 
     def _preferred(self, live: list[str]) -> list[int]:
         """All partitions, this worker's own stripe first, so workers rarely contend; the others
@@ -313,5 +312,5 @@ class WorkerPool:
         for partition, groups in zip(partitions, pipe.execute(raise_on_error=False), strict=False):
             group = None if isinstance(groups, Exception) else own_group(groups)
             if group is not None:
-                lag = group.get("lag") or 0
-                self._metrics.lag.labels(str(partition)).set(int(lag) + int(group.get("pending") or 0))
+                lag = integer(group.get("lag") or 0) + integer(group.get("pending") or 0)
+                self._metrics.lag.labels(str(partition)).set(lag)

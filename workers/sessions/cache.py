@@ -18,13 +18,23 @@ estimate over 1-250 patches.
 
 from __future__ import annotations
 
+import enum
 from collections import OrderedDict
 from collections.abc import Hashable
-from typing import Any
+from typing import Final, Generic, Literal, TypeVar
 
 PARSED_FACTOR = 24  # estimated bytes held per checkpoint byte once the state is parsed
 ENTRY_OVERHEAD = 2_048  # the record, its key and the cache's own bookkeeping
-MISSING: Any = object()  # `get` of a key that is not cached (None is a cached "no generation")
+V = TypeVar("V")
+
+
+class Missing(enum.Enum):
+    """The type of `MISSING`."""
+
+    MISSING = "missing"
+
+
+MISSING: Final = Missing.MISSING  # `get` of a key that is not cached (None is a cached "no generation")
 
 
 def estimate(checkpoint: str | None) -> int:
@@ -32,18 +42,18 @@ def estimate(checkpoint: str | None) -> int:
     return ENTRY_OVERHEAD + PARSED_FACTOR * len(checkpoint or "")
 
 
-class GenerationCache:
+class GenerationCache(Generic[V]):
     """Least-recently-used mapping whose entries' estimates stay within `max_bytes`."""
 
     def __init__(self, *, max_bytes: int) -> None:
         self.max_bytes = max_bytes
         self.bytes = 0
-        self._entries: OrderedDict[Hashable, tuple[Any, int]] = OrderedDict()
+        self._entries: OrderedDict[Hashable, tuple[V, int]] = OrderedDict()
 
     def __len__(self) -> int:
         return len(self._entries)
 
-    def get(self, key: Hashable) -> Any:
+    def get(self, key: Hashable) -> V | Literal[Missing.MISSING]:
         """The cached value (marked recently used), or `MISSING`."""
         entry = self._entries.get(key)
         if entry is None:
@@ -51,7 +61,7 @@ class GenerationCache:
         self._entries.move_to_end(key)
         return entry[0]
 
-    def put(self, key: Hashable, value: Any, size: int) -> None:
+    def put(self, key: Hashable, value: V, size: int) -> None:
         """Cache `value`, then evict the least recently used entries beyond the budget."""
         self.drop(key)
         self._entries[key] = (value, size)

@@ -9,11 +9,14 @@ from __future__ import annotations
 
 import time
 from collections import OrderedDict
+from collections.abc import Hashable
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, TypeAlias, TypeVar
 
-from core.stream.lifecycle import resume_ui_stream
+from core.stream.lifecycle import UIStreamState, resume_ui_stream
 
+from ..redisio.client import RedisClient, Reply
+from ..redisio.connection import array, integer
 from ..redisio.keys import Keys, generation_field, plain_field, source_field, ui_field
 from ..wire.entry import dumps, loads
 from .cache import MISSING, GenerationCache, estimate
@@ -44,13 +47,14 @@ class Generation:
     last_digest: str
     last_receipt: str
     call_ids: frozenset[str]  # the call-id part ("<sha256[:32]>:") of every digest in the call ledger
-    state: Any = field(default=None, compare=False)
+    state: UIStreamState | None = field(default=None, compare=False)
 
-    def stream_state(self) -> Any:
+    def stream_state(self) -> UIStreamState:
         """The core `UIStreamState` of the stored checkpoint (rebuilt once after a cache miss)."""
         if self.state is None:
             state = resume_ui_stream(loads(self.checkpoint), frame_count=self.frames, byte_count=self.bytes)
             object.__setattr__(self, "state", state)
+            return state
         return self.state
 
     @property
@@ -68,6 +72,9 @@ class Generation:
         return replace(self, **changes)
 
 
+SharedCache: TypeAlias = GenerationCache[Generation | None]  # what every held partition's Store caches
+
+
 @dataclass(frozen=True)
 class OpenFacts:
     """The stored facts an `intelligent_ui_open` is decided on."""
@@ -78,21 +85,25 @@ class OpenFacts:
     generations: int  # generations the session has opened
 
 
-def _text(value: Any) -> str:
+def _text(value: Reply) -> str:
     return value.decode("utf-8") if isinstance(value, bytes) else str(value)
+
+
+K = TypeVar("K", bound=Hashable)
+T = TypeVar("T")
 
 
 class Store:
     """Cached reads of one partition's session state."""
 
-    def __init__(self, *, redis: Any, keys: Keys, partition: int, session_ttl_s: float = 0,
-                 cache: GenerationCache | None = None, scope: Any = None) -> None:
+    def __init__(self, *, redis: RedisClient, keys: Keys, partition: int, session_ttl_s: float = 0,
+                 cache: SharedCache | None = None, scope: Hashable = None) -> None:
         self._redis = redis
         self._keys = keys
         self._partition = partition
         # Generations live in the process-wide cache under (partition, scope): a new lease of
         # the same partition uses a new scope, so it never reads what an earlier lease cached.
-        self._cache = cache if cache is not None else GenerationCache(max_bytes=DEFAULT_CACHE_BYTES)
+        self._cache = cache if cache is not None else SharedCache(max_bytes=DEFAULT_CACHE_BYTES)
         self._scope = (partition, scope)
         self._counts: OrderedDict[str, int] = OrderedDict()
         self._sources: OrderedDict[tuple[str, str], str] = OrderedDict()  # write-once while the session lives
@@ -144,9 +155,10 @@ class Store:
         pipe = self._redis.pipeline(transaction=False)
         pipe.hmget(key, [ui_field(ui_id or ""), source_field(call), "generations"])
         pipe.hexists(self._keys.plain(self._partition, session), plain_field("doc", call))
-        (number, source, count), plain = pipe.execute()
+        values, plain = pipe.execute()
+        number, source, count = array(values)
         if session not in self._counts:  # a cached count includes this batch's unconfirmed opens
-            self._remember(self._counts, session, int(count or 0))
+            self._remember(self._counts, session, integer(count or 0))
         if source is not None:
             self._remember(self._sources, (session, call), _text(source))
         current = None
@@ -163,7 +175,7 @@ class Store:
         self._touch(session)
         if session not in self._counts:
             value = self._redis.hget(self._keys.session(self._partition, session), "generations")
-            self._remember(self._counts, session, int(value or 0))
+            self._remember(self._counts, session, integer(value or 0))
         return self._counts[session]
 
     def current(self, session: str, ui_id: str) -> Generation | None:
@@ -171,7 +183,7 @@ class Store:
         self._touch(session)
         cached = self._cache.get((self._scope, session, ui_id))
         if cached is not MISSING:
-            return cached  # type: ignore[no-any-return]
+            return cached
         record = self._load(session, ui_id)
         self._keep(session, ui_id, record)
         return record
@@ -188,7 +200,7 @@ class Store:
         self._touch(session).add(ui_id)
         self._cache.put((self._scope, session, ui_id), record, estimate(record.checkpoint if record else None))
 
-    def _remember(self, cache: OrderedDict[Any, Any], key: Any, value: Any) -> None:
+    def _remember(self, cache: OrderedDict[K, T], key: K, value: T) -> None:
         cache[key] = value
         cache.move_to_end(key)
         while len(cache) > CACHE_SIZE:
@@ -205,7 +217,7 @@ class Store:
 
     def plain_count(self, session: str) -> int:
         """How many plain documents the session holds (three hash fields each)."""
-        return int(self._redis.hlen(self._keys.plain(self._partition, session))) // 3
+        return self._redis.hlen(self._keys.plain(self._partition, session)) // 3
 
     def plain_document(self, session: str, call_id: str, ui_id: str) -> dict[str, Any] | None:
         """The plain document of `documentRef = {sourceCallId: call_id, uiId: ui_id, generation: 0,
@@ -220,7 +232,7 @@ class Store:
         number = self._redis.hget(self._keys.session(self._partition, session), ui_field(ui_id))
         if number is None:
             return None
-        generation = int(number)
+        generation = integer(number)
         names = ("checkpoint", "calls", "source", "seq", "revision", "status", "frames", "bytes",
                  "last_call", "last_digest", "last_receipt")
         raw = self._redis.hmget(self._keys.generations(self._partition, session),

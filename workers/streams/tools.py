@@ -20,7 +20,7 @@ from core.errors import UIError, UISchemaError, UIStreamError
 from core.json.canonical import canonical_json_measured, canonical_json_string
 from core.json.safe import SafeJson
 from core.limits import MAX_GENERATION, UI_LIMITS, UI_PROTOCOL_LIMITS
-from core.stream.lifecycle import advance_ui_stream, start_ui_stream
+from core.stream.lifecycle import UIStreamState, advance_ui_stream, start_ui_stream
 
 from ..redisio.keys import Keys, generation_field, plain_field, source_field, ui_field
 from ..redisio.scripts import CommitPlan, PlainFields
@@ -256,9 +256,10 @@ class ToolHandler:
                             "or before a later call", code=ErrorCode.CALL_ID_REUSED)
         return None
 
-    def _commit(self, entry: InputEntry, tool: str, state: Any, current: Generation | None,
+    def _commit(self, entry: InputEntry, tool: str, state: UIStreamState, current: Generation | None,
                 digest: str, *, fresh: bool) -> Decision:
         frame = state.checkpoint
+        extended = None if fresh else current  # the generation this frame extends (an advance's current)
         if not fresh and self._settings.max_document_bytes < UI_LIMITS["maxDocumentBytes"]:
             size = len(dumps(frame["snapshot"]).encode("utf-8"))
             if size > self._settings.max_document_bytes:
@@ -266,7 +267,7 @@ class ToolHandler:
                                   f"{self._settings.max_document_bytes}", code=ErrorCode.DOCUMENT_TOO_LARGE)
         text = dumps(frame)
         size = len(text.encode("utf-8"))
-        used = 0 if fresh else current.bytes  # type: ignore[union-attr]
+        used = extended.bytes if extended else 0
         reserve = 0 if state.status != "streaming" else self._settings.max_document_bytes + ENVELOPE_BYTES
         if used + size + reserve > MAX_STREAM_BYTES:
             raise BudgetError(f"byte budget exhausted ({used} bytes used); only a terminal frame remains",
@@ -274,9 +275,9 @@ class ToolHandler:
         record = Generation(
             ui_id=str(frame["uiId"]), generation=int(frame["generation"]), source=str(frame["sourceCallId"]),
             seq=int(frame["seq"]), revision=int(frame["revision"]), status=str(state.status),
-            frames=1 if fresh else current.frames + 1, bytes=used + size, checkpoint=text,  # type: ignore[union-attr]
+            frames=extended.frames + 1 if extended else 1, bytes=used + size, checkpoint=text,
             last_call=entry.call, last_digest=digest, last_receipt=receipt(tool, frame),
-            call_ids=(frozenset() if fresh else current.call_ids) | {call_id_of(digest)},  # type: ignore[union-attr]
+            call_ids=(extended.call_ids if extended else frozenset()) | {call_id_of(digest)},
             state=state.without_history(),  # the host stores each frame; digests of earlier ones are never read
         )
         result = record.last_result

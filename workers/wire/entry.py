@@ -63,12 +63,12 @@ class InputEntry(BaseModel):
     project: Annotated[str, _checked(is_session_id)] | None = None
 
 
-def _text(value: Any) -> str:
+def _text(value: object) -> str:
     return value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value)
 
 
-def decode_fields(raw: Mapping[Any, Any]) -> dict[str, str]:
-    """Entry fields as text (redis-py returns bytes; bad UTF-8 replaced)."""
+def decode_fields(raw: Mapping[object, object] | Mapping[str, str]) -> dict[str, str]:
+    """Entry fields as text (a raw reply's are bytes; bad UTF-8 replaced)."""
     return {_text(k): _text(v) for k, v in raw.items()}
 
 

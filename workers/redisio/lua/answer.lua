@@ -35,7 +35,7 @@
 -- ARGV[21] call id, ARGV[22] call digest, ARGV[23] result JSON (the adjacent-resend ledger)
 -- Returns  {'ok'}       committed
 --          {'fenced'}   the lease is gone or held under another fence (nothing written)
---          {'gap'}  an older entry of the partition is still pending (nothing written)
+--          {'gap'}      an older entry of the partition is still pending (nothing written)
 --          {'deleted'}  the session was deleted (nothing written)
 --          {'stale'}    the turn or the block is not what the caller read (nothing written)
 --          {'full'}     the session holds ARGV[17] blocks (nothing written)

@@ -35,7 +35,7 @@
 -- ARGV[21..] field, value pairs written to KEYS[3] (names without the prefix)
 -- Returns  {'ok'}                       committed
 --          {'fenced'}                   the lease is gone or held under another fence (nothing written)
---          {'gap'}  an older entry of the partition is still pending (nothing written)
+--          {'gap'}                      an older entry of the partition is still pending (nothing written)
 --          {'stale', seq, generation}   CAS failed: the stored cursor differs from the expected one
 --          {'full'}                     the open would exceed ARGV[20] generations (nothing written:
 --                                       seed 001 never overwrites a generation, it refuses the open)

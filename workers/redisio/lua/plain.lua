@@ -19,7 +19,7 @@
 -- ARGV[13] session time-to-live in milliseconds, refreshed on KEYS[3..6] ("0": never expires)
 -- Returns  'ok'      stored, replied and acked
 --          'fenced'  the lease is gone or held under another fence (nothing written)
---          'gap'  an older entry of the partition is still pending (nothing written)
+--          'gap'     an older entry of the partition is still pending (nothing written)
 --          'exists'  the call id already holds a document (nothing written: the caller's view is stale)
 --          'full'    the session holds ARGV[10] plain documents (nothing written)
 local lease, input, plain, session, generations, frame_log, reply_list =

@@ -1,5 +1,6 @@
 -- read: a fenced XREADGROUP, so that only the current owner can move entries into the
--- partition's pending list.  A paused-then-resumed worker (a zombie) gets -1 and moves nothing.
+-- partition's pending list.  A paused-then-resumed worker (a zombie) gets {'fenced'} and moves
+-- nothing.
 -- KEYS[1]  lease hash of the partition (fencing: field fence)
 -- KEYS[2]  input stream of the partition
 -- ARGV[1]  caller's fence ("<epoch>:<owner>", as lease_acquire returned it)

@@ -42,7 +42,7 @@
 -- Returns  {'ok'}                  committed
 -- nothing written by the other replies:
 --          {'fenced'}              the lease is gone or held under another fence
---          {'gap'}  an older entry of the partition is still pending (nothing written)
+--          {'gap'}                 an older entry of the partition is still pending
 --          {'stale', status}       CAS failed: the stored status is not ARGV[5] ("" = missing)
 --          {'duplicate', value}    the requestId is already indexed (value "<op> <digest>")
 --          {'forbidden'}           the transition is not allowed by the status machine

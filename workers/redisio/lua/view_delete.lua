@@ -14,7 +14,7 @@
 -- ARGV[6]  reply JSON, ARGV[7] reply time-to-live in ms
 -- Returns  'ok' deleted (or already deleted), replied and acked
 --          'fenced' the lease is gone or held under another fence (nothing written)
---          'gap'  an older entry of the partition is still pending (nothing written)
+--          'gap'    an older entry of the partition is still pending (nothing written)
 local lease, input, tombstone, reply_list = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local FIRST_DELETED_KEY = 5  -- KEYS[5..]: the keys deleted
 local fence, group, entry_id = ARGV[1], ARGV[2], ARGV[3]

@@ -32,7 +32,7 @@
 -- Returns  {'ok', revision}           written
 -- nothing written by the other replies:
 --          {'fenced'}                 the lease is gone or held under another fence
---          {'gap'}  an older entry of the partition is still pending (nothing written)
+--          {'gap'}                    an older entry of the partition is still pending
 --          {'deleted'}                the session was deleted
 --          {'not_final'}              the block is not a final block with digest ARGV[6]
 --          {'stale', revision}        the stored revision is not ARGV[7]

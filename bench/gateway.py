@@ -1,0 +1,341 @@
+"""The gateway under load: idle connections, fan-out latency, resume, HTTP calls against direct XADDs.
+
+`python -m bench gateway [--connections 2000] [--subscribers 1000] [--sessions 100] [--rate 200]
+[--seconds 10] [--behind 1000] [--calls 2000] [--concurrency 32]` starts a private redis-server, one
+`iui worker` and one `iui gateway` process, and measures, with a load generator in this process
+(asyncio, raw sockets for the streams so the generator stays cheap):
+
+- idle: the gateway's RSS per open event stream, at `--connections` streams over `--sessions`
+  sessions (RSS after minus before, divided by the streams; goal <= 30 KiB);
+- fan-out: `--subscribers` streams over `--sessions` sessions while patches are committed at
+  `--rate` frames/s: latency from the submit of a patch to its frame at each subscriber, p50/p99
+  (goal p99 < 50 ms); the submit-to-reply latency of the same patches beside it;
+- resume: a client `--behind` events behind connects with its cursor: seconds until it has them all;
+- calls: `--calls` patches through `POST /v1/sessions/{s}/calls` with `--concurrency` in flight,
+  against the same patches XADDed by a direct producer (redis.asyncio, same concurrency): calls/s
+  of each and their ratio.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+import redis.asyncio as aioredis
+
+from gateway.identity import mint
+from workers.redisio.keys import Keys, partition_of
+from workers.redisio.local_server import free_port, start_redis_server
+
+EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "stream-initial.json"
+SECRET = "bench-gateway-secret-0123456789abcdefgh"
+PARTITIONS = 16
+GENERATION_PATCHES = 250  # patches per generation (a generation holds 256 frames)
+
+
+def rss_kib(pid: int) -> int:
+    """Resident set size of a process in KiB (Linux /proc)."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1])
+    return 0
+
+
+class Stack:
+    """redis-server, one worker and one gateway process."""
+
+    def __init__(self, directory: str) -> None:
+        self.redis, port = start_redis_server(directory)
+        self.url = f"redis://127.0.0.1:{port}/0"
+        self.port = free_port()
+        env = {**os.environ, "IUI_REDIS_URL": self.url, "IUI_PARTITIONS": str(PARTITIONS),
+               "IUI_GATEWAY_JWT_SECRET": SECRET, "IUI_GATEWAY_PORT": str(self.port),
+               "IUI_GATEWAY_MAX_LAG": "1000000", "IUI_FRAME_LOG_MAX": "100000"}
+        self.worker = subprocess.Popen([sys.executable, "-m", "workers.cli", "worker"], env=env,
+                                       stderr=subprocess.DEVNULL)
+        self.gateway = subprocess.Popen([sys.executable, "-m", "workers.cli", "gateway"], env=env,
+                                        stderr=subprocess.DEVNULL)
+        self.base = f"http://127.0.0.1:{self.port}"
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                if httpx.get(self.base + "/readyz", timeout=1).status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            if time.monotonic() > deadline:
+                raise RuntimeError("the gateway did not start")
+            time.sleep(0.1)
+
+    def close(self) -> None:
+        for process in (self.gateway, self.worker, self.redis):
+            process.kill()
+            process.wait()
+
+
+def token(role: str) -> str:
+    return mint(secret=SECRET.encode(), principal="bench", project="bench", role=role, ttl_s=3600)
+
+
+class Producer:
+    """Opens streams on sessions and patches them through redis.asyncio (the agent's side)."""
+
+    def __init__(self, url: str) -> None:
+        self.redis = aioredis.Redis.from_url(url)
+        self.keys = Keys("iui")
+        self.revision: dict[str, int] = {}
+        self.generation: dict[str, int] = {}
+        self._n = 0
+
+    async def call(self, session: str, tool: str, args: dict[str, Any], call: str) -> dict[str, Any]:
+        self._n += 1
+        request = f"r{self._n}"
+        p = partition_of(session, PARTITIONS)
+        await self.redis.xadd(self.keys.input(p), {"session": session, "request": request, "kind": "tool",
+                                                   "name": tool, "call": call, "body": json.dumps(args),
+                                                   "principal": "bench", "project": "bench"})
+        key = self.keys.reply(p, session, request)
+        value = await self.redis.execute_command("BLMOVE", key, key, "LEFT", "RIGHT", 30)
+        await self.redis.execute_command("LREM", key, 1, value)
+        reply: dict[str, Any] = json.loads(value)
+        return reply
+
+    async def open(self, session: str) -> None:
+        """A new generation of the session's UI (a generation holds at most 256 frames)."""
+        generation = self.generation.get(session, 0) + 1
+        reply = await self.call(session, "intelligent_ui_open", {"document": json.loads(EXAMPLE.read_text())},
+                                f"open-{session}-{generation}")
+        assert reply["ok"], reply
+        self.generation[session] = reply["result"]["frame"]["generation"]
+        self.revision[session] = 0
+
+    def patch_args(self, session: str, title: str) -> dict[str, Any]:
+        revision = self.revision[session]
+        self.revision[session] += 1
+        generation = self.generation[session]
+        return {"sourceCallId": f"open-{session}-{generation}", "generation": generation, "baseRevision": revision,
+                "mutation": {"type": "update", "nodeId": "summary-card", "props": {"title": title, "gap": "sm"}}}
+
+    async def patch(self, session: str, title: str) -> dict[str, Any]:
+        if self.revision[session] >= GENERATION_PATCHES:
+            await self.open(session)
+        reply = await self.call(session, "intelligent_ui_patch", self.patch_args(session, title),
+                                f"p-{session}-{self.generation[session]}-{self.revision[session]}")
+        assert reply["ok"], reply
+        return reply
+
+
+async def stream(port: int, session: str, auth: str, cursor: str | None = None
+                 ) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+    """A raw event stream connection (request sent, response headers read)."""
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    extra = f"last-event-id: {cursor}\r\n" if cursor else ""
+    writer.write(f"GET /v1/sessions/{session}/events HTTP/1.1\r\nhost: bench\r\nauthorization: Bearer {auth}\r\n"
+                 f"{extra}\r\n".encode())
+    await writer.drain()
+    await reader.readuntil(b"\r\n\r\n")
+    return reader, writer
+
+
+async def frames(reader: asyncio.StreamReader) -> Any:
+    """The `data:` payloads of frame events (chunked transfer framing skipped)."""
+    event = ""
+    while True:
+        line = (await reader.readline()).decode().rstrip("\r\n")
+        if line.startswith("event: "):
+            event = line[7:]
+        elif line.startswith("data: ") and event == "frame":
+            yield json.loads(line[6:])
+
+
+async def idle(stack: Stack, args: argparse.Namespace, producer: Producer) -> str:
+    sessions = [f"idle-{n}" for n in range(args.sessions)]
+    for session in sessions:
+        await producer.open(session)
+    await asyncio.sleep(1)
+    before = rss_kib(stack.gateway.pid)
+    auth = token("viewer")
+    connections = []
+    for i in range(args.connections):
+        connections.append(await stream(stack.port, sessions[i % len(sessions)], auth))
+    await asyncio.sleep(2)
+    after = rss_kib(stack.gateway.pid)
+    for _, writer in connections:
+        writer.close()
+    per = (after - before) / args.connections
+    return (f"idle: {args.connections} streams over {len(sessions)} sessions: gateway RSS {before:,} -> {after:,} KiB, "
+            f"{per:.1f} KiB per stream (goal <= 30)")
+
+
+async def fanout(stack: Stack, args: argparse.Namespace, producer: Producer) -> str:
+    sessions = [f"fan-{n}" for n in range(args.sessions)]
+    for session in sessions:
+        await producer.open(session)
+    auth = token("viewer")
+    latencies: list[float] = []
+    readers = []
+    for i in range(args.subscribers):
+        reader, writer = await stream(stack.port, sessions[i % len(sessions)], auth)
+        readers.append((reader, writer))
+
+    async def listen(reader: asyncio.StreamReader) -> None:
+        async for frame in frames(reader):
+            title = _title(frame["snapshot"]["root"])
+            if title.startswith("t="):
+                latencies.append(time.time() - float(title[2:]))
+
+    listeners = [asyncio.create_task(listen(reader)) for reader, _ in readers]
+    await asyncio.sleep(1)
+    replies: list[float] = []
+    locks = {session: asyncio.Lock() for session in sessions}
+    interval = 1 / args.rate
+    started = time.monotonic()
+    count = 0
+    pending = set()
+    while time.monotonic() - started < args.seconds:
+        session = sessions[count % len(sessions)]
+        count += 1
+
+        async def one(session: str = session) -> None:
+            async with locks[session]:  # a session's patches go one after the other (precomputed cursors)
+                sent = time.time()
+                reply = await producer.patch(session, f"t={sent}")
+                replies.append(time.time() - sent)
+                assert reply["ok"], reply
+
+        pending.add(asyncio.create_task(one()))
+        await asyncio.sleep(max(0.0, started + count * interval - time.monotonic()))
+    await asyncio.gather(*pending)
+    await asyncio.sleep(2)
+    for task in listeners:
+        task.cancel()
+    for _, writer in readers:
+        writer.close()
+    expected = count * args.subscribers // len(sessions)
+    return (f"fan-out: {args.subscribers} subscribers over {len(sessions)} sessions, {count} frames at "
+            f"{args.rate}/s: {len(latencies):,} of {expected:,} deliveries; submit -> subscriber p50 "
+            f"{_ms(latencies, 0.5)} ms, p99 {_ms(latencies, 0.99)} ms (goal p99 < 50); submit -> reply p50 "
+            f"{_ms(replies, 0.5)} ms, p99 {_ms(replies, 0.99)} ms")
+
+
+async def resume(stack: Stack, args: argparse.Namespace, producer: Producer) -> str:
+    session = "resume"
+    await producer.open(session)
+    auth = token("viewer")
+    reader, writer = await stream(stack.port, session, auth)
+    cursor = None
+    while cursor is None:
+        line = (await reader.readline()).decode().rstrip("\r\n")
+        if line.startswith("id: "):
+            cursor = line[4:]
+    writer.close()
+    for i in range(args.behind):
+        await producer.patch(session, f"r{i}")
+    started = time.perf_counter()
+    reader, writer = await stream(stack.port, session, auth, cursor)
+    got = 0
+    async for _ in frames(reader):
+        got += 1
+        if got >= args.behind:
+            break
+    elapsed = time.perf_counter() - started
+    writer.close()
+    return (f"resume: {args.behind} events behind, caught up in {elapsed * 1000:.0f} ms "
+            f"({args.behind / elapsed:,.0f} events/s)")
+
+
+async def calls(stack: Stack, args: argparse.Namespace, producer: Producer) -> str:
+    sessions = [f"calls-{n}" for n in range(args.concurrency)]
+    for session in sessions:
+        await producer.open(session)
+    headers = {"authorization": f"Bearer {token('agent')}"}
+    per_session = args.calls // len(sessions)
+
+    async def via_http(client: httpx.AsyncClient, session: str) -> None:
+        for i in range(per_session):
+            body = {"tool": "intelligent_ui_patch", "arguments": producer.patch_args(session, f"h{i}")}
+            reply = await client.post(f"/v1/sessions/{session}/calls", headers=headers, json=body)
+            assert reply.status_code == 200, reply.text
+            if producer.revision[session] >= GENERATION_PATCHES:
+                await producer.open(session)
+
+    async def direct(session: str) -> None:
+        for i in range(per_session):
+            await producer.patch(session, f"d{i}")
+
+    rates: dict[str, list[float]] = {"http": [], "direct": []}
+    async with httpx.AsyncClient(base_url=stack.base, timeout=30,
+                                 limits=httpx.Limits(max_connections=args.concurrency)) as client:
+        for _ in range(2):  # alternated: the machine's slow phases fall on both
+            started = time.perf_counter()
+            await asyncio.gather(*(via_http(client, s) for s in sessions))
+            rates["http"].append(per_session * len(sessions) / (time.perf_counter() - started))
+            started = time.perf_counter()
+            await asyncio.gather(*(direct(s) for s in sessions))
+            rates["direct"].append(per_session * len(sessions) / (time.perf_counter() - started))
+    http, direct_rate = statistics.median(rates["http"]), statistics.median(rates["direct"])
+    return (f"calls: POST /calls {', '.join(f'{r:,.0f}' for r in rates['http'])} calls/s, direct XADD "
+            f"{', '.join(f'{r:,.0f}' for r in rates['direct'])} calls/s ({args.concurrency} in flight); "
+            f"median ratio {http / direct_rate:.2f}")
+
+
+def _title(node: dict[str, Any]) -> str:
+    """The title of the patched node (`summary-card`) of a snapshot's tree."""
+    if node.get("id") == "summary-card":
+        return str(node.get("props", {}).get("title", ""))
+    for child in node.get("children", ()):
+        found = _title(child)
+        if found:
+            return found
+    return ""
+
+
+def _ms(values: list[float], q: float) -> str:
+    if not values:
+        return "-"
+    ordered = sorted(values)
+    return f"{ordered[int(q * (len(ordered) - 1))] * 1000:.1f}"
+
+
+async def run(stack: Stack, args: argparse.Namespace) -> None:
+    producer = Producer(stack.url)
+    for part in args.only or ("idle", "fanout", "resume", "calls"):
+        print({"idle": idle, "fanout": fanout, "resume": resume, "calls": calls}[part].__name__, "...", flush=True)
+        print(await {"idle": idle, "fanout": fanout, "resume": resume, "calls": calls}[part](stack, args, producer),
+              flush=True)
+    await producer.redis.aclose()
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench gateway", description=__doc__.split("\n")[0])
+    parser.add_argument("--connections", type=int, default=2000)
+    parser.add_argument("--subscribers", type=int, default=1000)
+    parser.add_argument("--sessions", type=int, default=100)
+    parser.add_argument("--rate", type=float, default=200)
+    parser.add_argument("--seconds", type=float, default=10)
+    parser.add_argument("--behind", type=int, default=1000)
+    parser.add_argument("--calls", type=int, default=2000)
+    parser.add_argument("--concurrency", type=int, default=32)
+    parser.add_argument("--only", action="append", choices=["idle", "fanout", "resume", "calls"])
+    args = parser.parse_args(argv)
+    import resource
+
+    _, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))  # the processes started below inherit it
+    with tempfile.TemporaryDirectory() as directory:
+        stack = Stack(directory)
+        try:
+            asyncio.run(run(stack, args))
+        finally:
+            stack.close()
+    return 0
