@@ -14,7 +14,7 @@ from tests.browser.documents import ALL_COMPONENTS, HOSTILE, HOSTILE_TEXT
 from tests.browser.stack import Agent, Stack, Viewer, example, wait_until
 from tests.gateway.conftest import auth, token
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.integration]
 
 
 def nodes(document: dict[str, Any]) -> list[dict[str, Any]]:
@@ -131,10 +131,12 @@ def test_the_page_rides_out_a_gateway_sigkill_mid_stream_and_applies_every_frame
     agent.start()
     wait_until(lambda: len(viewer.applied()) >= 6, what="six frames in the page")
     e2e.gateway.kill()
-    page.locator(".connection.reconnecting").wait_for()
-    viewer.shot("restart-reconnecting")
-    wait_until(lambda: agent.sent >= 20, what="frames sent while the gateway is down")
-    e2e.gateway.start()
+    try:
+        page.locator(".connection.reconnecting").wait_for()
+        viewer.shot("restart-reconnecting")
+        wait_until(lambda: agent.sent >= 20, what="frames sent while the gateway is down")
+    finally:
+        e2e.gateway.start()  # the module's other tests need it
     agent.finish()
     page.locator('article[data-status="complete"]').wait_for(timeout=20_000)
     page.locator(".connection.live").wait_for()
@@ -209,6 +211,9 @@ def test_a_hostile_document_renders_as_inert_text_without_console_errors_or_csp_
         e2e: Stack, browser: Any, viewers: list[Viewer]) -> None:
     session = "e2e-hostile"
     e2e.stream(session, HOSTILE, call="hostile")
+    e2e.call(session, "final_answer", {"message_id": "m-hostile", "ui_block_ids": [], "answer": (
+        "<script>window.__pwned = 6</script>\n\n[click](javascript:alert(1)) <img src=x onerror=\"window.__pwned = 7\">"
+        "\n\n[[ui:<script>]] and 1e308 and " + HOSTILE_TEXT)})
     viewer = Viewer(browser, e2e.url(session))
     viewers.append(viewer)
     page = viewer.page
@@ -228,6 +233,11 @@ def test_a_hostile_document_renders_as_inert_text_without_console_errors_or_csp_
     markdown = page.locator('[data-node="md"]').inner_text()
     for gone in ("javascript", "http://127.0.0.1:1", "__pwned", "<b>", "iframe"):
         assert gone not in markdown, gone
+    answer = page.locator('article.answer[data-message="m-hostile"]')
+    for selector in ("script", "img", "a", "[onerror]", "[href]", "[src]"):
+        assert answer.locator(selector).count() == 0, selector
+    # raw HTML is dropped (an HTML block whole, inline tags alone), a link keeps only its text
+    assert answer.inner_text() == "click\n\n[[ui:]] and 1e308 and window.__pwned = 1"
     page.get_by_role("textbox").fill(HOSTILE_TEXT + " typed")
     assert page.locator('[data-node="t3"]').inner_text() == HOSTILE_TEXT + " typed"
     assert [url for url in requests if "127.0.0.1:1/" in url or "example.invalid" in url] == []
@@ -287,3 +297,17 @@ def test_a_viewer_link_reads_the_session_and_says_why_it_cannot_act_or_save(
     page.locator('[data-block="pressure-explorer"]').get_by_role("button", name="Table").click()
     assert status.inner_text() == "This link may only view: changes to this view are not saved."
     viewer.shot("viewer-link")
+
+
+def test_the_index_page_opens_a_session_from_its_id_and_a_token(
+        e2e: Stack, browser: Any, viewers: list[Viewer]) -> None:
+    session = "e2e-index"
+    e2e.stream(session, example("stream-initial.json"), call="index")
+    viewer = Viewer(browser, f"{e2e.gateway.url}/app/")
+    viewers.append(viewer)
+    page = viewer.page
+    page.get_by_label("Session id").fill(session)
+    page.get_by_label("Access token").fill(token(role="viewer"))
+    page.get_by_role("button", name="Open").click()
+    page.locator('article[data-status="complete"]').wait_for()
+    assert page.evaluate("() => [location.pathname, location.hash]") == [f"/app/s/{session}", ""]
