@@ -58,6 +58,13 @@ class Gateway:
             raise not_found()
         return info
 
+    async def caller(self, request: Request, permission: Permission) -> Caller:
+        """The verified caller of a route on an existing session it owns (401, 403, 404 otherwise)."""
+        identity = self.identity(request, permission)
+        session = session_of(request)
+        await self.owned(session, identity)
+        return Caller(self, identity, session)
+
     async def request(self, identity: Identity, session: str, kind: str, name: str, body: Mapping[str, Any], *,
                       request_id: str | None = None, call: str | None = None) -> Any:
         """One entry for the runtime with the caller's identity; its result, or the reply's error as a problem."""
@@ -90,6 +97,19 @@ class Gateway:
         return reply.get("result")
 
 
+@dataclass(frozen=True, slots=True)
+class Caller:
+    """A verified caller and the session it owns: what a route asks the runtime on its behalf."""
+
+    gateway: Gateway
+    identity: Identity
+    session: str
+
+    async def ask(self, kind: str, name: str, body: Mapping[str, Any], *, request_id: str | None = None) -> Any:
+        """One entry with the caller's identity; its result (or its error as a problem)."""
+        return await self.gateway.request(self.identity, self.session, kind, name, body, request_id=request_id)
+
+
 def session_of(request: Request) -> str:
     """The `{session}` path parameter, checked (404 for anything that cannot be a session id)."""
     session = str(request.path_params.get("session", ""))
@@ -116,5 +136,5 @@ def idempotency_key(request: Request) -> str | None:
     return key
 
 
-__all__ = ["Forbidden", "Gateway", "Identity", "Permission", "Unauthorized", "idempotency_key", "path_id",
-           "session_of"]
+__all__ = ["Caller", "Forbidden", "Gateway", "Identity", "Permission", "Unauthorized", "idempotency_key",
+           "path_id", "session_of"]

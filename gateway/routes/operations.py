@@ -11,7 +11,7 @@ from core import UIError, assert_safe_json
 from workers.wire.entry import is_request_id
 
 from ..bodies import read_json
-from ..context import Gateway, Permission, idempotency_key, path_id, session_of
+from ..context import Caller, Gateway, Permission, idempotency_key, path_id
 from ..problems import Problem
 from ..responses import JSONResponse
 
@@ -19,35 +19,30 @@ MAX_ACTION_REQUEST_BYTES = 32_768  # seed 000 section 13: the runtime refuses a 
 CATALOG_SESSION = "iui-gateway-catalog"  # the catalog belongs to no session: any partition answers it
 
 
+async def _caller(request: Request, permission: Permission) -> Caller:
+    gateway: Gateway = request.app.state.gateway
+    return await gateway.caller(request, permission)
+
+
 async def reserve(request: Request) -> JSONResponse:
     """POST /v1/sessions/{session}/operations: reserve an action; `Idempotency-Key` is its requestId (user)."""
-    gateway: Gateway = request.app.state.gateway
-    identity = gateway.identity(request, Permission.ACT)
-    session = session_of(request)
-    await gateway.owned(session, identity)  # a session that exists and is the caller's: else 404
+    caller = await _caller(request, Permission.ACT)
     body = await read_json(request, MAX_ACTION_REQUEST_BYTES)
     request_id = idempotency_key(request) or body.get("requestId") or f"req-{uuid.uuid4().hex}"
     if type(request_id) is not str or not is_request_id(request_id):
         raise Problem("bad_request", "requestId must be 1-128 printable ASCII characters")
-    result = await gateway.request(identity, session, "action", "reserve", {**body, "requestId": request_id})
-    return JSONResponse(result)
+    return JSONResponse(await caller.ask("action", "reserve", {**body, "requestId": request_id}))
 
 
 async def read(request: Request) -> JSONResponse:
     """GET /v1/sessions/{session}/operations/{operation}: an operation's current receipt (viewer)."""
-    gateway: Gateway = request.app.state.gateway
-    identity = gateway.identity(request, Permission.READ)
-    session, operation = session_of(request), path_id(request, "operation")
-    await gateway.owned(session, identity)  # a session that exists and is the caller's: else 404
-    return JSONResponse(await gateway.request(identity, session, "action", "get", {"operationId": operation}))
+    caller = await _caller(request, Permission.READ)
+    return JSONResponse(await caller.ask("action", "get", {"operationId": path_id(request, "operation")}))
 
 
 async def listing(request: Request) -> JSONResponse:
     """GET /v1/sessions/{session}/operations?documentRef=<JSON>: the receipts of one document (viewer)."""
-    gateway: Gateway = request.app.state.gateway
-    identity = gateway.identity(request, Permission.READ)
-    session = session_of(request)
-    await gateway.owned(session, identity)  # a session that exists and is the caller's: else 404
+    caller = await _caller(request, Permission.READ)
     text = request.query_params.get("documentRef")
     if text is None or len(text) > MAX_ACTION_REQUEST_BYTES:
         raise Problem("bad_request", "documentRef (a JSON object, at most 32 KiB) is required")
@@ -56,30 +51,24 @@ async def listing(request: Request) -> JSONResponse:
         assert_safe_json(ref)
     except (orjson.JSONDecodeError, UIError):
         raise Problem("invalid_json", "documentRef is not safe JSON") from None
-    return JSONResponse(await gateway.request(identity, session, "action", "list", ref if type(ref) is dict else {}))
+    return JSONResponse(await caller.ask("action", "list", ref if type(ref) is dict else {}))
 
 
 async def confirm(request: Request) -> JSONResponse:
     """POST /v1/sessions/{session}/operations/{operation}/confirm `{approve}` (user)."""
-    gateway: Gateway = request.app.state.gateway
-    identity = gateway.identity(request, Permission.ACT)
-    session, operation = session_of(request), path_id(request, "operation")
-    await gateway.owned(session, identity)  # a session that exists and is the caller's: else 404
+    caller = await _caller(request, Permission.ACT)
     body = await read_json(request, MAX_ACTION_REQUEST_BYTES)
     if set(body) != {"approve"} or type(body["approve"]) is not bool:
         raise Problem("bad_request", "the body is {approve: true|false}")
     decision = "approve" if body["approve"] else "deny"
-    return JSONResponse(await gateway.request(identity, session, "action", "confirm",
-                                              {"operationId": operation, "decision": decision}))
+    return JSONResponse(await caller.ask("action", "confirm",
+                                         {"operationId": path_id(request, "operation"), "decision": decision}))
 
 
 async def cancel(request: Request) -> JSONResponse:
     """POST /v1/sessions/{session}/operations/{operation}/cancel (user)."""
-    gateway: Gateway = request.app.state.gateway
-    identity = gateway.identity(request, Permission.ACT)
-    session, operation = session_of(request), path_id(request, "operation")
-    await gateway.owned(session, identity)  # a session that exists and is the caller's: else 404
-    return JSONResponse(await gateway.request(identity, session, "action", "cancel", {"operationId": operation}))
+    caller = await _caller(request, Permission.ACT)
+    return JSONResponse(await caller.ask("action", "cancel", {"operationId": path_id(request, "operation")}))
 
 
 async def catalog(request: Request) -> JSONResponse:

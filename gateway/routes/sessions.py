@@ -15,10 +15,8 @@ from ..responses import JSONResponse
 async def ticket(request: Request) -> JSONResponse:
     """POST /v1/sessions/{session}/tickets: an EventSource ticket (viewer)."""
     gateway: Gateway = request.app.state.gateway
-    identity = gateway.identity(request, Permission.READ)
-    session = session_of(request)
-    await gateway.owned(session, identity)
-    secret = await gateway.tickets.issue(identity, session)
+    caller = await gateway.caller(request, Permission.READ)
+    secret = await gateway.tickets.issue(caller.identity, caller.session)
     return JSONResponse({"ticket": secret, "expires_in": gateway.tickets.ttl_s})
 
 
@@ -42,7 +40,5 @@ async def call(request: Request) -> JSONResponse:
 async def delete(request: Request) -> JSONResponse:
     """DELETE /v1/sessions/{session}: delete the session's answers and view states (user, owner)."""
     gateway: Gateway = request.app.state.gateway
-    identity = gateway.identity(request, Permission.VIEW_STATE)
-    session = session_of(request)
-    await gateway.owned(session, identity)
-    return JSONResponse(await gateway.request(identity, session, "view", "delete_session", {}))
+    caller = await gateway.caller(request, Permission.VIEW_STATE)
+    return JSONResponse(await caller.ask("view", "delete_session", {}))

@@ -8,7 +8,7 @@ import uuid
 from starlette.requests import Request
 
 from ..bodies import read_json
-from ..context import Gateway, Permission, idempotency_key, path_id, session_of
+from ..context import Gateway, Permission, idempotency_key, path_id
 from ..problems import Problem
 from ..responses import JSONResponse
 
@@ -19,20 +19,16 @@ _REVISION = re.compile(r'(?:W/)?"?(\d{1,15})"?')
 async def read(request: Request) -> JSONResponse:
     """GET .../messages/{message}/blocks/{block}/state (user)."""
     gateway: Gateway = request.app.state.gateway
-    identity = gateway.identity(request, Permission.VIEW_STATE)
-    session = session_of(request)
-    await gateway.owned(session, identity)  # a session that exists and is the caller's: else 404
+    caller = await gateway.caller(request, Permission.VIEW_STATE)
     body = {"message_id": path_id(request, "message"), "block_id": path_id(request, "block")}
-    result = await gateway.request(identity, session, "view", "get", body)
+    result = await caller.ask("view", "get", body)
     return JSONResponse(result, headers=_etag(result))
 
 
 async def write(request: Request) -> JSONResponse:
     """PUT .../state `{nodes, expected_revision, request_id?, schema_digest}` (or `If-Match`) (user)."""
     gateway: Gateway = request.app.state.gateway
-    identity = gateway.identity(request, Permission.VIEW_STATE)
-    session = session_of(request)
-    await gateway.owned(session, identity)  # a session that exists and is the caller's: else 404
+    caller = await gateway.caller(request, Permission.VIEW_STATE)
     body = await read_json(request, MAX_VIEW_BODY_BYTES)
     if "expected_revision" not in body:
         match = _REVISION.fullmatch(request.headers.get("if-match", "").strip())
@@ -42,7 +38,7 @@ async def write(request: Request) -> JSONResponse:
     if "request_id" not in body:
         body["request_id"] = idempotency_key(request) or f"put-{uuid.uuid4().hex}"
     body = {**body, "message_id": path_id(request, "message"), "block_id": path_id(request, "block")}
-    result = await gateway.request(identity, session, "view", "put", body)
+    result = await caller.ask("view", "put", body)
     return JSONResponse(result, headers=_etag(result))
 
 
