@@ -287,7 +287,8 @@ def test_the_gateway_is_refused_everything_else(acl_server: AclServer, pool: Wor
     gateway = acl_server.client("gateway")
     for command in [
         ("HSET", KEYS.session(p, session), "owner", "mallory demo"), ("HDEL", KEYS.session(p, session), "owner"),
-        ("HSET", KEYS.generations(p, session), "u1:2:checkpoint", "{}"), ("HSET", KEYS.operations(p, session), "a", "b"),
+        ("HSET", KEYS.generations(p, session), "u1:2:checkpoint", "{}"),
+        ("HSET", KEYS.operations(p, session), "a", "b"),
         ("HSET", KEYS.answers(p, session), "t:m2", ""), ("HSET", KEYS.meta, "partitions", "8"),
         ("XADD", KEYS.frame_log(p, session), "*", "frame", "{}"),  # a forged frame, receipt or answer
         ("XADD", KEYS.receipt_log(p, session), "*", "receipt", "{}"),
@@ -298,7 +299,8 @@ def test_the_gateway_is_refused_everything_else(acl_server: AclServer, pool: Wor
         ("RPUSH", KEYS.reply(p, session, "r1"), "x"), ("XADD", KEYS.dead(p), "*", "a", "b"),
         ("XRANGE", KEYS.input(p), "-", "+"), ("XREADGROUP", "GROUP", "workers", "g", "STREAMS", KEYS.input(p), ">"),
         ("XACK", KEYS.input(p), "workers", "0-1"), ("XRANGE", KEYS.agent_inbox(p, session), "-", "+"),
-        ("HGETALL", KEYS.lease(p)), ("GET", KEYS.epoch(p)), ("SET", KEYS.epoch(p), "99"), ("ZRANGE", KEYS.workers, 0, -1),
+        ("HGETALL", KEYS.lease(p)), ("GET", KEYS.epoch(p)), ("SET", KEYS.epoch(p), "99"),
+        ("ZRANGE", KEYS.workers, 0, -1),
         ("GET", "iui:gw:ticket:" + "d" * 64), ("SET", "iui:gw:other", "1"),
         ("HGETALL", "other:meta"), ("HGETALL", "other:{p0}:s:x"), ("XRANGE", "other:{p0}:s:x:log", "-", "+"),
         ("XADD", "other:{p0}:in", "*", "a", "b"), ("GET", "rq:queues"),
