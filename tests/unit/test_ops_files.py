@@ -14,6 +14,7 @@ import pytest
 import yaml
 from prometheus_client import CollectorRegistry
 
+from gateway.metrics import GatewayMetrics
 from tests.external_tools import needs, require
 from workers.observability.metrics import Metrics
 
@@ -41,10 +42,14 @@ export const checked: Dashboard = dashboard;
 
 
 def _exported_names() -> set[str]:
-    registry = CollectorRegistry()
-    Metrics(registry=registry)
+    """Every series name a worker or a gateway exports."""
     suffixes = {"counter": ("_total",), "histogram": ("_bucket", "_sum", "_count"), "gauge": ("",)}
-    return {family.name + suffix for family in registry.collect() for suffix in suffixes[family.type]}
+    names: set[str] = set()
+    for metrics in (Metrics, GatewayMetrics):
+        registry = CollectorRegistry()
+        metrics(registry=registry)
+        names |= {family.name + suffix for family in registry.collect() for suffix in suffixes[family.type]}
+    return names
 
 
 def _load(path: str):
@@ -284,6 +289,14 @@ def test_prometheus_scrapes_the_worker_metrics_port():
     assert targets["names"] == ["worker"] and str(targets["port"]) == port
 
 
+def test_prometheus_scrapes_the_gateway_metrics():
+    jobs = {job["job_name"]: job for job in _load("ops/prometheus.yml")["scrape_configs"]}
+    gateway = jobs["iui-gateway"]
+    assert gateway["metrics_path"] == "/metrics"
+    assert gateway["static_configs"] == [{"targets": ["gateway:8080"]}]
+    assert _load("docker-compose.yml")["services"]["gateway"]["ports"] == ["127.0.0.1:8080:8080"]
+
+
 def test_alerts_and_dashboard_use_only_exported_metrics():
     exported = _exported_names()
     rules = [rule for group in _load("ops/alerts.yml")["groups"] for rule in group["rules"]]
@@ -304,12 +317,13 @@ def test_every_dashboard_panel_and_query_uses_the_datasource_variable():
     assert variables["datasource"]["type"] == "datasource" and variables["datasource"]["query"] == "prometheus"
     for panel in dashboard["panels"]:
         assert panel["datasource"]["uid"] == "${datasource}", panel["title"]
-        assert all(target["datasource"]["uid"] == "${datasource}" for target in panel["targets"]), panel["title"]
+        if panel["type"] != "row":  # a row only groups the panels below it: it has no queries
+            assert all(target["datasource"]["uid"] == "${datasource}" for target in panel["targets"]), panel["title"]
 
 
 def test_the_dashboard_shows_workers_up_redis_errors_leases_against_partitions_and_alerts():
     dashboard = _dashboard()
-    exprs = {panel["title"]: " ".join(t["expr"] for t in panel["targets"]) for panel in dashboard["panels"]}
+    exprs = {panel["title"]: " ".join(t["expr"] for t in panel.get("targets", [])) for panel in dashboard["panels"]}
     assert any('up{job="iui-workers"}' in expr for expr in exprs.values())
     assert any("iui_redis_errors_total" in expr for expr in exprs.values())
     assert any("iui_leases_held" in expr and "iui_partitions" in expr for expr in exprs.values())
@@ -319,6 +333,27 @@ def test_the_dashboard_shows_workers_up_redis_errors_leases_against_partitions_a
     assert "expr" not in alerts[0] and alerts[0]["target"]["refId"] and alerts[0]["titleFormat"] == "{{alertname}}"
     ids = [panel["id"] for panel in dashboard["panels"]]
     assert len(ids) == len(set(ids))
+
+
+def test_the_dashboard_has_a_gateway_row_below_the_workers():
+    panels = _dashboard()["panels"]
+    rows = [index for index, panel in enumerate(panels) if panel["type"] == "row"]
+    assert [panels[index]["title"] for index in rows] == ["Gateway"]
+    row = panels[rows[0]]
+    below = panels[rows[0] + 1:]
+    assert row["collapsed"] is False and row["panels"] == []
+    assert all(panel["gridPos"]["y"] > row["gridPos"]["y"] for panel in below)
+    assert all(panel["gridPos"]["y"] < row["gridPos"]["y"] for panel in panels[:rows[0]])
+    exprs = " ".join(target["expr"] for panel in below for target in panel["targets"])
+    assert "iui_gateway" not in " ".join(t["expr"] for panel in panels[:rows[0]] for t in panel["targets"])
+    for query in ('up{job="iui-gateway"}', "sum by (instance) (iui_gateway_streams)",
+                  "sum by (type) (rate(iui_gateway_events_total[1m]))",
+                  "sum by (reason) (rate(iui_gateway_resyncs_total[5m]))",
+                  'sum(rate(iui_gateway_requests_total{status=~"5.."}[1m]))',
+                  "sum by (status) (rate(iui_gateway_requests_total[1m]))",
+                  "histogram_quantile(0.99, sum by (le, route) (rate(iui_gateway_request_seconds_bucket[5m])))",
+                  "sum by (instance) (increase(iui_gateway_subscription_reconnects_total[5m]))"):
+        assert query in exprs, query
 
 
 def test_the_dashboard_type_checks_against_grafana_schema(tmp_path):
