@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 
 from workers.redisio.connection import Backoff
 
@@ -113,7 +113,7 @@ async def merged(backend: Backend, session: str, after: Cursor) -> AsyncIterator
 class Hub:
     """The process's one subscription and its session feeds."""
 
-    def __init__(self, backend: Backend, *, queue_events: int) -> None:
+    def __init__(self, backend: Backend, *, queue_events: int, on_connect: Callable[[], object] | None = None) -> None:
         self._backend = backend
         self._capacity = queue_events
         self._feeds: dict[str, SessionFeed] = {}
@@ -123,6 +123,7 @@ class Hub:
         self._lock = asyncio.Lock()
         self._task: asyncio.Task[None] | None = None
         self.reconnects = 0
+        self._on_connect = on_connect  # the metric of (re)connects: IUIGatewaySubscriptionFlapping reads it
 
     @property
     def connected(self) -> bool:
@@ -206,6 +207,8 @@ class Hub:
             self._subscription = subscription
             self._connected.set()
             self.reconnects += 1
+            if self._on_connect is not None:
+                self._on_connect()
             for feed in self._feeds.values():
                 feed.wake()
 
