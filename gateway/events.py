@@ -13,7 +13,6 @@ without limit.  Streams end after `IUI_GATEWAY_MAX_CONNECTION_S` too.
 
 from __future__ import annotations
 
-import asyncio
 import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
@@ -107,16 +106,13 @@ class EventStream:
 
     async def _live(self, listener: Listener) -> AsyncIterator[Event | None]:
         while time.monotonic() < self._deadline:
-            if listener.overflowed.is_set():
+            entry = await listener.next(min(self._idle_s, max(0.0, self._deadline - time.monotonic())))
+            if listener.overflowed:
                 self._metrics.resyncs.labels(SLOW_READER).inc()
                 yield Event("resync", self._cursor, '{"reason":"' + SLOW_READER + '","frames":[],"receipts":[],'
                                                     '"answers":[]}')
                 return
-            timeout = min(self._idle_s, max(0.0, self._deadline - time.monotonic()))
-            try:
-                entry = await asyncio.wait_for(listener.queue.get(), timeout=timeout)
-            except TimeoutError:
+            if entry is None:
                 yield None
-                continue
-            if entry.id > self._cursor.at(entry.kind):  # what the start already sent is dropped
+            elif entry.id > self._cursor.at(entry.kind):  # what the start already sent is dropped
                 yield self._event(entry)

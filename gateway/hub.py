@@ -14,7 +14,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncIterator, Callable
+from collections import deque
+from collections.abc import AsyncIterator, Callable, Collection
 
 from workers.redisio.connection import Backoff
 
@@ -26,19 +27,40 @@ PAGE = 256  # log entries read per round trip
 
 
 class Listener:
-    """One event stream's place on its session's feed: a bounded queue of log entries."""
+    """One event stream's place on its session's feed: a bounded queue of log entries.
+
+    Kept small (a deque, a future only while the stream waits): a gateway holds thousands."""
+
+    __slots__ = ("_entries", "_waiter", "capacity", "overflowed", "session")
 
     def __init__(self, session: str, capacity: int) -> None:
         self.session = session
-        self.queue: asyncio.Queue[LogEntry] = asyncio.Queue(maxsize=capacity)
-        self.overflowed = asyncio.Event()
+        self.capacity = capacity
+        self.overflowed = False
+        self._entries: deque[LogEntry] = deque()
+        self._waiter: asyncio.Future[None] | None = None
 
     def offer(self, entry: LogEntry) -> None:
         """Queue an entry; a full queue marks the listener overflowed (the reader is too slow)."""
-        try:
-            self.queue.put_nowait(entry)
-        except asyncio.QueueFull:
-            self.overflowed.set()
+        if len(self._entries) >= self.capacity:
+            self.overflowed = True
+        else:
+            self._entries.append(entry)
+        if self._waiter is not None and not self._waiter.done():
+            self._waiter.set_result(None)
+
+    async def next(self, timeout: float) -> LogEntry | None:
+        """The next queued entry, waiting at most `timeout` seconds (None: none came, or overflowed)."""
+        if not self._entries and not self.overflowed:
+            self._waiter = asyncio.get_running_loop().create_future()
+            try:
+                async with asyncio.timeout(timeout):
+                    await self._waiter
+            except TimeoutError:
+                pass
+            finally:
+                self._waiter = None
+        return self._entries.popleft() if self._entries and not self.overflowed else None
 
 
 class SessionFeed:
@@ -49,6 +71,7 @@ class SessionFeed:
         self.session = session
         self.listeners: set[Listener] = set()
         self._position: dict[str, StreamId] = dict.fromkeys(LOG_KINDS, ZERO)
+        self._dirty: set[str] = set()  # the logs pub/sub said changed since the last read
         self._wake = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
 
@@ -58,8 +81,9 @@ class SessionFeed:
         self._position = {kind: bounds[kind].last or ZERO for kind in LOG_KINDS}
         self._task = asyncio.create_task(self._run(), name=f"iui-feed-{self.session}")
 
-    def wake(self) -> None:
-        """A log of the session may have grown."""
+    def wake(self, kind: str | None = None) -> None:
+        """A log of the session (`kind`; None: any of them) may have grown."""
+        self._dirty.update(LOG_KINDS if kind is None else (kind,))
         self._wake.set()
 
     async def stop(self) -> None:
@@ -74,10 +98,11 @@ class SessionFeed:
         while True:
             await self._wake.wait()
             self._wake.clear()
+            kinds, self._dirty = self._dirty, set()
             try:
                 async for entry in merged(self._backend, self.session, Cursor(
                         frame=self._position["frame"], receipt=self._position["receipt"],
-                        answer=self._position["answer"])):
+                        answer=self._position["answer"]), kinds):
                     self._position[entry.kind] = entry.id
                     for listener in list(self.listeners):
                         listener.offer(entry)
@@ -85,15 +110,16 @@ class SessionFeed:
             except Exception as error:  # Redis away: read again once the hub reconnects (or soon)
                 log.warning("gateway: reading the logs of a session failed (%s); retrying", type(error).__name__)
                 await asyncio.sleep(backoff.next())
-                self._wake.set()
+                self.wake()
 
 
-async def merged(backend: Backend, session: str, after: Cursor) -> AsyncIterator[LogEntry]:
-    """Every entry of the session's three logs after `after`, merged in id order (ties: frame,
+async def merged(backend: Backend, session: str, after: Cursor,
+                 kinds: Collection[str] = LOG_KINDS) -> AsyncIterator[LogEntry]:
+    """Every entry of the session's logs `kinds` after `after`, merged in id order (ties: frame,
     receipt, answer), read a page at a time."""
     position = {kind: after.at(kind) for kind in LOG_KINDS}
     buffers: dict[str, list[LogEntry]] = {kind: [] for kind in LOG_KINDS}
-    done: set[str] = set()
+    done: set[str] = {kind for kind in LOG_KINDS if kind not in kinds}
     while True:
         for kind in LOG_KINDS:
             if not buffers[kind] and kind not in done:
@@ -117,7 +143,7 @@ class Hub:
         self._backend = backend
         self._capacity = queue_events
         self._feeds: dict[str, SessionFeed] = {}
-        self._by_channel: dict[str, SessionFeed] = {}
+        self._by_channel: dict[str, tuple[SessionFeed, str]] = {}  # channel -> its feed and log
         self._subscription: Subscription | None = None
         self._connected = asyncio.Event()
         self._lock = asyncio.Lock()
@@ -154,8 +180,8 @@ class Hub:
             if feed is None:
                 feed = SessionFeed(self._backend, session)
                 channels = self._backend.channels(session)
-                for channel in channels:
-                    self._by_channel[channel] = feed
+                for channel, kind in zip(channels, LOG_KINDS, strict=True):
+                    self._by_channel[channel] = (feed, kind)
                 self._feeds[session] = feed
                 if self._subscription is not None and self.connected:
                     with contextlib.suppress(Exception):  # a lost connection: the supervisor subscribes again
@@ -215,6 +241,6 @@ class Hub:
     async def _listen(self) -> None:
         assert self._subscription is not None
         async for channel in self._subscription.messages():
-            feed = self._by_channel.get(channel)
-            if feed is not None:
-                feed.wake()
+            found = self._by_channel.get(channel)
+            if found is not None:
+                found[0].wake(found[1])

@@ -165,3 +165,34 @@ def shot(page: Any, name: str) -> Path:
     path = ARTIFACTS / f"{name}.png"
     page.screenshot(path=str(path), full_page=True)
     return path
+
+
+@pytest.fixture(scope="module")
+def e2e(redis_server: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    """The real stack of a module's end-to-end tests (tests/browser/stack.py) on a flushed server;
+    its tests use sessions of their own, nothing is flushed between them."""
+    import redis
+
+    from tests.browser.stack import Stack
+
+    with redis.Redis.from_url(redis_server) as client:
+        client.flushall()
+    running = Stack(redis_server, tmp_path_factory.mktemp("e2e")).start()
+    try:
+        yield running
+    finally:
+        running.stop()
+
+
+@pytest.fixture
+def viewers(browser: Any) -> Iterator[list[Any]]:
+    """Tabs of the real page a test opens (`viewers.append(Viewer(...))`); each is checked for
+    console errors and CSP violations, then closed, after the test."""
+    opened: list[Any] = []
+    yield opened
+    try:
+        for viewer in opened:
+            viewer.check()
+    finally:
+        for viewer in opened:
+            viewer.close()

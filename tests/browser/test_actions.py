@@ -42,7 +42,9 @@ def test_a_succeeded_result_is_mapped_into_state_with_a_receipt_timeline(page: A
     push(page, receipt, "running")
     assert page.locator('[data-node="lines-result"] output').inner_text() == "0"
     push(page, receipt, "succeeded", result={"totalLines": 1234})
-    assert page.locator('[data-node="lines-result"] output').inner_text() == "1,234"
+    result = page.locator('[data-node="lines-result"] output')
+    result.filter(has_text="1,234").wait_for()  # the result is applied by an effect, after the next render
+    assert result.inner_text() == "1,234"
     operation = page.locator(".operation")
     assert operation.get_attribute("data-status") == "succeeded"
     assert operation.locator(".timeline li .timeline-status").all_inner_texts() == ["Queued", "Running", "Succeeded"]
@@ -56,21 +58,21 @@ def test_a_result_arriving_after_an_edit_keeps_the_users_values_and_skips_the_wh
     receipt = click_and_get_receipt(page, "Read file")
     page.get_by_label("File path").fill("README.md")
     push(page, receipt, "succeeded", result={"totalLines": 77})
+    notice = page.locator(".notice.conflict")
+    assert "your values were kept and its result was not applied" in notice.inner_text()  # waits for the notice
     assert page.locator('[data-node="lines-result"] output').inner_text() == "0"
     assert page.get_by_label("File path").input_value() == "README.md"
-    notice = page.locator(".notice.conflict")
-    assert "your values were kept and its result was not applied" in notice.inner_text()
     assert page.locator(".operation").get_attribute("data-status") == "succeeded"  # the receipt still shows
     shot(page, "action-conflict")
 
 
-def test_history_is_read_only_and_never_applied(page: Any) -> None:
+def test_an_operation_not_clicked_in_this_page_can_be_seen_but_its_result_is_never_applied(page: Any) -> None:
     open_complete(page, "actions-file-reader")
     ref = {"sourceCallId": "call-1", "uiId": "file-reader", "generation": 1, "revision": 0}
     old = {"operationId": "op-old", "requestId": "earlier-click", "documentRef": ref, "actionId": "count_lines",
            "status": "succeeded", "parameterHash": "b" * 64, "createdAt": 1, "updatedAt": 2, "result": {"totalLines": 5}}
     page.evaluate("r => window.harness.receipt(r)", old)
-    assert "from the history (read-only)" in page.locator(".operation").inner_text()
+    assert "not requested from this page: its result is not applied here" in page.locator(".operation").inner_text()
     assert page.locator('[data-node="lines-result"] output').inner_text() == "0"
 
 

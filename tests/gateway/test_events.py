@@ -25,10 +25,11 @@ OPEN, PATCH = "intelligent_ui_open", "intelligent_ui_patch"
 class Agent:
     """Opens a stream and patches it through the Redis client (it never depends on a gateway)."""
 
-    def __init__(self, runtime: Runtime, session: str = "s1", identity: tuple[str, str] = ("alice", "demo")) -> None:
+    def __init__(self, runtime: Runtime, session: str = "s1", identity: tuple[str, str] = ("alice", "demo"),
+                 document: dict[str, Any] | None = None) -> None:
         self.runtime, self.session = runtime, session
-        entry = runtime.client.entry(session, OPEN, {"document": example("stream-initial.json")}, call="open-1",
-                                     principal=identity[0], project=identity[1])
+        entry = runtime.client.entry(session, OPEN, {"document": document or example("stream-initial.json")},
+                                     call="open-1", principal=identity[0], project=identity[1])
         reply = runtime.client.send(entry, timeout=10)
         assert reply["ok"], reply
         self.frame = reply["result"]["frame"]
@@ -226,15 +227,15 @@ def test_a_slow_reader_gets_a_last_resync_hint_and_resumes_without_a_gap(redis_u
     runtime = Runtime(redis_url).configure(frame_log_max=100_000).start()
     gateway = GatewayProcess(redis_url, gateway_queue_events=16).start()
     try:
-        agent = Agent(runtime)
+        agent = Agent(runtime, document=wide_document(36))  # ~150 KB frames: far more than sockets buffer
         sock = socket.create_connection(("127.0.0.1", gateway.port))
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
         token = auth("viewer")["authorization"]
         sock.sendall(f"GET /v1/sessions/s1/events HTTP/1.1\r\nhost: x\r\nauthorization: {token}\r\n\r\n".encode())
         time.sleep(0.3)
         agent.patch(1)
-        for i in range(200):  # large frames: the gateway's socket fills while this reader sleeps
-            mutation = {"type": "update", "nodeId": "summary-card", "props": {"title": "x" * 100 + str(i), "gap": "sm"}}
+        for i in range(80):  # 12 MB of frames: the gateway's socket fills while this reader sleeps
+            mutation = {"type": "update", "nodeId": "summary-card", "props": {"title": f"T{i}", "gap": "sm"}}
             args = {**cursor_args(agent.frame), "baseRevision": agent.revision, "mutation": mutation}
             assert runtime.client.call("s1", PATCH, args, call=f"big-{i}", timeout=10)["ok"]
             agent.revision += 1
@@ -250,14 +251,22 @@ def test_a_slow_reader_gets_a_last_resync_hint_and_resumes_without_a_gap(redis_u
         got = list(messages(iter(_chunked_lines(body))))
         assert got[-1].event == "resync" and got[-1].json()["reason"] == "slow_reader"
         seqs = frame_seqs(got)
-        assert seqs == list(range(1, len(seqs) + 1)) and len(seqs) < 202
+        assert seqs == list(range(1, len(seqs) + 1)) and len(seqs) < 82
         with httpx.Client(base_url=gateway.url) as client:
             rest = read_until(client, "/v1/sessions/s1/events", {**auth("viewer"), "last-event-id": got[-1].id},
-                              202 - len(seqs))
-        assert frame_seqs(rest) == list(range(len(seqs) + 1, 203))
+                              82 - len(seqs), timeout=30)
+        assert frame_seqs(rest) == list(range(len(seqs) + 1, 83))
     finally:
         gateway.stop()
         runtime.stop()
+
+
+def wide_document(fillers: int) -> dict[str, Any]:
+    """The stream example with `fillers` Text nodes of 4,000 characters (a Text holds at most 4,096)."""
+    document = example("stream-initial.json")
+    document["root"]["children"] += [{"id": f"filler-{n}", "type": "Text", "props": {"text": "x" * 4_000}}
+                                     for n in range(fillers)]
+    return document
 
 
 def _chunked_lines(body: str) -> Iterator[str]:

@@ -179,7 +179,8 @@ def cmd_status(args: argparse.Namespace) -> int:
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
-    """Run the stream example end to end (embedded Redis unless IUI_REDIS_URL is set)."""
+    """Run the stream example end to end (embedded Redis unless IUI_REDIS_URL is set); with --serve,
+    keep it running behind the gateway for the browser."""
     from .demo import EXAMPLES, run_demo
 
     settings = _settings(args)
@@ -189,6 +190,16 @@ def cmd_demo(args: argparse.Namespace) -> int:
         settings = _settings(args, partitions=8)
     if not embedded:  # fail in one line before worker threads start against an unreachable Redis
         _redis(settings, REPLY_BOUND_S).ping()
+    if args.serve:  # the demo followed live in the browser, until Ctrl-C
+        if args.which == "answer":
+            raise CommandError("--serve plays the stream, the actions and the answers together: drop 'answer'", 2)
+        if not 0 <= args.pause <= 60:
+            raise CommandError("--pause must be 0-60 seconds", 2)
+        from .demo_serve import serve_demo
+
+        return serve_demo(settings, embedded=embedded, port=settings.gateway_port, pause=args.pause,
+                          out=lambda line: print(line, flush=True),
+                          examples=Path(args.examples) if args.examples else EXAMPLES)
     if args.which == "answer":  # the answer-ui@1 examples and a view-state round trip
         from .demo_answers import EXAMPLES as ANSWER_EXAMPLES
         from .demo_answers import run_answer_demo
@@ -270,6 +281,12 @@ def build_parser() -> argparse.ArgumentParser:
                    help="stream (default) or answer: the answer-ui@1 examples and a view-state round trip")
     p.add_argument("--examples", help="folder holding stream-initial.json and stream-mutations.json "
                                       "(default: the copies shipped with iui)")
+    p.add_argument("--serve", action="store_true",
+                   help="keep the demo running with the gateway and print the browser viewer's URL (until Ctrl-C)")
+    p.add_argument("--port", dest="gateway_port", type=int,
+                   help="with --serve: the port on 127.0.0.1 (IUI_GATEWAY_PORT, default 8080)")
+    p.add_argument("--pause", type=float, default=1.0,
+                   help="with --serve: seconds between the streamed frames and steps (default 1)")
     p.set_defaults(run=cmd_demo)
     add_action_commands(sub, _common)
     add_gateway_commands(sub, _common)

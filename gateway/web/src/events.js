@@ -7,6 +7,11 @@
  * the last applied cursor (every log position ≤ the last one, same epoch) is dropped, so a
  * resumed stream applies nothing twice.  `resync` replaces the whole view, except a
  * `slow_reader` resync, which carries no snapshot: the page just reconnects from its cursor.
+ * A ticket refused with 401 or 403 (an expired token) stops the page; a 404 (no such session
+ * yet, or not this token's) is asked again every few seconds.
+ *
+ * Every event applied is announced as an `iui:applied` event on `window` (`detail`: its kind
+ * and id), after it changed the view: the end-to-end tests count them to see each applied once.
  */
 
 /** Reconnection delays in ms (the contract's `retry: 3000` is the longest). */
@@ -59,6 +64,14 @@ export function connectEvents({ api, store, onStatus, EventSourceImpl = EventSou
     timer = window.setTimeout(open, BACKOFF[Math.min(attempt++, BACKOFF.length - 1)]);
   };
 
+  // A session is created by its agent's first call: until then (or for a session of another
+  // identity, which the gateway answers alike) the page asks again at the longest delay.
+  const waitForSession = () => {
+    onStatus('missing');
+    window.clearTimeout(timer);
+    timer = window.setTimeout(open, BACKOFF[BACKOFF.length - 1]);
+  };
+
   const onEvent = (/** @type {string} */ kind, /** @type {MessageEvent} */ event) => {
     const id = event.lastEventId;
     let data;
@@ -66,12 +79,13 @@ export function connectEvents({ api, store, onStatus, EventSourceImpl = EventSou
     if (kind === 'resync') {
       if (data && data.reason === 'slow_reader') { reconnect(); return; }
       store.resync(data ?? {});
-      if (id) last = id;
-      return;
+    } else if (id && !isAfter(id, last)) {
+      return; // already applied before a reconnection
+    } else {
+      /** @type {any} */ (handlers)[kind](data);
     }
-    if (id && !isAfter(id, last)) return; // already applied before a reconnection
-    /** @type {any} */ (handlers)[kind](data);
     if (id) last = id;
+    window.dispatchEvent(new CustomEvent('iui:applied', { detail: { kind, id } }));
   };
 
   async function open() {
@@ -80,7 +94,10 @@ export function connectEvents({ api, store, onStatus, EventSourceImpl = EventSou
     let ticket;
     try {
       ticket = await api.ticket();
-    } catch {
+    } catch (error) {
+      const status = /** @type {any} */ (error)?.status;
+      if (status === 401 || status === 403) { onStatus('refused'); return; } // a new link is needed: asking again cannot help
+      if (status === 404) { waitForSession(); return; }
       reconnect();
       return;
     }

@@ -41,6 +41,8 @@ const REASONS = {
 function actionFailure(/** @type {unknown} */ error) {
   if (error instanceof UIError) return error.message;
   const code = /** @type {any} */ (error)?.code;
+  if (code === 'forbidden') return 'this link may only view';
+  if (code === 'unauthorized') return 'the access token of this link was refused (it may have expired)';
   return typeof code === 'string' && /^[a-z_]{1,64}$/.test(code) ? `the host refused it (${code})` : 'the request failed';
 }
 

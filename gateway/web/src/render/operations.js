@@ -2,9 +2,10 @@
  * The operations of one UI: a receipt timeline per operation, approve/deny while it awaits
  * confirmation, cancel while it may still be cancelled (seed 000 §11).
  *
- * Receipts are shown as the host sent them; an operation from the history (not clicked in
- * this mount) is read-only context and its result is never applied to the state.  An agent
- * callback ends at `accepted`: the follow-up request was taken, nothing more.
+ * Receipts are shown as the host sent them; an operation not clicked in this mount (from the
+ * history, another tab or the agent) may still be approved, denied or cancelled here, but its
+ * result is never applied to the state.  An agent callback ends at `accepted`: the follow-up
+ * request was taken, nothing more.
  */
 
 import { html, useState } from '../ui.js';
@@ -52,7 +53,7 @@ export function Operations({ operations, host, onReceipt, onError, clicked }) {
           <div class="operation-head">
             <span class="operation-action">${operation.actionId}</span>
             <span class=${`badge tone-${TONES[last.status] ?? 'neutral'}`}>${STATUS_TEXT[last.status] ?? 'Unknown status'}</span>
-            ${mine ? null : html`<span class="hint">from the history (read-only)</span>`}
+            ${mine ? null : html`<span class="hint">not requested from this page: its result is not applied here</span>`}
           </div>
           <ol class="timeline" aria-label="Receipt timeline">
             ${operation.timeline.map((receipt, i) => html`<li key=${i}>

@@ -12,7 +12,8 @@ import { DocumentView } from './document.js';
 
 const CONNECTION_TEXT = {
   connecting: 'Connecting…', live: 'Live', reconnecting: 'Connection lost: reconnecting…',
-  offline: 'Offline', closed: 'Disconnected',
+  offline: 'Offline', closed: 'Disconnected', missing: 'No such session, or not yours (yet): waiting for it…',
+  refused: 'The access token of this link was refused (it may have expired): open the session from a new link.',
 };
 
 /** Re-render on every change of the store. @param {import('../store.js').SessionStore} store */

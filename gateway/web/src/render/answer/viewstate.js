@@ -4,7 +4,8 @@
  * `expected_revision` (a compare-and-set).  Local edits made before the first read finishes
  * win over the stored value of the same element.  A 409 replaces the local state with the
  * stored one and says so; a 413 (or a state over 32 KiB, refused before sending) keeps the
- * edits on the page and says they are not saved.
+ * edits on the page and says they are not saved.  A token that may not write view state (a
+ * viewer's: 403) or no longer valid (401) leaves the view editable on the page, unsaved, and says so.
  */
 
 import { useEffect, useRef, useState } from '../../ui.js';
@@ -19,7 +20,8 @@ export const SAVE_DELAY_MS = 500;
  *   put: (messageId: string, blockId: string, body: Record<string, any>) => Promise<Record<string, any>>,
  *   newRequestId?: () => string,
  * }} ViewStates
- * @typedef {'idle' | 'loading' | 'saving' | 'saved' | 'unsaved' | 'conflict' | 'too_large' | 'error'} SaveStatus
+ * @typedef {'idle' | 'loading' | 'saving' | 'saved' | 'unsaved' | 'conflict' | 'too_large' | 'error' | 'readonly'
+ *   | 'refused'} SaveStatus
  */
 
 /**
@@ -30,12 +32,13 @@ export function useViewState(store, messageId, blockId) {
   const [nodes, setNodes] = useState(/** @type {Record<string, any>} */ ({}));
   const [status, setStatus] = useState(/** @type {SaveStatus} */ (store ? 'loading' : 'idle'));
   const [version, setVersion] = useState(0);
-  const meta = useRef({ revision: /** @type {number | null} */ (null), digest: '', dirty: new Set(), timer: 0, nodes: {} });
+  const meta = useRef({ revision: /** @type {number | null} */ (null), digest: '', dirty: new Set(), timer: 0, nodes: {},
+    denied: /** @type {SaveStatus | null} */ (null) });
   meta.current.nodes = nodes;
 
   const save = async () => {
     const m = meta.current;
-    if (!store || m.revision === null || !m.dirty.size) return;
+    if (!store || m.revision === null || m.denied || !m.dirty.size) return;
     const body = { nodes: m.nodes, expected_revision: m.revision, request_id: store.newRequestId?.() ?? crypto.randomUUID(), schema_digest: m.digest };
     if (utf8Bytes(JSON.stringify(m.nodes)) > MAX_STATE_BYTES) { setStatus('too_large'); return; }
     const sent = new Set(m.dirty);
@@ -55,7 +58,8 @@ export function useViewState(store, messageId, blockId) {
         setVersion((v) => v + 1);
         setStatus('conflict');
       } else {
-        setStatus(problem?.status === 413 ? 'too_large' : 'error');
+        m.denied = denial(problem);
+        setStatus(m.denied ?? (problem?.status === 413 ? 'too_large' : 'error'));
       }
     }
   };
@@ -72,7 +76,11 @@ export function useViewState(store, messageId, blockId) {
       setNodes((local) => ({ ...stored, ...Object.fromEntries([...m.dirty].map((id) => [id, local[id]])) }));
       setStatus(m.dirty.size ? 'unsaved' : 'saved');
       if (m.dirty.size) m.timer = window.setTimeout(save, SAVE_DELAY_MS);
-    }, () => { if (live) setStatus('error'); });
+    }, (/** @type {any} */ problem) => {
+      if (!live) return;
+      meta.current.denied = denial(problem);
+      setStatus(meta.current.denied ?? 'error');
+    });
     return () => { live = false; window.clearTimeout(meta.current.timer); };
   }, [store, messageId, blockId]);
 
@@ -80,7 +88,7 @@ export function useViewState(store, messageId, blockId) {
     const m = meta.current;
     m.dirty.add(id);
     setNodes((current) => ({ ...current, [id]: value }));
-    if (!store) return;
+    if (!store || m.denied) return;
     setStatus(m.revision === null ? 'loading' : 'unsaved');
     window.clearTimeout(m.timer);
     if (m.revision !== null) m.timer = window.setTimeout(save, SAVE_DELAY_MS);
@@ -89,9 +97,17 @@ export function useViewState(store, messageId, blockId) {
   return { nodes, setNode, status, version };
 }
 
+/** The status of a refusal no retry can change (403: a viewer's token; 401: a token no longer valid). */
+function denial(/** @type {any} */ problem) {
+  if (problem?.status === 403) return /** @type {SaveStatus} */ ('readonly');
+  return problem?.status === 401 ? /** @type {SaveStatus} */ ('refused') : null;
+}
+
 export const STATUS_TEXT = {
   idle: '', loading: 'Loading your saved view…', saving: 'Saving…', saved: 'Saved', unsaved: 'Not saved yet',
   conflict: 'This view was changed elsewhere: the saved version was loaded and replaces your changes.',
   too_large: 'Not saved: the view state is larger than 32 KiB. Your changes stay on this page only.',
   error: 'Not saved: the host could not be reached. Your changes stay on this page.',
+  readonly: 'This link may only view: changes to this view are not saved.',
+  refused: 'Not saved: the access token of this link was refused (it may have expired).',
 };
