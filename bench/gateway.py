@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import json
 import os
 import statistics
@@ -158,23 +159,74 @@ async def frames(reader: asyncio.StreamReader) -> Any:
             yield json.loads(line[6:])
 
 
+FLOOR_APP = r"""
+import asyncio, sys
+import uvicorn
+from sse_starlette import EventSourceResponse, ServerSentEvent
+from starlette.applications import Starlette
+from starlette.routing import Route
+
+
+async def events(request):
+    async def forever():
+        yield ServerSentEvent(comment="floor", retry=3000)
+        await asyncio.Event().wait()
+    return EventSourceResponse(forever(), ping=0)
+
+app = Starlette(routes=[Route("/v1/sessions/{session}/events", events)])
+uvicorn.run(app, host="127.0.0.1", port=int(sys.argv[1]), log_level="error")
+"""
+
+
+async def open_streams(port: int, sessions: list[str], count: int, auth: str) -> list[Any]:
+    """`count` idle event streams, round-robin over `sessions`."""
+    return [await stream(port, sessions[i % len(sessions)], auth) for i in range(count)]
+
+
+async def floor_rss(args: argparse.Namespace) -> float:
+    """KiB per idle stream of a bare Starlette + sse-starlette + uvicorn endpoint (the stack's floor)."""
+    port = free_port()
+    process = subprocess.Popen([sys.executable, "-c", FLOOR_APP, str(port)], stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 20
+        while True:
+            try:
+                _reader, writer = await asyncio.open_connection("127.0.0.1", port)
+                writer.close()
+                break
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise
+                await asyncio.sleep(0.1)
+        await asyncio.sleep(0.5)
+        before = rss_kib(process.pid)
+        streams = await open_streams(port, ["floor"], args.connections, "none")
+        await asyncio.sleep(2)
+        after = rss_kib(process.pid)
+        for _, writer in streams:
+            writer.close()
+        return (after - before) / args.connections
+    finally:
+        process.kill()
+        process.wait()
+
+
 async def idle(stack: Stack, args: argparse.Namespace, producer: Producer) -> str:
     sessions = [f"idle-{n}" for n in range(args.sessions)]
     for session in sessions:
         await producer.open(session)
     await asyncio.sleep(1)
     before = rss_kib(stack.gateway.pid)
-    auth = token("viewer")
-    connections = []
-    for i in range(args.connections):
-        connections.append(await stream(stack.port, sessions[i % len(sessions)], auth))
+    connections = await open_streams(stack.port, sessions, args.connections, token("viewer"))
     await asyncio.sleep(2)
     after = rss_kib(stack.gateway.pid)
     for _, writer in connections:
         writer.close()
     per = (after - before) / args.connections
+    floor = await floor_rss(args)
     return (f"idle: {args.connections} streams over {len(sessions)} sessions: gateway RSS {before:,} -> {after:,} KiB, "
-            f"{per:.1f} KiB per stream (goal <= 30)")
+            f"{per:.1f} KiB per stream (goal <= 30); a bare sse-starlette endpoint on uvicorn, same load: "
+            f"{floor:.1f} KiB per stream")
 
 
 async def fanout(stack: Stack, args: argparse.Namespace, producer: Producer) -> str:
@@ -188,14 +240,23 @@ async def fanout(stack: Stack, args: argparse.Namespace, producer: Producer) -> 
         reader, writer = await stream(stack.port, sessions[i % len(sessions)], auth)
         readers.append((reader, writer))
 
+    live: list[int] = []
+
     async def listen(reader: asyncio.StreamReader) -> None:
+        first = True
         async for frame in frames(reader):
+            if first:  # the session's open frame, replayed: this stream is live
+                live.append(1)
+                first = False
             title = _title(frame["snapshot"]["root"])
             if title.startswith("t="):
                 latencies.append(time.time() - float(title[2:]))
 
     listeners = [asyncio.create_task(listen(reader)) for reader, _ in readers]
-    await asyncio.sleep(1)
+    while len(live) < len(readers):  # every stream caught up and live before the load starts
+        await asyncio.sleep(0.05)
+    await asyncio.sleep(0.5)
+    gc.freeze()  # the load generator's own collections would be counted as the gateway's latency
     replies: list[float] = []
     locks = {session: asyncio.Lock() for session in sessions}
     interval = 1 / args.rate
@@ -254,35 +315,63 @@ async def resume(stack: Stack, args: argparse.Namespace, producer: Producer) -> 
             f"({args.behind / elapsed:,.0f} events/s)")
 
 
+class HttpConnection:
+    """A keep-alive HTTP/1.1 connection on raw asyncio streams: the load generator's side of an
+    HTTP call costs a few microseconds (a client library's per-request overhead, ~2 ms for httpx,
+    would be measured as the gateway's)."""
+
+    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self._reader, self._writer = reader, writer
+
+    @classmethod
+    async def open(cls, port: int) -> HttpConnection:
+        return cls(*await asyncio.open_connection("127.0.0.1", port))
+
+    async def post(self, path: str, body: bytes, auth: str) -> tuple[int, bytes]:
+        self._writer.write(f"POST {path} HTTP/1.1\r\nhost: bench\r\nauthorization: Bearer {auth}\r\n"
+                           f"content-type: application/json\r\ncontent-length: {len(body)}\r\n\r\n".encode() + body)
+        head = await self._reader.readuntil(b"\r\n\r\n")
+        status = int(head.split(b" ", 2)[1])
+        length = next(int(line.split(b":", 1)[1]) for line in head.split(b"\r\n")
+                      if line.lower().startswith(b"content-length:"))
+        return status, await self._reader.readexactly(length)
+
+    def close(self) -> None:
+        self._writer.close()
+
+
 async def calls(stack: Stack, args: argparse.Namespace, producer: Producer) -> str:
     sessions = [f"calls-{n}" for n in range(args.concurrency)]
     for session in sessions:
         await producer.open(session)
-    headers = {"authorization": f"Bearer {token('agent')}"}
+    auth = token("agent")
     per_session = args.calls // len(sessions)
 
-    async def via_http(client: httpx.AsyncClient, session: str) -> None:
-        for i in range(per_session):
-            body = {"tool": "intelligent_ui_patch", "arguments": producer.patch_args(session, f"h{i}")}
-            reply = await client.post(f"/v1/sessions/{session}/calls", headers=headers, json=body)
-            assert reply.status_code == 200, reply.text
-            if producer.revision[session] >= GENERATION_PATCHES:
-                await producer.open(session)
+    async def via_http(session: str) -> None:
+        connection = await HttpConnection.open(stack.port)
+        try:
+            for i in range(per_session):
+                if producer.revision[session] >= GENERATION_PATCHES:
+                    await producer.open(session)
+                body = json.dumps({"tool": "intelligent_ui_patch",
+                                   "arguments": producer.patch_args(session, f"h{i}")}).encode()
+                status, answer = await connection.post(f"/v1/sessions/{session}/calls", body, auth)
+                assert status == 200, answer
+        finally:
+            connection.close()
 
     async def direct(session: str) -> None:
         for i in range(per_session):
             await producer.patch(session, f"d{i}")
 
     rates: dict[str, list[float]] = {"http": [], "direct": []}
-    async with httpx.AsyncClient(base_url=stack.base, timeout=30,
-                                 limits=httpx.Limits(max_connections=args.concurrency)) as client:
-        for _ in range(2):  # alternated: the machine's slow phases fall on both
-            started = time.perf_counter()
-            await asyncio.gather(*(via_http(client, s) for s in sessions))
-            rates["http"].append(per_session * len(sessions) / (time.perf_counter() - started))
-            started = time.perf_counter()
-            await asyncio.gather(*(direct(s) for s in sessions))
-            rates["direct"].append(per_session * len(sessions) / (time.perf_counter() - started))
+    for _ in range(3):  # alternated: the machine's slow phases fall on both
+        started = time.perf_counter()
+        await asyncio.gather(*(via_http(s) for s in sessions))
+        rates["http"].append(per_session * len(sessions) / (time.perf_counter() - started))
+        started = time.perf_counter()
+        await asyncio.gather(*(direct(s) for s in sessions))
+        rates["direct"].append(per_session * len(sessions) / (time.perf_counter() - started))
     http, direct_rate = statistics.median(rates["http"]), statistics.median(rates["direct"])
     return (f"calls: POST /calls {', '.join(f'{r:,.0f}' for r in rates['http'])} calls/s, direct XADD "
             f"{', '.join(f'{r:,.0f}' for r in rates['direct'])} calls/s ({args.concurrency} in flight); "

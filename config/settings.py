@@ -183,6 +183,10 @@ class Settings(BaseSettings):
                                       description="events buffered per connection; a slower reader is disconnected")
     gateway_reply_timeout_s: float = Field(default=30.0, gt=0, le=600,
                                            description="longest wait for the runtime's reply to an HTTP request (504)")
+    gateway_redis_connections: int = Field(
+        default=256, ge=4, le=100_000,
+        description="Redis connections of a gateway process (a request that finds them all busy waits for one); "
+                    "each HTTP request awaiting its reply holds one")
     gateway_max_lag: int = Field(default=10_000, ge=1, le=10_000_000,
                                  description="entries waiting in a partition beyond which new calls are refused 429")
 

@@ -6,6 +6,7 @@ builds the Redis one and runs it under uvicorn (`iui gateway`).
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import time
 from collections.abc import AsyncIterator
@@ -24,8 +25,9 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from config.settings import Settings
 
 from .backend import Backend
-from .context import Gateway
+from .context import UNAVAILABLE, Gateway
 from .headers import SecurityHeaders, parse_origins
+from .heap import keep_heap
 from .hub import Hub
 from .identity import Forbidden, Unauthorized, Verifier
 from .metrics import GatewayMetrics
@@ -77,9 +79,11 @@ def create_app(*, settings: Settings, backend: Backend, registry: CollectorRegis
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         hub.start()
+        heap = asyncio.create_task(keep_heap(settings.gc_freeze_s), name="iui-heap")
         try:
             yield
         finally:
+            heap.cancel()
             await hub.stop()
             await backend.close()
 
@@ -91,7 +95,8 @@ def create_app(*, settings: Settings, backend: Backend, registry: CollectorRegis
                                         max_age=600))
     app = Starlette(routes=routes(), middleware=middleware, lifespan=lifespan,
                     exception_handlers={Problem: _problem, Unauthorized: _unauthorized, Forbidden: _forbidden,
-                                        HTTPException: _http, Exception: _internal})
+                                        HTTPException: _http, **dict.fromkeys(UNAVAILABLE, _unavailable),
+                                        Exception: _internal})
     app.state.gateway = gateway
     return app
 
@@ -118,6 +123,10 @@ async def _http(request: Request, error: Exception) -> Response:
     assert isinstance(error, HTTPException)
     code = {404: "not_found", 405: "method_not_allowed"}.get(error.status_code, "bad_request")
     return Problem(code, "no such resource" if error.status_code == 404 else "not allowed here").response()
+
+
+async def _unavailable(request: Request, error: Exception) -> Response:
+    return Problem("unavailable", "Redis is unavailable; retry later", headers={"retry-after": "1"}).response()
 
 
 async def _internal(request: Request, error: Exception) -> Response:

@@ -27,6 +27,7 @@ HMAC_ALGORITHMS = ("HS256",)
 PUBLIC_ALGORITHMS = ("RS256", "ES256")
 MIN_SECRET_BYTES = 32
 MAX_TOKEN_BYTES = 8_192
+VERIFIED_CAPACITY = 10_000  # tokens remembered as verified (the oldest is forgotten first)
 
 
 class Unauthorized(Exception):
@@ -88,6 +89,7 @@ class Verifier:
         self._secret = secret
         self._public_key = public_key
         self._jwks = dict(jwks or {})
+        self._verified: dict[str, tuple[Identity, float]] = {}  # token -> identity and expiry (insertion order)
 
     @classmethod
     def of(cls, settings: Settings) -> Verifier:
@@ -101,15 +103,28 @@ class Verifier:
                    public_key=public_key, jwks=jwks)
 
     def verify(self, token: str) -> Identity:
-        """The identity of a token, or `Unauthorized`."""
+        """The identity of a token, or `Unauthorized` (a token verified before is remembered until it
+        expires, so a client's every request does not pay for its signature again)."""
         if not token or len(token) > MAX_TOKEN_BYTES or not token.isascii():
             raise Unauthorized("a valid bearer token is required")
+        known = self._verified.get(token)
+        if known is not None:
+            if time.time() < known[1]:
+                return known[0]
+            del self._verified[token]
+        identity, expires = self._check(token)
+        if len(self._verified) >= VERIFIED_CAPACITY:
+            self._verified.pop(next(iter(self._verified)))  # the oldest entry
+        self._verified[token] = (identity, expires)
+        return identity
+
+    def _check(self, token: str) -> tuple[Identity, float]:
         try:
             header = jwt.get_unverified_header(token)
             key, algorithms = self._key(header)
             claims = jwt.decode(token, key, algorithms=list(algorithms), audience=self._audience,
                                 issuer=self._issuer, options={"require": ["exp", "sub", "aud"]}, leeway=5)
-            return _identity(claims)
+            return _identity(claims), float(claims["exp"])
         except (jwt.PyJWTError, ValueError, TypeError, KeyError):
             raise Unauthorized("a valid bearer token is required") from None
 

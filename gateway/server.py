@@ -16,10 +16,18 @@ from .redis_backend import RedisBackend
 log = logging.getLogger(__name__)
 
 
+def connection_pool(settings: Settings) -> aioredis.BlockingConnectionPool:
+    """A bounded pool whose callers wait for a free connection rather than fail: a burst of streams
+    starting at once (a thousand browsers reconnecting after a restart) must not be refused."""
+    return aioredis.BlockingConnectionPool.from_url(
+        settings.redis_url, max_connections=settings.gateway_redis_connections,
+        timeout=settings.gateway_reply_timeout_s, health_check_interval=30, socket_keepalive=True,
+        socket_connect_timeout=5)
+
+
 async def serve(settings: Settings, *, host: str, port: int) -> None:
     """Serve until SIGINT/SIGTERM (uvicorn's handlers), then close the streams and Redis."""
-    redis = aioredis.Redis.from_url(settings.redis_url, health_check_interval=30, socket_keepalive=True,
-                                    socket_connect_timeout=5)
+    redis = aioredis.Redis(connection_pool=connection_pool(settings))
     backend = await RedisBackend.of(redis, prefix=settings.key_prefix, partitions=settings.partitions)
     app = create_app(settings=settings, backend=backend)
     config = uvicorn.Config(app, host=host, port=port, log_level=settings.log_level.lower(), access_log=False,
@@ -29,5 +37,10 @@ async def serve(settings: Settings, *, host: str, port: int) -> None:
 
 
 def run(settings: Settings, *, host: str, port: int) -> None:
-    """Run the gateway in this process."""
-    asyncio.run(serve(settings, host=host, port=port))
+    """Run the gateway in this process (on uvloop, as uvicorn.run would: a third less CPU per request)."""
+    try:
+        import uvloop
+    except ImportError:  # pragma: no cover - uvicorn[standard] brings it
+        asyncio.run(serve(settings, host=host, port=port))
+        return
+    uvloop.run(serve(settings, host=host, port=port))

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
+from starlette.responses import Response
 
 from ..context import Gateway
+from ..responses import JSONResponse
 
 
 async def healthz(request: Request) -> JSONResponse:

@@ -6,7 +6,6 @@ import uuid
 
 import orjson
 from starlette.requests import Request
-from starlette.responses import JSONResponse
 
 from core import UIError, assert_safe_json
 from workers.wire.entry import is_request_id
@@ -14,6 +13,7 @@ from workers.wire.entry import is_request_id
 from ..bodies import read_json
 from ..context import Gateway, Permission, idempotency_key, path_id, session_of
 from ..problems import Problem
+from ..responses import JSONResponse
 
 MAX_ACTION_REQUEST_BYTES = 32_768  # seed 000 section 13: the runtime refuses a larger request too
 CATALOG_SESSION = "iui-gateway-catalog"  # the catalog belongs to no session: any partition answers it

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 from starlette.requests import Request
-from starlette.responses import JSONResponse
 
 from workers.wire.entry import is_call_id
 
 from ..bodies import read_json
 from ..context import Gateway, Permission, idempotency_key, session_of
 from ..problems import Problem
+from ..responses import JSONResponse
 
 
 async def ticket(request: Request) -> JSONResponse:

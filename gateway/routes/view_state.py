@@ -6,11 +6,11 @@ import re
 import uuid
 
 from starlette.requests import Request
-from starlette.responses import JSONResponse
 
 from ..bodies import read_json
 from ..context import Gateway, Permission, idempotency_key, path_id, session_of
 from ..problems import Problem
+from ..responses import JSONResponse
 
 MAX_VIEW_BODY_BYTES = 3 * 100_000 + 64 * 1024  # nodes <= 32 KiB (the runtime's bound), and a client's copy of the block
 _REVISION = re.compile(r'(?:W/)?"?(\d{1,15})"?')
