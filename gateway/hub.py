@@ -15,7 +15,7 @@ import asyncio
 import contextlib
 import logging
 from collections import deque
-from collections.abc import AsyncIterator, Collection
+from collections.abc import AsyncIterator, Callable, Collection
 
 from workers.redisio.connection import Backoff
 
@@ -139,7 +139,7 @@ async def merged(backend: Backend, session: str, after: Cursor,
 class Hub:
     """The process's one subscription and its session feeds."""
 
-    def __init__(self, backend: Backend, *, queue_events: int) -> None:
+    def __init__(self, backend: Backend, *, queue_events: int, on_connect: Callable[[], object] | None = None) -> None:
         self._backend = backend
         self._capacity = queue_events
         self._feeds: dict[str, SessionFeed] = {}
@@ -149,6 +149,7 @@ class Hub:
         self._lock = asyncio.Lock()
         self._task: asyncio.Task[None] | None = None
         self.reconnects = 0
+        self._on_connect = on_connect  # the metric of (re)connects: IUIGatewaySubscriptionFlapping reads it
 
     @property
     def connected(self) -> bool:
@@ -232,6 +233,8 @@ class Hub:
             self._subscription = subscription
             self._connected.set()
             self.reconnects += 1
+            if self._on_connect is not None:
+                self._on_connect()
             for feed in self._feeds.values():
                 feed.wake()
 

@@ -94,11 +94,7 @@ class Verifier:
     @classmethod
     def of(cls, settings: Settings) -> Verifier:
         """The verifier of the settings (ValueError with one line when they name no usable key)."""
-        secret = None
-        if settings.gateway_jwt_secret is not None:
-            secret = settings.gateway_jwt_secret.get_secret_value().encode("utf-8")
-        elif settings.gateway_jwt_secret_file is not None:
-            secret = _read(settings.gateway_jwt_secret_file, "IUI_GATEWAY_JWT_SECRET_FILE").strip().encode("utf-8")
+        secret = hs256_secret(settings)
         public_key = None
         if settings.gateway_jwt_public_key_file is not None:
             public_key = _read(settings.gateway_jwt_public_key_file, "IUI_GATEWAY_JWT_PUBLIC_KEY_FILE").encode()
@@ -145,6 +141,24 @@ class Verifier:
             if self._public_key is not None:
                 return self._public_key, PUBLIC_ALGORITHMS
         raise ValueError("no key for this algorithm")  # alg none, or one this gateway has no key for
+
+
+def hs256_secret(settings: Settings) -> bytes | None:
+    """The HS256 secret of the settings (IUI_GATEWAY_JWT_SECRET, else the file IUI_GATEWAY_JWT_SECRET_FILE
+    without surrounding white space), or None; ValueError with one line when it is unreadable or too short.
+    The one home of the secret: the gateway checks tokens with it and `iui token` signs them."""
+    if settings.gateway_jwt_secret is not None:
+        secret, variable = settings.gateway_jwt_secret.get_secret_value().encode("utf-8"), "IUI_GATEWAY_JWT_SECRET"
+        if len(secret) < MIN_SECRET_BYTES:
+            raise ValueError(f"{variable} must be at least {MIN_SECRET_BYTES} bytes")
+        return secret
+    if settings.gateway_jwt_secret_file is None:
+        return None
+    variable = "IUI_GATEWAY_JWT_SECRET_FILE"
+    secret = _read(settings.gateway_jwt_secret_file, variable).strip().encode("utf-8")
+    if len(secret) < MIN_SECRET_BYTES:
+        raise ValueError(f"{variable} must hold at least {MIN_SECRET_BYTES} bytes")
+    return secret
 
 
 def _identity(claims: Mapping[str, Any]) -> Identity:

@@ -1,7 +1,7 @@
 #!/bin/sh
 # Render the ACL template: render-acl.sh TEMPLATE OUTPUT
 # Each @<NAME>_SHA256@ becomes the SHA-256 of the password of that user (ADMIN, WORKER, PRODUCER,
-# VIEWER): the content of the file $IUI_REDIS_<NAME>_PASSWORD_FILE (compose: the files of
+# VIEWER, GATEWAY): the content of the file $IUI_REDIS_<NAME>_PASSWORD_FILE (compose: the files of
 # ops/redis/secrets.sh; a final LF or CRLF is dropped, as the iui settings do), else
 # $IUI_REDIS_<NAME>_PASSWORD.  A missing or empty password stops with an error.  Only hashes are written.
 set -eu
@@ -10,7 +10,7 @@ output=$2
 tmp="$output.tmp"
 cr=$(printf '\r')
 cp "$template" "$tmp"
-for name in ADMIN WORKER PRODUCER VIEWER; do
+for name in ADMIN WORKER PRODUCER VIEWER GATEWAY; do
     eval "file=\${IUI_REDIS_${name}_PASSWORD_FILE:-}"
     if [ -n "$file" ]; then
         password=$(cat "$file") || { rm -f "$tmp"; exit 1; }

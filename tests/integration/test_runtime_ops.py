@@ -1,4 +1,5 @@
-"""What an operator sees: `iui status --json` and a real `iui worker` process's metrics endpoint."""
+"""What an operator sees: `iui status --json`, a real `iui worker` process's metrics endpoint, and a real
+Prometheus evaluating the alert rules on a worker and a gateway."""
 
 from __future__ import annotations
 
@@ -99,19 +100,24 @@ def _get_json(url: str, deadline: float) -> dict:
 
 
 @needs(PROMETHEUS is not None, "needs Prometheus (Debian: apt-get install -y prometheus)")
-def test_a_live_prometheus_scrapes_a_worker_and_evaluates_every_alert_rule_without_error(
+def test_a_live_prometheus_scrapes_a_worker_and_a_gateway_and_evaluates_every_alert_rule_without_error(
         redis_url: str, tmp_path: Path) -> None:
-    metrics_port, web_port = free_port(), free_port()
+    metrics_port, gateway_port, web_port = free_port(), free_port(), free_port()
     env = {**os.environ, "IUI_REDIS_URL": redis_url, "IUI_PARTITIONS": "4", "IUI_METRICS_PORT": str(metrics_port),
            "IUI_METRICS_ADDR": "127.0.0.1", "IUI_LEASE_TTL_MS": "1000", "IUI_LEASE_RENEW_MS": "200",
            "IUI_HEARTBEAT_MS": "100"}
+    jobs = {"iui-workers": metrics_port, "iui-gateway": gateway_port}  # the job names of ops/prometheus.yml
     (tmp_path / "prometheus.yml").write_text(json.dumps({  # YAML is a superset of JSON
         "global": {"scrape_interval": "1s", "evaluation_interval": "1s"},
         "rule_files": [str(OPS / "alerts.yml")],
-        "scrape_configs": [{"job_name": "iui-workers", "static_configs": [{"targets": [f"127.0.0.1:{metrics_port}"]}]}],
+        "scrape_configs": [{"job_name": job, "static_configs": [{"targets": [f"127.0.0.1:{port}"]}]}
+                           for job, port in jobs.items()],
     }))
     worker = subprocess.Popen([sys.executable, "-m", "workers.cli", "worker"], env=env,
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    gateway = subprocess.Popen([sys.executable, "-m", "workers.cli", "gateway", "--port", str(gateway_port)],
+                               env={**env, "IUI_GATEWAY_JWT_SECRET": "s" * 32},
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     server = subprocess.Popen([PROMETHEUS, f"--config.file={tmp_path / 'prometheus.yml'}",
                                f"--storage.tsdb.path={tmp_path / 'data'}",
                                f"--web.listen-address=127.0.0.1:{web_port}"],
@@ -137,11 +143,15 @@ def test_a_live_prometheus_scrapes_a_worker_and_evaluates_every_alert_rule_witho
         while missing and time.monotonic() < deadline:  # the lag is reported every 5 s
             missing = used - set(_get_json(f"{api}/label/__name__/values", deadline)["data"])
             time.sleep(0.5)
-        assert missing == set()  # every series an alert reads is one the worker exports, from start-up
+        assert missing == set()  # every series an alert reads is one a worker or a gateway exports, once scraped
+        up = _get_json(f"{api}/query?query=up", deadline)["data"]["result"]
+        assert sorted((r["metric"]["job"], r["value"][1]) for r in up) == [("iui-gateway", "1"), ("iui-workers", "1")]
         assert [(r["name"], r.get("lastError", "")) for r in rules if r["health"] != "ok"] == []
         assert [r["name"] for r in rules if r.get("state") == "firing"] == []  # a healthy pool alarms nothing
     finally:
         server.terminate()
         worker.send_signal(signal.SIGTERM)
+        gateway.send_signal(signal.SIGTERM)
         server.wait(timeout=30)
         worker.wait(timeout=30)
+        gateway.wait(timeout=30)

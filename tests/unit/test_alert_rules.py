@@ -48,8 +48,34 @@ def test_every_alert_has_a_unit_test_that_expects_it_to_fire():
 def test_the_named_outages_are_unit_tested():
     text = (OPS / "alerts.test.yml").read_text()
     for scenario in ("All workers gone", "no worker at all", "7 leases of 8 partitions", "The first dead letter",
-                     "Everything rejected at low traffic"):
+                     "Everything rejected at low traffic", "The gateway is gone", "Redis away: every call answers 503",
+                     "Prometheus's own scrapes never dilute", "One Redis restart", "One slow reader a minute"):
         assert scenario in text, scenario
+
+
+def _gateway_rule(name: str) -> dict:
+    return next(rule for rule in _alerts() if rule["alert"] == name)
+
+
+def test_the_gateway_alerts_exist_and_read_only_the_gateway_job():
+    names = {rule["alert"] for rule in _alerts() if "gateway" in rule["expr"]}
+    assert names == {"IUIGatewayDown", "IUIGatewayErrors", "IUIGatewaySlowReaders", "IUIGatewaySubscriptionFlapping"}
+    assert _gateway_rule("IUIGatewayDown")["expr"] == 'up{job="iui-gateway"} == 0'
+    assert _gateway_rule("IUIGatewayDown")["for"] == "1m"
+    assert _gateway_rule("IUIGatewayDown")["labels"]["severity"] == "critical"
+
+
+def test_the_gateway_error_share_leaves_out_prometheus_scrapes():
+    rule = _gateway_rule("IUIGatewayErrors")
+    assert 'status=~"5.."' in rule["expr"] and rule["expr"].count('route!="/metrics"') == 2
+    assert "> 0.05" in rule["expr"] and rule["for"] == "5m"
+
+
+def test_slow_readers_and_flapping_must_last_ten_minutes():
+    assert 'reason="slow_reader"' in _gateway_rule("IUIGatewaySlowReaders")["expr"]
+    assert _gateway_rule("IUIGatewaySlowReaders")["for"] == "10m"
+    assert "iui_gateway_subscription_reconnects_total" in _gateway_rule("IUIGatewaySubscriptionFlapping")["expr"]
+    assert _gateway_rule("IUIGatewaySubscriptionFlapping")["for"] == "10m"
 
 
 def test_no_alert_hard_codes_the_partition_count():

@@ -14,6 +14,7 @@ import pytest
 import yaml
 from prometheus_client import CollectorRegistry
 
+from gateway.metrics import GatewayMetrics
 from tests.external_tools import needs, require
 from workers.observability.metrics import Metrics
 
@@ -41,10 +42,14 @@ export const checked: Dashboard = dashboard;
 
 
 def _exported_names() -> set[str]:
-    registry = CollectorRegistry()
-    Metrics(registry=registry)
+    """Every series name a worker or a gateway exports."""
     suffixes = {"counter": ("_total",), "histogram": ("_bucket", "_sum", "_count"), "gauge": ("",)}
-    return {family.name + suffix for family in registry.collect() for suffix in suffixes[family.type]}
+    names: set[str] = set()
+    for metrics in (Metrics, GatewayMetrics):
+        registry = CollectorRegistry()
+        metrics(registry=registry)
+        names |= {family.name + suffix for family in registry.collect() for suffix in suffixes[family.type]}
+    return names
 
 
 def _load(path: str):
@@ -53,7 +58,8 @@ def _load(path: str):
 
 def test_compose_brings_up_the_whole_stack():
     services = _load("docker-compose.yml")["services"]
-    assert {"secrets", "redis", "worker", "rq-worker", "prometheus", "grafana", "alertmanager"} <= services.keys()
+    assert {"secrets", "redis", "worker", "rq-worker", "gateway", "prometheus", "grafana",
+            "alertmanager"} <= services.keys()
     worker = services["worker"]
     assert worker["environment"]["IUI_REDIS_URL"] == "redis://worker@redis:6379/0"
     assert worker["environment"]["IUI_REDIS_PASSWORD_FILE"] == "/run/iui/secrets/worker"
@@ -68,6 +74,30 @@ def test_the_worker_and_the_rq_worker_share_one_image():
     assert worker["image"] == rq_worker["image"] and worker["build"] == rq_worker["build"]
     assert rq_worker["command"] == ["rq-worker"] and "entrypoint" not in rq_worker  # iui rq-worker (the image's iui)
     assert "IUI_RQ_REDIS_URL" in rq_worker["environment"]
+
+
+def test_the_gateway_serves_the_stack_on_loopback_as_the_gateway_user():
+    services = _load("docker-compose.yml")["services"]
+    gateway, worker = services["gateway"], services["worker"]
+    assert gateway["image"] == worker["image"] and gateway["build"] == worker["build"]
+    assert gateway["command"] == ["gateway", "--host", "0.0.0.0"] and "entrypoint" not in gateway
+    assert gateway["ports"] == ["127.0.0.1:8080:8080"]
+    environment = gateway["environment"]
+    assert environment["IUI_REDIS_URL"] == "redis://gateway@redis:6379/0"
+    assert environment["IUI_REDIS_PASSWORD_FILE"] == "/run/iui/secrets/gateway"
+    assert environment["IUI_GATEWAY_JWT_SECRET_FILE"] == "/run/iui/secrets/gateway-jwt"
+    assert environment["IUI_PARTITIONS"] == worker["environment"]["IUI_PARTITIONS"]  # before any worker wrote meta
+    assert gateway["depends_on"]["redis"]["condition"] == "service_healthy"
+    assert gateway["stop_signal"] == "SIGTERM"
+    assert "http://127.0.0.1:8080/readyz" in " ".join(gateway["healthcheck"]["test"])
+
+
+def test_the_stack_promises_local_durability_and_its_redis_keeps_it():
+    services = _load("docker-compose.yml")["services"]
+    command = " ".join(services["redis"]["entrypoint"])
+    assert "--appendonly yes" in command and "--appendfsync always" in command and "everysec" not in command
+    for name in ("worker", "rq-worker", "gateway"):
+        assert services[name]["environment"]["IUI_DURABILITY"] == "local", name
 
 
 def test_every_service_restarts_and_publishes_on_loopback_only():
@@ -88,7 +118,7 @@ def test_redis_is_pinned_persistent_and_loads_the_acl_users():
     assert "--user viewer" in " ".join(redis["healthcheck"]["test"])
     assert redis["depends_on"] == {"secrets": {"condition": "service_completed_successfully"}}
     assert redis["environment"] == {f"IUI_REDIS_{user.upper()}_PASSWORD_FILE": f"/run/iui/secrets/{user}"
-                                    for user in ("admin", "worker", "producer", "viewer")}
+                                    for user in ("admin", "worker", "producer", "viewer", "gateway")}
 
 
 def test_alertmanager_is_optional_and_prometheus_knows_it():
@@ -115,10 +145,11 @@ def test_docker_compose_config_accepts_the_stack_of_a_fresh_clone(profile):
 
 def test_no_password_comes_from_the_environment_or_the_compose_file():
     text = (ROOT / "docker-compose.yml").read_text()
-    assert "_PASSWORD:" not in text and "${IUI_REDIS" not in text
+    assert "_PASSWORD:" not in text and "_SECRET:" not in text and "${IUI_REDIS" not in text
     for name, service in _load("docker-compose.yml")["services"].items():
         for variable, value in (service.get("environment") or {}).items():
             assert "PASSWORD" not in variable or variable.endswith("_PASSWORD_FILE"), (name, variable)
+            assert "SECRET" not in variable or variable.endswith("_SECRET_FILE"), (name, variable)
             assert not re.search(r"redis://[^@/]*:[^@/]*@", str(value)), (name, variable)
 
 
@@ -131,12 +162,15 @@ def test_each_service_reads_its_password_files_from_the_secrets_volume_read_only
     for name, service in compose["services"].items():
         files = [value for variable, value in (service.get("environment") or {}).items()
                  if variable.endswith("_PASSWORD_FILE")]
-        if files or name in ("worker", "rq-worker"):
+        if files or name in ("worker", "rq-worker", "gateway"):
             assert "iui-secrets:/run/iui/secrets:ro" in service["volumes"], name
-        assert all(re.fullmatch(r"/run/iui/secrets/(admin|worker|producer|viewer)", path) for path in files), name
+        assert all(re.fullmatch(r"/run/iui/secrets/(admin|worker|producer|viewer|gateway)", path)
+                   for path in files), name
     for name in ("worker", "rq-worker"):  # the image's user reads the worker password, and only that one
         assert {v for k, v in compose["services"][name]["environment"].items() if k.endswith("_FILE")} == \
             {"/run/iui/secrets/worker"}
+    assert {v for k, v in compose["services"]["gateway"]["environment"].items() if k.endswith("_FILE")} == \
+        {"/run/iui/secrets/gateway", "/run/iui/secrets/gateway-jwt"}
 
 
 def _secrets(directory: Path, *options: str) -> subprocess.CompletedProcess[str]:
@@ -149,14 +183,15 @@ def test_the_secrets_service_generates_missing_passwords_keeps_them_and_rotates_
     directory = tmp_path / "secrets"
     first = _secrets(directory)
     assert first.returncode == 0, first.stderr
-    passwords = {user: (directory / user).read_text() for user in ("admin", "worker", "producer", "viewer")}
+    passwords = {user: (directory / user).read_text()
+                 for user in ("admin", "worker", "producer", "viewer", "gateway", "gateway-jwt")}
     assert all(re.fullmatch(r"[0-9a-f]{64}", password) for password in passwords.values())
-    assert len(set(passwords.values())) == 4
+    assert len(set(passwords.values())) == 6
     assert not any(password in first.stdout + first.stderr for password in passwords.values())
     modes = {user: (oct((directory / user).stat().st_mode & 0o777), (directory / user).stat().st_uid,
                     (directory / user).stat().st_gid) for user in passwords}
     assert modes == {"admin": ("0o400", 0, 0), "worker": ("0o440", 0, 10001), "producer": ("0o400", 0, 0),
-                     "viewer": ("0o400", 0, 0)}
+                     "viewer": ("0o400", 0, 0), "gateway": ("0o440", 0, 10001), "gateway-jwt": ("0o440", 0, 10001)}
     assert sorted(path.name for path in directory.iterdir()) == sorted(passwords)  # no temporary file left
     (directory / "admin").chmod(0o644)  # an operator's slip: the next start restores the mode
     again = _secrets(directory)
@@ -169,6 +204,11 @@ def test_the_secrets_service_generates_missing_passwords_keeps_them_and_rotates_
     assert now["worker"] != passwords["worker"] and {k: v for k, v in now.items() if k != "worker"} == \
         {k: v for k, v in passwords.items() if k != "worker"}
     assert oct((directory / "worker").stat().st_mode & 0o777) == "0o440"
+    jwt = _secrets(directory, "--rotate", "gateway-jwt")  # every token dies with it: restart the gateway
+    assert jwt.returncode == 0 and jwt.stdout == "secrets.sh: generated the JWT secret gateway-jwt\n"
+    assert (directory / "gateway-jwt").read_text() != passwords["gateway-jwt"]
+    assert (directory / "worker").read_text() == now["worker"]
+    assert oct((directory / "gateway-jwt").stat().st_mode & 0o777) == "0o440"
     refused = _secrets(directory, "--rotate", "root")
     assert refused.returncode == 2 and "usage: secrets.sh" in refused.stderr
 
@@ -188,6 +228,12 @@ def test_the_worker_image_runs_iui():
     assert 'ENTRYPOINT ["iui"]' in dockerfile
 
 
+def test_the_image_holds_and_exposes_the_gateway():
+    lines = (ROOT / "ops" / "Dockerfile").read_text().splitlines()
+    assert "COPY gateway ./gateway" in lines
+    assert any(line.startswith("EXPOSE ") and "8080" in line.split() and "9108" in line.split() for line in lines)
+
+
 def test_the_image_is_pinned_layered_non_root_and_health_checked():
     lines = [line for line in (ROOT / "ops" / "Dockerfile").read_text().splitlines() if line and line[0] != "#"]
     assert re.fullmatch(r"FROM python:3\.11-slim-bookworm@sha256:[0-9a-f]{64}", lines[0])
@@ -201,7 +247,7 @@ def test_the_image_is_pinned_layered_non_root_and_health_checked():
 def test_the_build_context_holds_only_what_the_image_copies():
     ignored = (ROOT / ".dockerignore").read_text().split()
     assert ignored[ignored.index("**")] == "**"
-    for needed in ("pyproject.toml", "README.md", "ops/constraints.txt", "core/", "workers/", "config/"):
+    for needed in ("pyproject.toml", "README.md", "ops/constraints.txt", "core/", "workers/", "config/", "gateway/"):
         assert "!" + needed in ignored
 
 
@@ -243,6 +289,14 @@ def test_prometheus_scrapes_the_worker_metrics_port():
     assert targets["names"] == ["worker"] and str(targets["port"]) == port
 
 
+def test_prometheus_scrapes_the_gateway_metrics():
+    jobs = {job["job_name"]: job for job in _load("ops/prometheus.yml")["scrape_configs"]}
+    gateway = jobs["iui-gateway"]
+    assert gateway["metrics_path"] == "/metrics"
+    assert gateway["static_configs"] == [{"targets": ["gateway:8080"]}]
+    assert _load("docker-compose.yml")["services"]["gateway"]["ports"] == ["127.0.0.1:8080:8080"]
+
+
 def test_alerts_and_dashboard_use_only_exported_metrics():
     exported = _exported_names()
     rules = [rule for group in _load("ops/alerts.yml")["groups"] for rule in group["rules"]]
@@ -263,12 +317,13 @@ def test_every_dashboard_panel_and_query_uses_the_datasource_variable():
     assert variables["datasource"]["type"] == "datasource" and variables["datasource"]["query"] == "prometheus"
     for panel in dashboard["panels"]:
         assert panel["datasource"]["uid"] == "${datasource}", panel["title"]
-        assert all(target["datasource"]["uid"] == "${datasource}" for target in panel["targets"]), panel["title"]
+        if panel["type"] != "row":  # a row only groups the panels below it: it has no queries
+            assert all(target["datasource"]["uid"] == "${datasource}" for target in panel["targets"]), panel["title"]
 
 
 def test_the_dashboard_shows_workers_up_redis_errors_leases_against_partitions_and_alerts():
     dashboard = _dashboard()
-    exprs = {panel["title"]: " ".join(t["expr"] for t in panel["targets"]) for panel in dashboard["panels"]}
+    exprs = {panel["title"]: " ".join(t["expr"] for t in panel.get("targets", [])) for panel in dashboard["panels"]}
     assert any('up{job="iui-workers"}' in expr for expr in exprs.values())
     assert any("iui_redis_errors_total" in expr for expr in exprs.values())
     assert any("iui_leases_held" in expr and "iui_partitions" in expr for expr in exprs.values())
@@ -278,6 +333,27 @@ def test_the_dashboard_shows_workers_up_redis_errors_leases_against_partitions_a
     assert "expr" not in alerts[0] and alerts[0]["target"]["refId"] and alerts[0]["titleFormat"] == "{{alertname}}"
     ids = [panel["id"] for panel in dashboard["panels"]]
     assert len(ids) == len(set(ids))
+
+
+def test_the_dashboard_has_a_gateway_row_below_the_workers():
+    panels = _dashboard()["panels"]
+    rows = [index for index, panel in enumerate(panels) if panel["type"] == "row"]
+    assert [panels[index]["title"] for index in rows] == ["Gateway"]
+    row = panels[rows[0]]
+    below = panels[rows[0] + 1:]
+    assert row["collapsed"] is False and row["panels"] == []
+    assert all(panel["gridPos"]["y"] > row["gridPos"]["y"] for panel in below)
+    assert all(panel["gridPos"]["y"] < row["gridPos"]["y"] for panel in panels[:rows[0]])
+    exprs = " ".join(target["expr"] for panel in below for target in panel["targets"])
+    assert "iui_gateway" not in " ".join(t["expr"] for panel in panels[:rows[0]] for t in panel["targets"])
+    for query in ('up{job="iui-gateway"}', "sum by (instance) (iui_gateway_streams)",
+                  "sum by (type) (rate(iui_gateway_events_total[1m]))",
+                  "sum by (reason) (rate(iui_gateway_resyncs_total[5m]))",
+                  'sum(rate(iui_gateway_requests_total{status=~"5.."}[1m]))',
+                  "sum by (status) (rate(iui_gateway_requests_total[1m]))",
+                  "histogram_quantile(0.99, sum by (le, route) (rate(iui_gateway_request_seconds_bucket[5m])))",
+                  "sum by (instance) (increase(iui_gateway_subscription_reconnects_total[5m]))"):
+        assert query in exprs, query
 
 
 def test_the_dashboard_type_checks_against_grafana_schema(tmp_path):

@@ -33,15 +33,17 @@ def cmd_gateway(args: argparse.Namespace) -> int:
 
 
 def cmd_token(args: argparse.Namespace) -> int:
-    """Print an HS256 token signed with IUI_GATEWAY_JWT_SECRET."""
-    from gateway.identity import MIN_SECRET_BYTES, mint
+    """Print an HS256 token signed with the gateway's secret (IUI_GATEWAY_JWT_SECRET or its _FILE)."""
+    from gateway.identity import hs256_secret, mint
 
     settings = _settings(args)
-    if settings.gateway_jwt_secret is None:
-        raise CommandError("IUI_GATEWAY_JWT_SECRET is not set: iui token signs with it", 2)
-    secret = settings.gateway_jwt_secret.get_secret_value().encode("utf-8")
-    if len(secret) < MIN_SECRET_BYTES:
-        raise CommandError(f"IUI_GATEWAY_JWT_SECRET must be at least {MIN_SECRET_BYTES} bytes", 2)
+    try:
+        secret = hs256_secret(settings)  # the bytes `iui gateway` checks tokens with
+    except ValueError as error:
+        raise CommandError(str(error), 2) from None
+    if secret is None:
+        raise CommandError("neither IUI_GATEWAY_JWT_SECRET nor IUI_GATEWAY_JWT_SECRET_FILE is set: "
+                           "iui token signs with that secret", 2)
     if not 1 <= args.ttl <= MAX_TTL_S:
         raise CommandError(f"--ttl must be 1-{MAX_TTL_S} seconds", 2)
     try:
@@ -61,7 +63,8 @@ def add_gateway_commands(sub: Any, common: Callable[[argparse.ArgumentParser], N
     p.add_argument("--port", dest="gateway_port", type=int, help="port (IUI_GATEWAY_PORT, default 8080)")
     p.add_argument("--log-level", help="DEBUG, INFO, WARNING, ERROR or CRITICAL (IUI_LOG_LEVEL)")
     p.set_defaults(run=cmd_gateway)
-    p = sub.add_parser("token", help="print a bearer token signed with IUI_GATEWAY_JWT_SECRET (HS256)")
+    p = sub.add_parser("token", help="print a bearer token signed with IUI_GATEWAY_JWT_SECRET or the file "
+                                     "IUI_GATEWAY_JWT_SECRET_FILE (HS256)")
     p.add_argument("--sub", required=True, help="the principal (1-128 printable ASCII, no space, ':', '{' or '}')")
     p.add_argument("--project", required=True, help="the project (same characters)")
     p.add_argument("--role", required=True, choices=ROLES, help="what the token may do")
