@@ -163,11 +163,15 @@ class RedisBackend:
         if cached is not None and now - cached[0] < LAG_FRESH_S:
             return cached[1]
         lag = 0
-        with contextlib.suppress(*TRANSIENT_ERRORS, aioredis.ResponseError):  # no stream yet: nothing waits
+        try:
             groups: list[dict[Any, Any]] = await self._redis.execute_command("XINFO", "GROUPS", self.keys.input(p))
-            for group in groups:
-                if text(group.get("name")) == GROUP:
-                    lag = int(group.get("lag") or 0) + int(group.get("pending") or 0)
+        except aioredis.ResponseError as error:
+            if "no such key" not in str(error).lower():
+                raise  # an ACL refusal must not switch backpressure off silently
+            groups = []  # no stream yet: nothing waits
+        for group in groups:
+            if text(group.get("name")) == GROUP:
+                lag = int(group.get("lag") or 0) + int(group.get("pending") or 0)
         self._lags[p] = (now, lag)
         return lag
 

@@ -9,6 +9,7 @@ import redis.asyncio as aioredis
 import uvicorn
 
 from config.settings import Settings
+from workers.redisio.connection import TRANSIENT_ERRORS, Backoff
 
 from .app import create_app
 from .redis_backend import RedisBackend
@@ -28,12 +29,23 @@ def connection_pool(settings: Settings) -> aioredis.BlockingConnectionPool:
 async def serve(settings: Settings, *, host: str, port: int) -> None:
     """Serve until SIGINT/SIGTERM (uvicorn's handlers), then close the streams and Redis."""
     redis = aioredis.Redis(connection_pool=connection_pool(settings))
-    backend = await RedisBackend.of(redis, prefix=settings.key_prefix, partitions=settings.partitions)
+    backend = await _backend(redis, settings)
     app = create_app(settings=settings, backend=backend)
     config = uvicorn.Config(app, host=host, port=port, log_level=settings.log_level.lower(), access_log=False,
                             proxy_headers=False, server_header=False, date_header=True, timeout_graceful_shutdown=5,
                             lifespan="on")
     await uvicorn.Server(config).serve()
+
+
+async def _backend(redis: aioredis.Redis, settings: Settings) -> RedisBackend:
+    """The backend once Redis answers (a gateway started before its Redis waits for it, as workers do)."""
+    backoff = Backoff(first=0.2, limit=5.0)
+    while True:
+        try:
+            return await RedisBackend.of(redis, prefix=settings.key_prefix, partitions=settings.partitions)
+        except TRANSIENT_ERRORS as error:
+            log.warning("gateway: Redis unavailable (%s); retrying", type(error).__name__)
+            await asyncio.sleep(backoff.next())
 
 
 def run(settings: Settings, *, host: str, port: int) -> None:
