@@ -121,9 +121,14 @@ def harness_server() -> Iterator[HarnessServer]:
     server.server_close()
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
-    """Debian's Chromium, headless."""
+    """Debian's Chromium, headless, one per test module.
+
+    Module scope on purpose: Playwright's sync API keeps an event loop running
+    in the main thread while it is open, so tests after the browser folder that
+    call asyncio.run() would fail if the browser lived for the whole session.
+    """
     try:
         from playwright.sync_api import sync_playwright
     except ImportError:
