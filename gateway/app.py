@@ -129,8 +129,12 @@ async def _unavailable(request: Request, error: Exception) -> Response:
     return Problem("unavailable", "Redis is unavailable; retry later", headers={"retry-after": "1"}).response()
 
 
+def _internal_problem() -> Problem:
+    return Problem("unavailable", "the gateway could not answer this request")
+
+
 async def _internal(request: Request, error: Exception) -> Response:
-    return Problem("unavailable", "the gateway could not answer this request").response()
+    return _internal_problem().response()
 
 
 class RequestMetrics:
@@ -153,6 +157,12 @@ class RequestMetrics:
 
         try:
             await self._app(scope, receive, counted)
+        except Exception:
+            # The outermost error middleware answers with `_internal` after this one has
+            # seen the exception: count the status the client is given, not a 500.
+            if status[0] == 500:
+                status[0] = _internal_problem().status
+            raise
         finally:
             route = _route(scope)
             self._metrics.requests.labels(route, str(status[0])).inc()
