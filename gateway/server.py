@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Callable
 
 import redis.asyncio as aioredis
 import uvicorn
@@ -26,10 +27,15 @@ def connection_pool(settings: Settings) -> aioredis.BlockingConnectionPool:
         socket_connect_timeout=5)
 
 
-async def serve(settings: Settings, *, host: str, port: int) -> None:
-    """Serve until SIGINT/SIGTERM (uvicorn's handlers), then close the streams and Redis."""
+async def serve(settings: Settings, *, host: str, port: int, announce: Callable[[], None] | None = None) -> None:
+    """Serve until SIGINT/SIGTERM (uvicorn's handlers), then close the streams and Redis.
+
+    `announce` is called once Redis has answered, just before the socket is bound.
+    """
     redis = aioredis.Redis(connection_pool=connection_pool(settings))
     backend = await _backend(redis, settings)
+    if announce is not None:
+        announce()
     app = create_app(settings=settings, backend=backend)
     config = uvicorn.Config(app, host=host, port=port, log_level=settings.log_level.lower(), access_log=False,
                             proxy_headers=False, server_header=False, date_header=True, timeout_graceful_shutdown=5,
@@ -48,11 +54,11 @@ async def _backend(redis: aioredis.Redis, settings: Settings) -> RedisBackend:
             await asyncio.sleep(backoff.next())
 
 
-def run(settings: Settings, *, host: str, port: int) -> None:
+def run(settings: Settings, *, host: str, port: int, announce: Callable[[], None] | None = None) -> None:
     """Run the gateway in this process (on uvloop, as uvicorn.run would: a third less CPU per request)."""
     try:
         import uvloop
     except ImportError:  # pragma: no cover - uvicorn[standard] brings it
-        asyncio.run(serve(settings, host=host, port=port))
+        asyncio.run(serve(settings, host=host, port=port, announce=announce))
         return
-    uvloop.run(serve(settings, host=host, port=port))
+    uvloop.run(serve(settings, host=host, port=port, announce=announce))

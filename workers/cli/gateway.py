@@ -7,6 +7,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
+from ..redisio.connection import location
 from .common import CommandError, _settings
 
 ROLES = ("viewer", "user", "agent", "admin")
@@ -26,9 +27,13 @@ def cmd_gateway(args: argparse.Namespace) -> int:
         Verifier.of(settings)  # one line now, not a traceback at the first request
     except ValueError as error:
         raise CommandError(str(error), 2) from None
-    print(f"iui gateway: serving on http://{settings.gateway_host}:{settings.gateway_port}", file=sys.stderr,
-          flush=True)
-    run(settings, host=settings.gateway_host, port=settings.gateway_port)
+    print(f"iui gateway: waiting for Redis at {location(settings.redis_url)}", file=sys.stderr, flush=True)
+
+    def announce() -> None:
+        print(f"iui gateway: serving on http://{settings.gateway_host}:{settings.gateway_port}", file=sys.stderr,
+              flush=True)
+
+    run(settings, host=settings.gateway_host, port=settings.gateway_port, announce=announce)
     return 0
 
 

@@ -1,0 +1,56 @@
+"""`iui gateway` started before its Redis: it says it waits, binds nothing, then serves once Redis answers."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+import httpx
+
+from workers.redisio.local_server import free_port, start_redis_server
+
+from .conftest import SECRET
+
+
+def _refused(url: str) -> bool:
+    try:
+        httpx.get(url, timeout=0.5)
+    except httpx.ConnectError:
+        return True
+    return False
+
+
+def test_a_gateway_started_before_redis_waits_then_serves() -> None:
+    redis_port, port = free_port(), free_port()
+    env = {**os.environ, "IUI_REDIS_URL": f"redis://127.0.0.1:{redis_port}/0", "IUI_GATEWAY_JWT_SECRET": SECRET,
+           "IUI_GATEWAY_PORT": str(port), "IUI_PARTITIONS": "4"}
+    gateway = subprocess.Popen([sys.executable, "-m", "workers.cli", "gateway"], env=env,
+                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    redis = None
+    try:
+        time.sleep(2.0)
+        assert gateway.poll() is None, "the gateway exited instead of waiting for Redis"
+        assert _refused(f"http://127.0.0.1:{port}/healthz"), "the gateway bound its port before Redis answered"
+        with tempfile.TemporaryDirectory() as directory:
+            redis, _ = start_redis_server(directory, port=redis_port)
+            deadline = time.monotonic() + 20
+            while time.monotonic() < deadline and _refused(f"http://127.0.0.1:{port}/healthz"):
+                time.sleep(0.1)
+            assert httpx.get(f"http://127.0.0.1:{port}/readyz", timeout=5).status_code == 200
+            gateway.terminate()
+            _, err = gateway.communicate(timeout=10)
+    finally:
+        if gateway.poll() is None:
+            gateway.kill()
+            gateway.wait()
+        if redis is not None:
+            redis.kill()
+            redis.wait()
+    lines = err.decode().splitlines()
+    waiting = next(i for i, line in enumerate(lines) if line.startswith("iui gateway: waiting for Redis at"))
+    serving = next(i for i, line in enumerate(lines) if line.startswith("iui gateway: serving on"))
+    assert waiting < serving
+    assert any("Redis unavailable" in line for line in lines[waiting:serving])
