@@ -80,8 +80,11 @@ class LocalCluster:
     def start(self, masters: int = 3, replicas: int = 1) -> LocalCluster:
         """Start the nodes, create the cluster, attach replicas to the first masters, wait for `ok`."""
         assert REDIS_CLI is not None
-        self.masters = [self._node() for _ in range(masters)]
-        self.replicas = [self._node() for _ in range(replicas)]
+        self.masters, self.replicas = [], []
+        for _ in range(masters):
+            self.masters.append(self._node())
+        for _ in range(replicas):
+            self.replicas.append(self._node())
         for node in self.nodes:
             _wait_ping(node)
         subprocess.run([REDIS_CLI, "--cluster", "create", *(n.address for n in self.masters),
@@ -98,7 +101,8 @@ class LocalCluster:
 
     def _node(self) -> Node:
         assert REDIS_SERVER is not None
-        port = _free_pair()
+        # Nodes already chosen may not be listening yet: never hand out their ports (or bus ports) again.
+        port = _free_pair(taken={p for n in self.nodes for p in (n.port, n.port + 10_000)})
         directory = self.directory / str(port)
         directory.mkdir(parents=True)
         process = subprocess.Popen(
@@ -139,10 +143,12 @@ class LocalCluster:
             node.kill()
 
 
-def _free_pair() -> int:
-    """A free loopback port P whose cluster bus port P + 10000 is free too (so P < 55536)."""
+def _free_pair(taken: set[int]) -> int:
+    """A free loopback port P whose cluster bus port P + 10000 is free too, neither of them in `taken`."""
     for _ in range(200):
         port = random.randrange(20_000, 40_000)
+        if port in taken or port + 10_000 in taken:
+            continue
         try:
             with socket.socket() as first, socket.socket() as bus:
                 first.bind(("127.0.0.1", port))
