@@ -9,6 +9,7 @@ from core.errors import UISchemaError
 from core.json.safe import assert_safe_json
 from core.limits import UI_LIMITS
 from tests.integration.conftest import Runtime, big_document, cursor_args, example
+from workers.redisio.keys import generation_field
 from workers.sessions.store import Store
 from workers.streams import tools
 
@@ -366,3 +367,28 @@ def test_sessions_are_isolated(runtime: Runtime) -> None:
     frame = open_stream(runtime, "open-1", session="session-a")
     reply = patch(runtime, frame, example("stream-mutations.json")[0], "patch-1", session="session-b")
     assert reply["error"]["code"] == "unknown_source"
+
+
+def test_a_cold_store_reads_the_generation_of_a_source_in_one_command(runtime: Runtime) -> None:
+    runtime.start()
+    frame = open_stream(runtime)
+    patched = patch(runtime, frame, example("stream-mutations.json")[0], "patch-0")["result"]["frame"]
+    runtime.stop()  # nothing else talks to Redis now
+    assert plain_store(runtime).of_source(SESSION, "never-opened") == (None, None)  # also loads the script
+    runtime.redis.config_resetstat()
+    ui_id, record = plain_store(runtime).of_source(SESSION, "open-1")  # a new store: nothing cached
+    commands = {name: stats["calls"] for name, stats in runtime.redis.info("commandstats").items()}
+    # One command sent; Redis counts the script's own HGET, HGET and HMGET as well.
+    assert commands == {"cmdstat_config|resetstat": 1, "cmdstat_evalsha": 1, "cmdstat_hget": 2,
+                        "cmdstat_hmget": 1}, commands
+    assert ui_id == "sales-report" and record is not None
+    assert (record.generation, record.seq, record.revision) == (1, 2, patched["revision"])
+    assert record == plain_store(runtime).current(SESSION, ui_id)  # the two reads agree field by field
+
+
+def test_a_cold_store_finds_no_generation_once_its_fields_expired(runtime: Runtime) -> None:
+    runtime.start()
+    open_stream(runtime)
+    key = runtime.client.keys.generations(runtime.client.partition(SESSION), SESSION)
+    runtime.redis.hdel(key, generation_field("sales-report", 1, "checkpoint"))  # as if expired in between
+    assert plain_store(runtime).of_source(SESSION, "open-1") == ("sales-report", None)

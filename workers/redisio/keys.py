@@ -168,7 +168,10 @@ def source_field(source: str) -> str:
 
 
 def generation_field(ui_id: str, generation: int, name: str) -> str:
-    """Field `name` of one generation in the generations hash (a uiId never holds `:`)."""
+    """Field `name` of one generation in the generations hash (a uiId never holds `:`).
+
+    `lua/generation.lua` assembles the same names (and `ui_field`'s) from the uiId and the
+    generation it reads: change them together."""
     return f"{ui_id}:{generation}:{name}"
 
 

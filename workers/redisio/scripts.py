@@ -451,6 +451,34 @@ class Scripts:
         return run_script(self._scripts[name], keys, args)
 
 
+@dataclass(frozen=True, slots=True)
+class StoredGeneration:
+    """What `generation.lua` found for a sourceCallId: its uiId, and the latest generation of
+    that UI with the requested fields (None where a field is missing), if any."""
+
+    ui_id: str | None
+    generation: int | None = None
+    fields: tuple[str | None, ...] = ()
+
+
+class GenerationRead:
+    """The typed wrapper of `generation.lua`: a session store's one-round-trip read."""
+
+    def __init__(self, redis: RedisClient) -> None:
+        self._script = register_scripts(redis, ("generation",))["generation"]
+
+    def __call__(self, session_key: str, generations_key: str, source_field: str, ui_prefix: str,
+                 names: Sequence[str]) -> StoredGeneration:
+        """The uiId `source_field` names and that UI's latest generation's fields `names`."""
+        values = array(run_script(self._script, [session_key, generations_key], [source_field, ui_prefix, *names]))
+        if not values:
+            return StoredGeneration(None)
+        if len(values) == 1:
+            return StoredGeneration(text(values[0]))
+        return StoredGeneration(text(values[0]), integer(values[1]),
+                                tuple(None if value is None else text(value) for value in values[2:]))
+
+
 def _renewal(result: Reply) -> Renewal | LostLease:
     """The outcome of one `lease_renew` reply."""
     values = array(result)

@@ -18,9 +18,13 @@ from core.stream.lifecycle import UIStreamState, resume_ui_stream
 from ..redisio.client import RedisClient, Reply
 from ..redisio.connection import array, integer
 from ..redisio.keys import Keys, generation_field, plain_field, source_field, ui_field
+from ..redisio.scripts import GenerationRead
 from ..wire.entry import dumps, loads
 from .cache import MISSING, GenerationCache, estimate
 
+# The stored fields of a generation, in the order `_load` reads them.
+FIELDS = ("checkpoint", "calls", "source", "seq", "revision", "status", "frames", "bytes",
+          "last_call", "last_digest", "last_receipt")
 CACHE_SIZE = 4_096  # sessions whose counters and sources one partition remembers
 DEFAULT_CACHE_BYTES = 64 * 1024 * 1024  # a Store built without the process's shared cache
 
@@ -110,6 +114,7 @@ class Store:
         # A session idle for its TTL may have expired in Redis: its cached values are then dropped.
         self._idle_limit = session_ttl_s / 2 if session_ttl_s > 0 else float("inf")
         self._touched: OrderedDict[str, tuple[float, set[str]]] = OrderedDict()  # session -> (when, uiIds)
+        self._read_generation = GenerationRead(redis)
 
     def forget(self, session: str) -> None:
         """Drop every cached value of a session (after a CAS failure or a possible expiry)."""
@@ -145,6 +150,32 @@ class Store:
             return None
         self._remember(self._sources, (session, source), _text(value))
         return _text(value)
+
+    def of_source(self, session: str, source: str) -> tuple[str | None, Generation | None]:
+        """The uiId a sourceCallId opened and that UI's latest generation: from the cache, else
+        read in one round trip (`generation.lua`: a cold session's patch needs no other read)."""
+        ui_id = self.ui_of_cached_source(session, source)
+        if ui_id is not None:
+            return ui_id, self.current(session, ui_id)
+        keys, partition = self._keys, self._partition
+        found = self._read_generation(keys.session(partition, session), keys.generations(partition, session),
+                                      source_field(source), ui_field(""), FIELDS)
+        if found.ui_id is None:
+            return None, None
+        self._remember(self._sources, (session, source), found.ui_id)
+        cached = self._cache.get((self._scope, session, found.ui_id))
+        if cached is not MISSING:  # the cache is newer than Redis while this batch's commits are unconfirmed
+            return found.ui_id, cached
+        record = None
+        if found.generation is not None:
+            record = _generation(found.ui_id, found.generation, dict(zip(FIELDS, found.fields, strict=True)))
+        self._keep(session, found.ui_id, record)
+        return found.ui_id, record
+
+    def ui_of_cached_source(self, session: str, source: str) -> str | None:
+        """The uiId a sourceCallId opened, if this store remembers it (no read)."""
+        self._touch(session)
+        return self._sources.get((session, source))
 
     def open_facts(self, session: str, ui_id: str | None, call: str) -> OpenFacts:
         """What an open needs to know, read in one round trip when not cached: the UI's latest
@@ -233,17 +264,22 @@ class Store:
         if number is None:
             return None
         generation = integer(number)
-        names = ("checkpoint", "calls", "source", "seq", "revision", "status", "frames", "bytes",
-                 "last_call", "last_digest", "last_receipt")
         raw = self._redis.hmget(self._keys.generations(self._partition, session),
-                                [generation_field(ui_id, generation, name) for name in names])
-        stored = {name: _text(value) for name, value in zip(names, raw, strict=False) if value is not None}
-        if len(stored) != len(names):  # expired in between: the session's keys share one deadline
-            return None
-        return Generation(
-            ui_id=ui_id, generation=generation, source=stored["source"], seq=int(stored["seq"]),
-            revision=int(stored["revision"]), status=stored["status"], frames=int(stored["frames"]),
-            bytes=int(stored["bytes"]), checkpoint=stored["checkpoint"], last_call=stored["last_call"],
-            last_digest=stored["last_digest"], last_receipt=stored["last_receipt"],
-            call_ids=frozenset(call_id_of(digest) for digest in stored.get("calls", "").split()),
-        )
+                                [generation_field(ui_id, generation, name) for name in FIELDS])
+        return _generation(ui_id, generation, {name: None if value is None else _text(value)
+                                               for name, value in zip(FIELDS, raw, strict=True)})
+
+
+def _generation(ui_id: str, generation: int, stored: dict[str, str | None]) -> Generation | None:
+    """The `Generation` of its stored fields; None when one is missing (expired in between: the
+    session's keys share one deadline)."""
+    if any(value is None for value in stored.values()):
+        return None
+    values = {name: str(value) for name, value in stored.items()}
+    return Generation(
+        ui_id=ui_id, generation=generation, source=values["source"], seq=int(values["seq"]),
+        revision=int(values["revision"]), status=values["status"], frames=int(values["frames"]),
+        bytes=int(values["bytes"]), checkpoint=values["checkpoint"], last_call=values["last_call"],
+        last_digest=values["last_digest"], last_receipt=values["last_receipt"],
+        call_ids=frozenset(call_id_of(digest) for digest in values["calls"].split()),
+    )

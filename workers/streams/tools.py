@@ -221,8 +221,7 @@ class ToolHandler:
                             "of the open receipt", code=ErrorCode.INVALID_SOURCE_CALL_ID)
         generation = _integer(args, "generation", 1)
         base = _integer(args, "baseRevision", 0)
-        ui_id = self._store.ui_of_source(entry.session, source)
-        current = None if ui_id is None else self._store.current(entry.session, ui_id)
+        _, current = self._store.of_source(entry.session, source)
         if current is None:
             raise ConflictError("no stream was opened by that sourceCallId in this session",
                                 code=ErrorCode.UNKNOWN_SOURCE)

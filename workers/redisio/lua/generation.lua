@@ -1,0 +1,31 @@
+-- generation: the latest generation of the UI a sourceCallId opened, read in one round trip
+-- (a cold session's first patch: before this, three: the uiId, the generation, its fields).
+-- A read only: no fence (the caller is the partition's owner; the commit's CAS checks it).
+-- Field names are the ones `workers/redisio/keys.py` defines, assembled from the parts the
+-- caller passes (the uiId and the generation number are only known here).
+-- KEYS[1]  session hash: ARGV[1] -> uiId, ARGV[2] .. uiId -> latest generation of that uiId
+-- KEYS[2]  generations hash of the session: fields "<uiId>:<generation>:<name>"
+-- ARGV[1]  session hash field naming the uiId the sourceCallId opened ("src:<sourceCallId>")
+-- ARGV[2]  prefix of the session hash field of a uiId's latest generation ("ui:")
+-- ARGV[3..] names of the generation's fields to read (checkpoint, seq, ...)
+-- Returns  {}                         the sourceCallId opened nothing in this session
+--          {uiId}                     it did, but the UI's generation is gone (expired)
+--          {uiId, generation, v...}   the values of ARGV[3..] in order (false where missing)
+local session, generations = KEYS[1], KEYS[2]
+local ui = redis.call('HGET', session, ARGV[1])
+if not ui then
+  return {}
+end
+local number = redis.call('HGET', session, ARGV[2] .. ui)
+if not number then
+  return {ui}
+end
+local fields = {}
+for i = 3, #ARGV do
+  fields[#fields + 1] = ui .. ':' .. number .. ':' .. ARGV[i]
+end
+local reply = {ui, number}
+for _, value in ipairs(redis.call('HMGET', generations, unpack(fields))) do
+  reply[#reply + 1] = value
+end
+return reply
