@@ -86,12 +86,14 @@ def start_redis(directory: str) -> tuple[subprocess.Popen, str]:
     return process, f"redis://127.0.0.1:{port}/0"
 
 
-def start_workers(url: str, count: int) -> list[subprocess.Popen]:
-    """`count` worker processes; returns once every partition is leased."""
-    env = {**os.environ, "IUI_REDIS_URL": url, "IUI_PARTITIONS": str(PARTITIONS), "IUI_LEASE_TTL_MS": "2000",
-           "IUI_LEASE_RENEW_MS": "500", "IUI_HEARTBEAT_MS": "100"}
-    processes = [subprocess.Popen([sys.executable, "-m", "workers.cli", "worker", "--worker-id", f"bench-{i}"],
-                                  env=env, stderr=subprocess.DEVNULL) for i in range(count)]
+def start_workers(url: str, count: int, *, python: tuple[str, ...] = (sys.executable,),
+                  env: dict[str, str] | None = None, cwd: str | None = None) -> list[subprocess.Popen]:
+    """`count` worker processes (`python -m workers.cli worker`: another interpreter, its
+    environment and folder for a compiled core); returns once every partition is leased."""
+    env = {**(os.environ if env is None else env), "IUI_REDIS_URL": url, "IUI_PARTITIONS": str(PARTITIONS),
+           "IUI_LEASE_TTL_MS": "2000", "IUI_LEASE_RENEW_MS": "500", "IUI_HEARTBEAT_MS": "100"}
+    processes = [subprocess.Popen([*python, "-m", "workers.cli", "worker", "--worker-id", f"bench-{i}"],
+                                  env=env, cwd=cwd, stderr=subprocess.DEVNULL) for i in range(count)]
     client, keys = redis.Redis.from_url(url), Keys("iui")
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:

@@ -1,0 +1,161 @@
+"""The runtime half of `python -m bench compare`: one `iui worker` with the pure core and one
+with the compiled core, the floors beside them, cold sessions beside warm ones.
+
+Each round, on one private redis-server, in alternated order of the two sides: a worker
+drains patches of the 10-component and of the 200-component document (64 sessions, all
+submitted at once, as `bench workers` does) and we read its CPU from `/proc`; a fresh worker
+drains one patch of each of `--cold-sessions` sessions of the 200-component document (cold:
+nothing cached) and at once one more each (warm).  Each round also runs the two floors of
+`bench workers` (the runtime's commit script with no validation; the contract minimum of
+`bench.minimum`).  The compiled worker runs this tree's `workers` and `config` with the other
+interpreter's `core`: an overlay folder on PYTHONPATH links every top-level package but core.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import redis
+
+from bench.minimum import minimum_floor
+from bench.scale import open_sessions
+from bench.workers import Load, cpu_seconds, floor, large_document, small_document, start_workers, stop, throughput
+from workers.redisio.local_server import start_redis_server
+
+ROOT = Path(__file__).resolve().parents[1]
+SESSIONS, PER_SESSION = 64, 100
+SIDES = ("pure", "compiled")
+
+
+class Side:
+    """How to start a worker of one build: interpreter, environment and working folder."""
+
+    def __init__(self, name: str, compiled_python: str, overlay: Path) -> None:
+        self.name = name
+        if name == "pure":
+            self.python: tuple[str, ...] = (os.environ.get("PYTHON", "python3"),)
+            self.env, self.cwd = {**os.environ, "PYTHONPATH": str(ROOT)}, str(ROOT)
+        else:
+            self.python = (compiled_python,)
+            self.env, self.cwd = {**os.environ, "PYTHONPATH": str(overlay)}, str(overlay)
+
+    def start(self, url: str) -> list[Any]:
+        return start_workers(url, 1, python=self.python, env=self.env, cwd=self.cwd)
+
+
+@contextmanager
+def overlay() -> Iterator[Path]:
+    """A folder linking every top-level package of the tree but `core`."""
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder)
+        for package in ("workers", "config", "gateway", "bench"):
+            (path / package).symlink_to(ROOT / package)
+        yield path
+
+
+def drained(url: str, side: Side, name: str, document: dict[str, Any], run: int) -> tuple[float, float]:
+    """Calls/s of one worker draining patches, and its CPU ms per call."""
+    workers = side.start(url)
+    try:
+        load = Load(url, document, SESSIONS, f"{side.name}-{name}-{run}")
+        throughput(load, 20)  # warm-up: caches, script loading
+        before = cpu_seconds(workers[0].pid)
+        rate = throughput(load, PER_SESSION)
+        cpu = (cpu_seconds(workers[0].pid) - before) * 1000 / (SESSIONS * PER_SESSION)
+        return rate, cpu
+    finally:
+        stop(workers)
+
+
+def cold_and_warm(url: str, side: Side, sessions: int, run: int) -> tuple[float, float]:
+    """Calls/s of a fresh worker's first patch of each session (cold), then of a second (warm)."""
+    document = large_document()
+    opener = side.start(url)
+    try:
+        load = Load(url, document, 0, f"cold-{side.name}-{run}")
+        open_sessions(load, [f"cold-{side.name}-{run}-{n}" for n in range(sessions)], document)
+    finally:
+        stop(opener)
+    workers = side.start(url)
+    try:
+        return throughput(load, 1), throughput(load, 1)
+    finally:
+        stop(workers)
+
+
+def measure_round(url: str, sides: list[Side], cold_sessions: int, run: int) -> dict[str, Any]:
+    """One round: every measure of both sides (in the given order) and the two floors."""
+    result: dict[str, Any] = {}
+    for side in sides:
+        small = drained(url, side, "small", small_document(), run)
+        large = drained(url, side, "large", large_document(), run)
+        cold, warm = cold_and_warm(url, side, cold_sessions, run)
+        result[side.name] = {"small": small, "large": large, "cold": cold, "warm": warm}
+        redis.Redis.from_url(url).flushall()
+    for name, document in (("small", small_document()), ("large", large_document())):
+        frame = len(json.dumps({"protocol": "x" * 26, "snapshot": document}))  # about the real frame's size
+        result[f"floor {name}"] = floor(url, frame, SESSIONS, PER_SESSION, run, batched=True)
+        result[f"minimum {name}"] = minimum_floor(url, frame, SESSIONS, PER_SESSION, run)
+        redis.Redis.from_url(url).flushall()
+    return result
+
+
+def run_rounds(compiled_python: str, repeat: int, cold_sessions: int) -> list[dict[str, Any]]:
+    """`repeat` rounds on one private redis-server, the sides' order alternated."""
+    rounds = []
+    with overlay() as path, tempfile.TemporaryDirectory() as directory:
+        server, port = start_redis_server(directory)
+        url = f"redis://127.0.0.1:{port}/0"
+        try:
+            sides = [Side(name, compiled_python, path) for name in SIDES]
+            for run in range(repeat):
+                order = sides if run % 2 == 0 else sides[::-1]
+                rounds.append(measure_round(url, order, cold_sessions, run))
+                print(f"runtime round {run + 1}/{repeat} done", flush=True)
+        finally:
+            server.kill()
+            server.wait()
+    return rounds
+
+
+def rows(rounds: list[dict[str, Any]]) -> list[list[str]]:
+    """Table rows: each measure's min and median per side, and the ratio of the medians."""
+    def values(side: str, pick: Any) -> list[float]:
+        return [pick(r[side], r) for r in rounds]
+
+    measures = [
+        ("1 worker, 10 components, calls/s", lambda s, r: s["small"][0]),
+        ("1 worker, 200 components, calls/s", lambda s, r: s["large"][0]),
+        ("worker CPU ms per call, 10 components", lambda s, r: s["small"][1]),
+        ("worker CPU ms per call, 200 components", lambda s, r: s["large"][1]),
+        ("10 components / batched floor", lambda s, r: s["small"][0] / r["floor small"]),
+        ("10 components / contract minimum", lambda s, r: s["small"][0] / r["minimum small"]),
+        ("200 components / batched floor", lambda s, r: s["large"][0] / r["floor large"]),
+        ("200 components / contract minimum", lambda s, r: s["large"][0] / r["minimum large"]),
+        ("cold sessions, calls/s", lambda s, r: s["cold"]),
+        ("warm sessions, calls/s", lambda s, r: s["warm"]),
+        ("cold / warm", lambda s, r: s["cold"] / s["warm"]),
+    ]
+    table = []
+    for name, pick in measures:
+        pure, compiled = values("pure", pick), values("compiled", pick)
+        table.append([name, _figure(min(pure)), _figure(statistics.median(pure)), _figure(min(compiled)),
+                      _figure(statistics.median(compiled)),
+                      f"{statistics.median(compiled) / statistics.median(pure):.2f}"])
+    for floor_name, title in (("floor", "batched floor"), ("minimum", "contract minimum")):
+        for size, components in (("small", 10), ("large", 200)):
+            figures = [r[f"{floor_name} {size}"] for r in rounds]
+            table.append([f"{title}, frame of {components} components, calls/s", _figure(min(figures)),
+                          _figure(statistics.median(figures)), "", "", ""])
+    return table
+
+
+def _figure(value: float) -> str:
+    return f"{value:,.0f}" if value >= 100 else f"{value:.2f}"
