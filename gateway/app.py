@@ -97,6 +97,7 @@ def create_app(*, settings: Settings, backend: Backend, registry: CollectorRegis
                     exception_handlers={Problem: _problem, Unauthorized: _unauthorized, Forbidden: _forbidden,
                                         HTTPException: _http, **dict.fromkeys(UNAVAILABLE, _unavailable),
                                         Exception: _internal})
+    app.router.redirect_slashes = False  # its redirect would repeat the path and Host header in `Location`
     app.state.gateway = gateway
     return app
 
