@@ -16,6 +16,7 @@ what docs/gateway.md promises:
   documents, the ids it chose, a session's event stream);
 - a ticket opens one stream only (`ticket_reused`);
 - the gateway process is alive after the storm (`died`), logged no traceback (`tracebacks`),
+  holds no event stream once every client left (`leaked_streams`, its `iui_gateway_streams`),
   and still serves a normal call and its event stream (`unhealthy`).
 
 Any non-zero failure count makes the command exit 1.
@@ -45,7 +46,7 @@ import orjson
 from gateway.identity import mint
 from workers.redisio.local_server import free_port, start_redis_server
 
-from .http_probes import ROOT, Probe, ProbeGenerator, Target, marker_of
+from .http_probes import ORIGIN, ROOT, Probe, ProbeGenerator, Target, marker_of
 
 SECRET = b"bench-fuzz-http-secret-0123456789abcdef"
 HANG_S = 5.0
@@ -53,7 +54,7 @@ STREAM_READ_S = 0.3
 MAX_BODY_BYTES = 1_048_576
 EXAMPLES = 4  # of each failure, printed
 FAILURES = ("server_errors", "dropped", "hangs", "misshapen", "undocumented", "echoed", "ticket_reused", "died",
-            "tracebacks", "unhealthy")
+            "tracebacks", "unhealthy", "leaked_streams")
 PROBLEM_MEMBERS = frozenset({"type", "title", "status", "code", "detail"})
 
 
@@ -143,7 +144,10 @@ async def send(client: httpx.AsyncClient, probe: Probe, port: int) -> Answer | s
     """The probe's answer, or the name of what went wrong in transport (`hangs`, `dropped`, `unsendable`)."""
     if probe.raw is not None:
         return await send_raw(probe.raw, port)
-    url = client.base_url.copy_with(raw_path=probe.target.encode("ascii", "replace"))
+    try:
+        url = client.base_url.copy_with(raw_path=probe.target.encode("ascii", "replace"))
+    except httpx.InvalidURL:  # longer than httpx sends (64 KiB): sent on a socket as it is
+        return await send_raw(as_raw(probe), port)
     content: Any = probe.body
     if isinstance(probe.body, list):
         content = _chunks(probe.body)
@@ -156,6 +160,14 @@ async def send(client: httpx.AsyncClient, probe: Probe, port: int) -> Answer | s
         return "dropped"
     except (httpx.LocalProtocolError, httpx.UnsupportedProtocol, UnicodeEncodeError, ValueError):
         return "unsendable"
+
+
+def as_raw(probe: Probe) -> bytes:
+    """The bytes of a probe's request, with a `Content-Length` body."""
+    body = b"".join(probe.body) if isinstance(probe.body, list) else probe.body or b""
+    headers = [(b"host", b"127.0.0.1"), *probe.headers, (b"content-length", str(len(body)).encode())]
+    head = b"".join(name + b": " + value + b"\r\n" for name, value in headers)
+    return f"{probe.method} {probe.target} HTTP/1.1\r\n".encode("ascii", "replace") + head + b"\r\n" + body
 
 
 async def _chunks(parts: list[bytes]) -> Any:
@@ -303,6 +315,18 @@ def _first_event_id(client: httpx.Client, target: Target) -> str:
     raise RuntimeError("the event stream ended before its first event")
 
 
+def open_streams(base: str, settle_s: float = 5.0) -> int:
+    """The gateway's open event streams once they had `settle_s` to notice their clients left."""
+    deadline = time.monotonic() + settle_s
+    while True:
+        text = httpx.get(base + "/metrics", timeout=5).text
+        match = re.search(r"^iui_gateway_streams ([0-9.e+]+)$", text, re.MULTILINE)
+        count = int(float(match.group(1))) if match else -1
+        if count == 0 or time.monotonic() > deadline:
+            return abs(count)
+        time.sleep(0.1)
+
+
 def healthy(base: str, secret: bytes) -> bool:
     """A normal agent call on a new session succeeds and its frame arrives on the event stream."""
     try:
@@ -324,7 +348,8 @@ class Stack:
         self.base = f"http://127.0.0.1:{self.port}"
         self.log = Path(directory) / "gateway.log"
         env = {**os.environ, "IUI_REDIS_URL": f"redis://127.0.0.1:{redis_port}/0", "IUI_PARTITIONS": "4",
-               "IUI_GATEWAY_JWT_SECRET": SECRET.decode(), "IUI_GATEWAY_PORT": str(self.port)}
+               "IUI_GATEWAY_JWT_SECRET": SECRET.decode(), "IUI_GATEWAY_PORT": str(self.port),
+               "IUI_GATEWAY_ORIGINS": ORIGIN}
         self.worker = subprocess.Popen([sys.executable, "-m", "workers.cli", "worker"], env=env,
                                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         with self.log.open("wb") as log:
@@ -366,6 +391,7 @@ def run_http(seconds: float, seed: int, *, concurrency: int = 8, max_requests: i
                                       max_requests=max_requests))
             tally.counts["elapsed_ms"] = int((time.monotonic() - started) * 1000)
             tally.counts["died"] = int(stack.gateway.poll() is not None)
+            tally.counts["leaked_streams"] = open_streams(stack.base) if not tally.counts["died"] else 0
             tally.counts["unhealthy"] = int(not healthy(stack.base, SECRET))
             tally.counts["tracebacks"] = stack.tracebacks()
         finally:

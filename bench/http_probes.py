@@ -36,6 +36,7 @@ ROUTES = (
     ("GET", "/healthz"), ("GET", "/readyz"), ("GET", "/metrics"), ("GET", "/app/"), ("GET", "/app/s/{s}"),
     ("GET", "/app/static/styles.css"), ("GET", "/app/static/{s}"),
 )
+ORIGIN = "https://app.example"  # the one origin the fuzzed gateway allows (IUI_GATEWAY_ORIGINS)
 METHODS = ("GET", "POST", "PUT", "DELETE", "PATCH", "OPTIONS", "HEAD", "TRACE", "get", "PROPFIND", "BREW")
 
 
@@ -85,7 +86,7 @@ class ProbeGenerator:
             ("route", self._route), ("route", self._route), ("route", self._route), ("route", self._route),
             ("path", self._odd_path), ("token", self._token_probe), ("body", self._body_probe),
             ("body", self._body_probe), ("stream", self._stream_probe), ("ticket", self._ticket_probe),
-            ("query", self._query_probe), ("raw", self._raw_probe),
+            ("query", self._query_probe), ("raw", self._raw_probe), ("cors", self._cors_probe),
         ]
 
     def probe(self) -> Probe:
@@ -162,7 +163,8 @@ class ProbeGenerator:
             (b"last-event-id", r.choice((m, self.cursor().encode(), b"v1." + m, b"v1." * 200))),
             (b"range", r.choice((b"bytes=abc", b"bytes=999999-", b"bytes=5-1", m + b"=1-2", b"bytes=0-1,2-3",
                                  b"bytes=-" + b"9" * 30, b"bytes=0-0," * 200 + m))),
-            (b"if-none-match", m), (b"if-modified-since", b"garbage " + m), (b"origin", b"https://" + m),
+            (b"if-none-match", m), (b"if-modified-since", b"garbage " + m),
+            (b"origin", r.choice((b"https://" + m, ORIGIN.encode(), b"null"))),
             (b"accept", r.choice((b"text/event-stream", b"application/" + m, b"*/*;q=" + m))),
             (b"accept-encoding", r.choice((b"gzip, br, " + m, b"identity;q=0"))),
             (b"host", r.choice((m + b".example", b"", b"[::1]:99999"))), (b"x-forwarded-for", m),
@@ -253,9 +255,23 @@ class ProbeGenerator:
                         '{"a":' * 3000 + "1" + "}" * 3000, '{"x":NaN}', '{"x":1e999}', '{"' + m + '":1}',
                         "%ff%fe", "[" + m + "]", "x" * 40_000, '{"sourceCallId":"' + m + '"}'))
         query = r.choice((f"documentRef={ref}", f"documentRef={ref}&documentRef={m}", f"%zz={m}&&=&{m}",
-                          f"documentRef=%ff{m}", m * 300))
+                          f"documentRef=%ff{m}", m * 300, "a=" + "b" * r.choice((70_000, 1_000_000)) + m,
+                          "&".join(f"k{i}={m}" for i in range(r.choice((1_000, 20_000))))))
         path = f"/v1/sessions/{self._session_or_id()}/operations?{query}"
         return Probe("query", "GET", path, [(b"authorization", b"Bearer " + self._owner_token("viewer").encode())])
+
+    def _cors_probe(self) -> Probe:
+        """A preflight: allowed or foreign origin, any method, allowed or foreign headers."""
+        m, r = self.marker.encode(), self.rng
+        headers = [(b"origin", r.choice((ORIGIN.encode(), b"https://" + m, b"null", ORIGIN.encode() + b"." + m))),
+                   (b"access-control-request-method", r.choice((b"GET", b"POST", b"PATCH", m)))]
+        if r.random() < 0.6:
+            headers.append((b"access-control-request-headers",
+                            r.choice((b"authorization, content-type", b"authorization, x-" + m, m))))
+        if r.random() < 0.2:
+            headers.append((b"access-control-request-private-network", b"true"))
+        _, template = r.choice(ROUTES)
+        return Probe("cors", "OPTIONS", self._path(template), headers)
 
     def _raw_probe(self) -> Probe:
         m, s, r = self.marker.encode(), self.target.session.encode(), self.rng
