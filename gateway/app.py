@@ -16,7 +16,6 @@ from prometheus_client import CollectorRegistry
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
-from starlette.middleware.cors import CORSMiddleware
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Mount, Route
@@ -26,7 +25,7 @@ from config.settings import Settings
 
 from .backend import Backend
 from .context import UNAVAILABLE, Gateway
-from .headers import SecurityHeaders, parse_origins
+from .headers import Cors, SecurityHeaders, parse_origins
 from .heap import keep_heap
 from .hub import Hub
 from .identity import Forbidden, Unauthorized, Verifier
@@ -89,7 +88,7 @@ def create_app(*, settings: Settings, backend: Backend, registry: CollectorRegis
 
     middleware = [Middleware(SecurityHeaders), Middleware(RequestMetrics, metrics=metrics)]
     if origins:
-        middleware.insert(1, Middleware(CORSMiddleware, allow_origins=origins, allow_credentials=False,
+        middleware.insert(1, Middleware(Cors, allow_origins=origins, allow_credentials=False,
                                         allow_methods=["GET", "POST", "PUT", "DELETE"],
                                         allow_headers=REQUEST_HEADERS, expose_headers=["etag", "retry-after"],
                                         max_age=600))

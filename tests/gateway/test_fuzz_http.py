@@ -11,7 +11,7 @@ import httpx
 import pytest
 from starlette.requests import Request
 
-from bench.fuzz_http import FAILURES, Answer, healthy, prepare, send_raw, storm
+from bench.fuzz_http import FAILURES, Answer, healthy, open_streams, prepare, send_raw, storm
 from gateway.bodies import read_capped
 from gateway.cursor import BadCursor, Cursor
 from gateway.problems import Problem
@@ -43,6 +43,7 @@ def test_a_short_storm_breaks_no_promise(stack: tuple[Runtime, GatewayProcess]) 
     assert tally.counts["requests"] >= 200
     assert {name: tally.counts[name] for name in FAILURES} == dict.fromkeys(FAILURES, 0), tally.examples
     assert gateway.process is not None and gateway.process.poll() is None
+    assert open_streams(gateway.url) == 0
     assert healthy(gateway.url, SECRET.encode())
 
 
@@ -144,3 +145,20 @@ def test_an_answer_given_before_the_body_is_read_reaches_a_client_whose_connecti
         problem_of(reply, 413, "payload_too_large")
     for reply in asyncio.run(post({})):
         problem_of(reply, 401, "unauthorized")
+
+
+def test_a_refused_cors_preflight_is_a_problem(redis_server: str) -> None:
+    gateway = GatewayProcess(redis_server, gateway_origins="https://app.example").start()
+    try:
+        preflight = {"access-control-request-method": "POST", "access-control-request-headers": "authorization"}
+        allowed = httpx.options(gateway.url + "/v1/sessions/s1/calls",
+                                headers={**preflight, "origin": "https://app.example"})
+        assert allowed.status_code == 200 and allowed.headers["access-control-allow-origin"] == "https://app.example"
+        for origin, extra in ((f"https://{MARKER}.example", {}), ("https://app.example", {
+                "access-control-request-headers": f"x-{MARKER}"})):
+            refused = httpx.options(gateway.url + "/v1/sessions/s1/calls",
+                                    headers={**preflight, "origin": origin, **extra})
+            problem_of(refused, 400, "bad_request")
+            assert MARKER not in refused.text and MARKER not in str(refused.headers)
+    finally:
+        gateway.stop()
