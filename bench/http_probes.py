@@ -179,9 +179,9 @@ class ProbeGenerator:
         """A `Last-Event-ID`: of this session's epoch or not, with ids up to and past 64 bits."""
         r = self.rng
         epoch = r.choice((self.target.epoch, self.target.epoch, 0, 1, 10**19))
-        part = lambda: r.choice(("0-0", "1-0", f"{2**64 - 1}-{2**64 - 1}", f"{2**64}-0", "9" * 20 + "-1",  # noqa: E731
-                                 "9999999999999-0", f"{int(time.time() * 1000)}-0"))
-        return f"v1.{epoch}.{part()}.{part()}.{part()}"
+        ids = ("0-0", "1-0", f"{2**64 - 1}-{2**64 - 1}", f"{2**64 - 2}-0", f"{2**64}-0", "9" * 20 + "-1",
+               "9999999999999-0", f"{int(time.time() * 1000)}-0")
+        return f"v1.{epoch}." + ".".join(r.choice(ids) for _ in range(3))
 
     # -- probe kinds ---------------------------------------------------------------------------
 
