@@ -10,7 +10,8 @@ what docs/gateway.md promises:
 - no 5xx (`server_errors`); no connection closed without an answer or in the middle of one
   (`dropped`); an answer's headers within 5 s (`hangs`);
 - every error is `application/problem+json` with `type`, `title`, `status` (the HTTP status),
-  `code` and `detail` (`misshapen`), and its code is in the docs (`undocumented`);
+  `code` and `detail`, a 401 with `WWW-Authenticate`, a 405 with an `Allow` that does not name
+  the method refused (`misshapen`), and its code is in the docs (`undocumented`);
 - the marker never appears in a response header, nor in the body of a refusal (`echoed`; a
   success returns the caller's own data, which other probes may have stored with the marker:
   documents, the ids it chose, a session's event stream);
@@ -135,6 +136,9 @@ def _judge_problem(probe: Probe, answer: Answer, codes: frozenset[str], tally: T
         tally.fail("undocumented", probe, str(problem["code"]))
     if answer.status == 401 and dict(answer.headers).get("www-authenticate") != 'Bearer realm="iui"':
         tally.fail("misshapen", probe, "401 without WWW-Authenticate")
+    allow = {method.strip() for method in dict(answer.headers).get("allow", "").split(",") if method.strip()}
+    if answer.status == 405 and (not allow or probe.method.upper() in allow):
+        tally.fail("misshapen", probe, f"405 with Allow {sorted(allow)}")
 
 
 # -- sending ---------------------------------------------------------------------------------------

@@ -21,7 +21,7 @@ from tests.integration.conftest import Runtime
 
 pytestmark = pytest.mark.integration
 MARKER = "ZqMARKERQX"
-SECURITY = ("x-content-type-options", "x-frame-options", "content-security-policy", "cache-control")
+SECURITY = ("x-content-type-options", "x-frame-options", "content-security-policy")
 
 
 def problem_of(reply: httpx.Response | Answer, status: int, code: str) -> dict[str, Any]:
@@ -31,6 +31,8 @@ def problem_of(reply: httpx.Response | Answer, status: int, code: str) -> dict[s
     assert (reply.status_code if isinstance(reply, httpx.Response) else reply.status) == status, body
     assert headers["content-type"] == "application/problem+json", headers
     assert all(name in headers for name in SECURITY), headers
+    page = isinstance(reply, httpx.Response) and reply.request.url.path.startswith("/app")
+    assert page or headers["cache-control"] == "no-store", headers  # API answers are never cached
     problem: dict[str, Any] = httpx.Response(200, content=body).json()
     assert problem["code"] == code and problem["status"] == status and problem["type"] == "about:blank"
     return problem
@@ -162,3 +164,16 @@ def test_a_refused_cors_preflight_is_a_problem(redis_server: str) -> None:
             assert MARKER not in refused.text and MARKER not in str(refused.headers)
     finally:
         gateway.stop()
+
+
+@pytest.mark.parametrize(("method", "path", "allow"), [
+    ("DELETE", "/v1/sessions/s1/operations", "GET, HEAD, POST"),
+    ("POST", "/v1/sessions/s1/messages/m/blocks/b/state", "GET, HEAD, PUT"),
+    ("GET", "/v1/sessions/s1", "DELETE"),
+    ("POST", "/app/static/styles.css", "GET, HEAD"),
+])
+def test_a_405_names_every_method_of_the_path_in_allow(http: httpx.Client, method: str, path: str,
+                                                       allow: str) -> None:
+    reply = http.request(method, path, headers=auth("admin"))
+    problem_of(reply, 405, "method_not_allowed")
+    assert reply.headers["allow"] == allow
