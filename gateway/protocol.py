@@ -38,6 +38,13 @@ def malformed_response(default_headers: list[tuple[bytes, bytes]]) -> bytes:
     return b"HTTP/1.1 400 Bad Request\r\n" + lines + b"\r\n" + body
 
 
+def uvicorn_protocols() -> dict[str, Any]:
+    """The `uvicorn.Config` options of every server of the gateway (`iui gateway`, `iui demo --serve`):
+    this HTTP protocol, and no WebSocket layer (an upgrade request is served as plain HTTP, where
+    uvicorn's WebSocket layer would answer it with a text 403 or 405)."""
+    return {"http": ProblemHttpTools, "ws": "none"}
+
+
 class ProblemHttpTools(HttpToolsProtocol):
     """uvicorn's httptools protocol: its parser's refusal written as the gateway's problem, refused
     upgrades never left waiting, and a connection closed only once the client could read its answer."""

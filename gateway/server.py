@@ -13,7 +13,7 @@ from config.settings import Settings
 from workers.redisio.connection import TRANSIENT_ERRORS, Backoff
 
 from .app import create_app
-from .protocol import ProblemHttpTools
+from .protocol import uvicorn_protocols
 from .redis_backend import RedisBackend
 
 log = logging.getLogger(__name__)
@@ -38,11 +38,9 @@ async def serve(settings: Settings, *, host: str, port: int, announce: Callable[
     if announce is not None:
         announce()
     app = create_app(settings=settings, backend=backend)
-    # No WebSocket route: an upgrade request is served as plain HTTP (uvicorn's WebSocket layer would
-    # answer it with a text 403 or 405); a request uvicorn's parser refuses is answered as a problem.
     config = uvicorn.Config(app, host=host, port=port, log_level=settings.log_level.lower(), access_log=False,
                             proxy_headers=False, server_header=False, date_header=True, timeout_graceful_shutdown=5,
-                            lifespan="on", http=ProblemHttpTools, ws="none")
+                            lifespan="on", **uvicorn_protocols())
     await uvicorn.Server(config).serve()
 
 
