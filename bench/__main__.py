@@ -23,6 +23,7 @@ BENCHMARKS = {
     "scale": "scale",
     "opens": "opens",
     "fuzz-wire": "fuzz_wire",
+    "fuzz-http": "fuzz_http",
     "stalls": "stalls",
     "client": "client",
     "lua": "lua",

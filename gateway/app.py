@@ -16,17 +16,16 @@ from prometheus_client import CollectorRegistry
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
-from starlette.middleware.cors import CORSMiddleware
 from starlette.requests import Request
 from starlette.responses import Response
-from starlette.routing import Mount, Route
+from starlette.routing import Match, Mount, Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from config.settings import Settings
 
 from .backend import Backend
 from .context import UNAVAILABLE, Gateway
-from .headers import SecurityHeaders, parse_origins
+from .headers import Cors, SecurityHeaders, parse_origins
 from .heap import keep_heap
 from .hub import Hub
 from .identity import Forbidden, Unauthorized, Verifier
@@ -89,7 +88,7 @@ def create_app(*, settings: Settings, backend: Backend, registry: CollectorRegis
 
     middleware = [Middleware(SecurityHeaders), Middleware(RequestMetrics, metrics=metrics)]
     if origins:
-        middleware.insert(1, Middleware(CORSMiddleware, allow_origins=origins, allow_credentials=False,
+        middleware.insert(1, Middleware(Cors, allow_origins=origins, allow_credentials=False,
                                         allow_methods=["GET", "POST", "PUT", "DELETE"],
                                         allow_headers=REQUEST_HEADERS, expose_headers=["etag", "retry-after"],
                                         max_age=600))
@@ -97,6 +96,7 @@ def create_app(*, settings: Settings, backend: Backend, registry: CollectorRegis
                     exception_handlers={Problem: _problem, Unauthorized: _unauthorized, Forbidden: _forbidden,
                                         HTTPException: _http, **dict.fromkeys(UNAVAILABLE, _unavailable),
                                         Exception: _internal})
+    app.router.redirect_slashes = False  # its redirect would repeat the path and Host header in `Location`
     app.state.gateway = gateway
     return app
 
@@ -122,7 +122,17 @@ async def _forbidden(request: Request, error: Exception) -> Response:
 async def _http(request: Request, error: Exception) -> Response:
     assert isinstance(error, HTTPException)
     code = {404: "not_found", 405: "method_not_allowed"}.get(error.status_code, "bad_request")
-    return Problem(code, "no such resource" if error.status_code == 404 else "not allowed here").response()
+    headers = {"allow": _allowed(request, error)} if error.status_code == 405 else None
+    return Problem(code, "no such resource" if error.status_code == 404 else "not allowed here",
+                   headers=headers).response()
+
+
+def _allowed(request: Request, error: HTTPException) -> str:
+    """The `Allow` of a 405 (RFC 9110 requires it): the methods of every route of the path, where
+    Starlette names only the first route's (`/operations` has one route for GET, one for POST)."""
+    methods = {method for route in request.app.router.routes if isinstance(route, Route)
+               and route.methods and route.matches(request.scope)[0] is not Match.NONE for method in route.methods}
+    return ", ".join(sorted(methods)) if methods else (error.headers or {}).get("Allow", "GET, HEAD")
 
 
 async def _unavailable(request: Request, error: Exception) -> Response:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 import orjson
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 
 from core import UIError, assert_safe_json
 
@@ -46,9 +46,12 @@ async def read_capped(request: Request, max_bytes: int) -> bytes:
         raise Problem("payload_too_large", f"the body exceeds {max_bytes} bytes")
     chunks: list[bytes] = []
     size = 0
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size > max_bytes:
-            raise Problem("payload_too_large", f"the body exceeds {max_bytes} bytes")
-        chunks.append(chunk)
+    try:
+        async for chunk in request.stream():
+            size += len(chunk)
+            if size > max_bytes:
+                raise Problem("payload_too_large", f"the body exceeds {max_bytes} bytes")
+            chunks.append(chunk)
+    except ClientDisconnect:  # gone, or a body the server's parser refused: an answer, not a traceback
+        raise Problem("bad_request", "the body ended before it was complete") from None
     return b"".join(chunks)

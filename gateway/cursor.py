@@ -16,6 +16,8 @@ from dataclasses import dataclass, replace
 _ID = r"(\d{1,20})-(\d{1,20})"
 _CURSOR = re.compile(rf"v1\.(\d{{1,20}})\.{_ID}\.{_ID}\.{_ID}")
 MAX_CURSOR_CHARS = 256
+# Redis stream ids are two unsigned 64-bit numbers, and reading after an id needs one above it.
+MAX_NUMBER = 2**64 - 2
 LOGS = ("frame", "receipt", "answer")
 ZERO = (0, 0)
 
@@ -50,9 +52,9 @@ class Cursor:
     def parse(cls, text: str) -> Cursor:
         """The cursor of a `Last-Event-ID`; `BadCursor` for anything else."""
         match = _CURSOR.fullmatch(text) if len(text) <= MAX_CURSOR_CHARS else None
-        if match is None:
+        n = [int(group) for group in match.groups()] if match is not None else []
+        if not n or max(n) > MAX_NUMBER:
             raise BadCursor("Last-Event-ID is not a cursor of this gateway")
-        n = [int(group) for group in match.groups()]
         return cls(n[0], (n[1], n[2]), (n[3], n[4]), (n[5], n[6]))
 
     def text(self) -> str:

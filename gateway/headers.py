@@ -12,7 +12,12 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from starlette.datastructures import Headers
+from starlette.middleware.cors import CORSMiddleware
+from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from .problems import Problem
 
 PAGE_POLICY = ("default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
                "connect-src 'self'; font-src 'self'; object-src 'none'; base-uri 'none'; form-action 'none'; "
@@ -66,3 +71,15 @@ class SecurityHeaders:
             await send(message)
 
         await self._app(scope, receive, with_headers)
+
+
+class Cors(CORSMiddleware):
+    """Starlette's CORS, whose refused preflight is the gateway's `bad_request` problem (Starlette
+    answers it in plain text), with the same CORS headers."""
+
+    def preflight_response(self, request_headers: Headers) -> Response:
+        response = super().preflight_response(request_headers)
+        if response.status_code < 400:
+            return response
+        cors = {name: value for name, value in response.headers.items() if name.startswith("access-control-")}
+        return Problem("bad_request", "this cross-origin request is not allowed", headers=cors).response()

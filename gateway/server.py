@@ -13,6 +13,7 @@ from config.settings import Settings
 from workers.redisio.connection import TRANSIENT_ERRORS, Backoff
 
 from .app import create_app
+from .protocol import uvicorn_protocols
 from .redis_backend import RedisBackend
 
 log = logging.getLogger(__name__)
@@ -39,7 +40,7 @@ async def serve(settings: Settings, *, host: str, port: int, announce: Callable[
     app = create_app(settings=settings, backend=backend)
     config = uvicorn.Config(app, host=host, port=port, log_level=settings.log_level.lower(), access_log=False,
                             proxy_headers=False, server_header=False, date_header=True, timeout_graceful_shutdown=5,
-                            lifespan="on")
+                            lifespan="on", **uvicorn_protocols())
     await uvicorn.Server(config).serve()
 
 

@@ -121,6 +121,7 @@ async def _serve(settings: Settings, clients: Connections, sock: socket.socket, 
 
     from gateway.app import create_app
     from gateway.identity import Verifier, mint
+    from gateway.protocol import uvicorn_protocols
     from gateway.redis_backend import RedisBackend
 
     secret = secrets.token_bytes(32)  # this run's only signing key: never printed or stored
@@ -131,7 +132,7 @@ async def _serve(settings: Settings, clients: Connections, sock: socket.socket, 
     registry = CollectorRegistry()
     app = create_app(settings=settings, backend=backend, registry=registry, verifier=verifier)
     config = uvicorn.Config(app, log_level="warning", access_log=False, server_header=False, lifespan="on",
-                            timeout_graceful_shutdown=2)
+                            timeout_graceful_shutdown=2, **uvicorn_protocols())
     server = uvicorn.Server(config)
     url = f"http://{HOST}:{sock.getsockname()[1]}/app/s/{story.session}#token={token}"
     threading.Thread(target=_tell, args=(server, registry, story, url, out), name="demo-story", daemon=True).start()

@@ -1,0 +1,157 @@
+"""The HTTP/1.1 protocol under uvicorn: a request its parser refuses is answered as a problem too.
+
+uvicorn answers bytes that are not HTTP/1.1 (a malformed request line or header, an unknown
+method, a bad chunk size, a second request smuggled behind a `Content-Length`) itself, before
+the application sees them, with a `text/plain` 400.  The gateway promises every error as
+`application/problem+json` with the security headers, so its protocol writes that refusal as
+the same problem as any other `bad_request`, and closes the connection as uvicorn does.
+
+The gateway speaks no other protocol (no WebSocket either): a request asking to upgrade is served
+as plain HTTP.  But the parser reads nothing after the refused upgrade: a body still to come
+(chunked) could never be read: the request would wait for it for ever, or be served as if it had
+none, and the next request on the connection would be refused as malformed.  So a request whose
+body is chunked or incomplete is refused the same way, one read whole is answered, and either way
+the connection then closes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+
+from .headers import API_POLICY, COMMON
+from .problems import PROBLEM, Problem
+
+MALFORMED_DETAIL = "the request is not valid HTTP/1.1"
+LINGER_S = 2.0  # how long the rest of a request answered early is read and dropped before the connection closes
+
+
+def malformed_response(default_headers: list[tuple[bytes, bytes]]) -> bytes:
+    """The bytes of the 400 problem for a request the parser refuses (nothing of the request in it)."""
+    body = bytes(Problem("bad_request", MALFORMED_DETAIL).response().body)
+    headers = [*default_headers, *COMMON, (b"content-security-policy", API_POLICY.encode()),
+               (b"cache-control", b"no-store"), (b"content-type", PROBLEM.encode()),
+               (b"content-length", str(len(body)).encode()), (b"connection", b"close")]
+    lines = b"".join(name + b": " + value + b"\r\n" for name, value in headers)
+    return b"HTTP/1.1 400 Bad Request\r\n" + lines + b"\r\n" + body
+
+
+def uvicorn_protocols() -> dict[str, Any]:
+    """The `uvicorn.Config` options of every server of the gateway (`iui gateway`, `iui demo --serve`):
+    this HTTP protocol, and no WebSocket layer (an upgrade request is served as plain HTTP, where
+    uvicorn's WebSocket layer would answer it with a text 403 or 405)."""
+    return {"http": ProblemHttpTools, "ws": "none"}
+
+
+class ProblemHttpTools(HttpToolsProtocol):
+    """uvicorn's httptools protocol: its parser's refusal written as the gateway's problem, refused
+    upgrades never left waiting, and a connection closed only once the client could read its answer."""
+
+    lingering = False  # the connection is closing: bytes that still arrive are read and dropped
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]  # as uvicorn
+        super().connection_made(transport)
+        self.transport = LingeringTransport(self.transport, self)
+
+    def data_received(self, data: bytes) -> None:
+        if not self.lingering:
+            super().data_received(data)
+
+    def send_400_response(self, msg: str) -> None:
+        self._refuse()
+
+    def _unsupported_upgrade_warning(self) -> None:
+        # Not a warning per hostile request (uvicorn's would also advise installing a WebSocket library).
+        # The parser reads nothing after a refused upgrade: what follows on the connection is dropped.
+        cycle = self.cycle
+        chunked = any(name == b"transfer-encoding" for name, _ in self.headers)
+        if cycle is not None and (cycle.more_body or chunked):
+            self._refuse()  # the body can never be read (a chunked one is not even announced to the application)
+        elif cycle is None or cycle.response_complete:
+            self.lingering = True
+            self.transport.close()
+        else:
+            self.lingering = True
+            cycle.keep_alive = False  # the request was read whole: it is answered, then the connection closes
+
+    def _refuse(self) -> None:
+        """Answer the problem unless an answer already began, end the application's request, close."""
+        cycle = self.cycle
+        if cycle is None or cycle.response_complete or not cycle.response_started:
+            self.transport.write(malformed_response(self.server_state.default_headers))
+        if cycle is not None and not cycle.response_complete:
+            cycle.disconnected = True  # the application's reads end, its answer goes nowhere
+            cycle.message_event.set()
+        self.lingering = True
+        self.transport.close()
+
+
+class LingeringTransport(asyncio.Transport):
+    """The connection's transport, whose `close` waits while the client may still be sending.
+
+    uvicorn closes a connection that is not kept alive (`Connection: close`, a refused upgrade, a
+    malformed request) as soon as the answer is written, even when it was given before the body
+    was read (401, 404, 413).  Closing a socket with unread bytes resets the connection, and the
+    reset can destroy the answer before the client reads it: the client sees a dropped connection
+    instead of its 413.  So while a body is still arriving, this shuts the writing side, reads
+    and drops what still comes, and closes after `LINGER_S`.
+    """
+
+    def __init__(self, transport: asyncio.Transport, protocol: ProblemHttpTools) -> None:
+        super().__init__()
+        self._transport = transport
+        self._protocol = protocol
+        self._closing = False
+
+    def close(self) -> None:
+        if self._closing:
+            return
+        self._closing = True
+        cycle = self._protocol.cycle
+        if not self._protocol.lingering and (cycle is None or not cycle.more_body):
+            self._transport.close()
+            return
+        self._protocol.lingering = True
+        if self._transport.can_write_eof():
+            self._transport.write_eof()
+        self._transport.resume_reading()
+        asyncio.get_running_loop().call_later(LINGER_S, self._transport.close)
+
+    def is_closing(self) -> bool:
+        return self._closing or self._transport.is_closing()
+
+    def write(self, data: bytes | bytearray | memoryview) -> None:
+        if not self._closing:
+            self._transport.write(data)
+
+    def get_extra_info(self, name: str, default: Any = None) -> Any:
+        return self._transport.get_extra_info(name, default)
+
+    def pause_reading(self) -> None:
+        self._transport.pause_reading()
+
+    def resume_reading(self) -> None:
+        self._transport.resume_reading()
+
+    def is_reading(self) -> bool:
+        return self._transport.is_reading()
+
+    def can_write_eof(self) -> bool:
+        return self._transport.can_write_eof()
+
+    def write_eof(self) -> None:
+        self._transport.write_eof()
+
+    def get_write_buffer_size(self) -> int:
+        return self._transport.get_write_buffer_size()
+
+    def set_protocol(self, protocol: asyncio.BaseProtocol) -> None:
+        self._transport.set_protocol(protocol)
+
+    def get_protocol(self) -> asyncio.BaseProtocol:
+        return self._transport.get_protocol()
+
+    def abort(self) -> None:
+        self._transport.abort()
