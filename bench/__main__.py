@@ -26,6 +26,7 @@ BENCHMARKS = {
     "stalls": "stalls",
     "client": "client",
     "lua": "lua",
+    "compare": "compare",
 }
 
 
