@@ -14,7 +14,7 @@ import pytest
 from workers.cli.demo import EXAMPLES
 
 ROOT = Path(__file__).resolve().parents[2]
-SOURCES = ("pyproject.toml", "setup.py", "ops/build", "README.md", "core", "workers", "config")
+SOURCES = ("pyproject.toml", "setup.py", "ops/packaging", "README.md", "core", "workers", "config")
 
 
 def test_the_demo_examples_shipped_with_the_package_are_the_examples():
