@@ -518,7 +518,7 @@ def main(argv: list[str]) -> int:
     print(f"target {args.target}, seed {args.seed}: {tally.inputs:,} inputs in {elapsed:.1f} s "
           f"({tally.inputs / elapsed:,.0f} inputs/s)")
     if args.inputs is not None:
-        print(f"outcome digest {tally.digest}")
+        print(f"outcome digest {tally.digest} ({'compiled' if core.COMPILED else 'pure'} core)")
     print("  ".join(f"{kind} {count}" for kind, count in tally.counts.items()))
     for kind, examples in tally.examples.items():
         for example in examples:
