@@ -110,9 +110,11 @@ def freeze(value: Any) -> Any:
     """
     kind = type(value)
     if kind is dict:  # decoded JSON first, scalars kept without a call (an open freezes ~10^4 values)
-        return FrozenDict({key: item if type(item) in _KEPT else _frozen_item(item) for key, item in value.items()})
+        obj: dict[Any, Any] = value  # typed: compiled, the loop is mypyc's dict iteration, not generic calls
+        return FrozenDict({key: item if type(item) in _KEPT else _frozen_item(item) for key, item in obj.items()})
     if kind is list:
-        return FrozenList([item if type(item) in _KEPT else _frozen_item(item) for item in value])
+        array: list[Any] = value
+        return FrozenList([item if type(item) in _KEPT else _frozen_item(item) for item in array])
     if kind is FrozenDict or kind is FrozenList or isinstance(value, FrozenDict):
         return value
     if isinstance(value, dict):
