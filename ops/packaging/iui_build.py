@@ -3,7 +3,8 @@
 A plain `pip install .` or `pip install -e .` builds pure Python and fetches only setuptools
 and wheel.  With `IUI_COMPILE=1`, setup.py compiles `core/` with mypyc, which type-checks the
 modules first: the build environment then also gets mypy (mypyc ships in it, pinned like the
-test extra), orjson (`core` imports it; its types come with it) and mypy-extensions.
+test extra), orjson (`core` imports it; its types come with it) and mypy-extensions.  An
+editable install with `IUI_COMPILE=1` is refused.
 """
 
 from __future__ import annotations
@@ -34,5 +35,10 @@ def get_requires_for_build_wheel(config_settings: dict[str, Any] | None = None) 
     return _listing(build_meta.get_requires_for_build_wheel, config_settings)
 
 
-def get_requires_for_build_editable(config_settings: dict[str, Any] | None = None) -> list[str]:
-    return _listing(build_meta.get_requires_for_build_editable, config_settings)
+def build_editable(wheel_directory: str, config_settings: dict[str, Any] | None = None,
+                   metadata_directory: str | None = None) -> str:
+    """An editable install is always pure: compiled modules beside the sources would shadow them."""
+    if os.environ.get("IUI_COMPILE") == "1":
+        raise RuntimeError("IUI_COMPILE=1 needs a regular install (pip install .): an editable one would put "
+                           "compiled modules beside the sources, shadowing every later edit")
+    return str(build_meta.build_editable(wheel_directory, config_settings, metadata_directory))

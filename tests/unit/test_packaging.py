@@ -85,3 +85,18 @@ def test_iui_demo_runs_from_a_wheel_installed_in_a_fresh_venv(tmp_path):
     version = subprocess.run([str(venv / "bin" / "iui"), "--version"], cwd=run, env=env, capture_output=True,
                              text=True, timeout=60, check=True).stdout
     assert version.startswith("iui ") and version.endswith(" (pure core)\n"), version
+
+
+def test_a_compiled_editable_install_is_refused(monkeypatch, tmp_path):
+    """`IUI_COMPILE=1 pip install -e .` would leave compiled modules beside the sources: refused."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("iui_build", ROOT / "ops" / "packaging" / "iui_build.py")
+    backend = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(backend)
+    monkeypatch.setenv("IUI_COMPILE", "1")
+    with pytest.raises(RuntimeError, match="regular install"):
+        backend.build_editable(str(tmp_path))
+    assert "mypy>=2.4,<2.5" in backend._compile_requires()
+    monkeypatch.delenv("IUI_COMPILE")
+    assert backend._compile_requires() == []
