@@ -24,9 +24,10 @@ def compiled_sources() -> list[str]:
 
 
 def extension_modules() -> list[object]:
-    """mypyc's extension modules with `IUI_COMPILE=1`, none otherwise (nor while the build
-    backend only lists what the build needs: ops/packaging/iui_build.py)."""
-    if os.environ.get("IUI_COMPILE") != "1" or os.environ.get("IUI_LISTING_REQUIRES") == "1":
+    """mypyc's extension modules when the build backend builds a wheel with `IUI_COMPILE=1`
+    (ops/packaging/iui_build.py sets `IUI_BUILDING_WHEEL=1`), none otherwise: the other hooks
+    (requirements, metadata, sdist) run this file too, before mypy is installed."""
+    if os.environ.get("IUI_COMPILE") != "1" or os.environ.get("IUI_BUILDING_WHEEL") != "1":
         return []
     from mypyc.build import mypycify  # only the compiled build needs mypy (pyproject's build backend)
 
