@@ -28,6 +28,7 @@ BENCHMARKS = {
     "client": "client",
     "lua": "lua",
     "cold": "cold",
+    "compare": "compare",
 }
 
 

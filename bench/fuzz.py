@@ -19,6 +19,8 @@ any count is above zero.  A target is a factory in `TARGETS` returning an endles
 iterator of probes: `(label, call)`, where `call()` returns the `(path, message)` texts of
 a documented rejection (empty when the input is accepted) and raises on a crash.  Inputs
 come from `random.Random(seed)` only, so a run is reproducible and needs no hypothesis.
+With `--inputs N` the run stops after exactly N inputs and prints a digest of their
+outcomes: `.ci/run` compares the pure and the compiled core's digests of one seed.
 
 Keys planted into a dictionary whose keys are names the sender declares (state, derived,
 actions, arguments; reserve `values`, `result` fields and an action result itself) are
@@ -29,6 +31,7 @@ a path (an invalid key is reported at the dictionary, and that is what is checke
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import math
 import random
@@ -84,6 +87,16 @@ class Tally:
     counts: dict[str, int] = field(default_factory=lambda: dict.fromkeys(
         ("crashes", "echoes", "invalid_paths", "hangs", "hostile_calls"), 0))
     examples: dict[str, list[str]] = field(default_factory=dict)
+    # SHA-256 of every input's outcome (its label and the issues' paths and messages, or the
+    # crash's type), in order: equal digests mean two builds of core answered alike.
+    outcomes: Any = field(default_factory=hashlib.sha256)
+
+    def record(self, label: str, outcome: str) -> None:
+        self.outcomes.update(f"{label}\0{outcome}\1".encode("utf-8", "surrogatepass"))
+
+    @property
+    def digest(self) -> str:
+        return str(self.outcomes.hexdigest())
 
     def add(self, kind: str, label: str, detail: str) -> None:
         self.counts[kind] += 1
@@ -117,9 +130,12 @@ def run(target: str, *, seconds: float, seed: int, max_inputs: int | None = None
         TRAPS.calls.clear()
         TRAPS.mode = "nonsense" if tally.inputs % 2 else "raise"
         try:
-            tally.judge(label, call())
+            texts = list(call())
+            tally.judge(label, texts)
+            tally.record(label, repr(texts))
         except Exception as error:  # any foreign exception is a finding
             tally.add("crashes", label, f"{type(error).__name__}: {_text(error)}")
+            tally.record(label, f"crash {type(error).__name__}")
         if TRAPS.calls:
             tally.add("hostile_calls", label, f"{TRAPS.mode} traps called: {', '.join(TRAPS.calls[:4])}")
         if clock() - began > HANG_SECONDS:
@@ -421,7 +437,8 @@ def core_probes(rng: random.Random, only: frozenset[str] | None = None) -> Itera
         _core_probe("view_state_schema_digest", lambda: (block(),)),
     ]
     probes += [_remote_probe(name, seed, r) for name, seed in c.remote.items()]
-    probes += [_generic_probe(name, c, r) for name in _public_functions() - {name for name, _ in probes}]
+    # sorted: a set's order follows the string hash seed, and a seed must give the same inputs everywhere
+    probes += [_generic_probe(name, c, r) for name in sorted(_public_functions() - {name for name, _ in probes})]
     probes = [probe for probe in probes if only is None or probe[0] in only]
     while True:
         yield r.choice(probes)
@@ -436,14 +453,35 @@ def _public_functions() -> set[str]:
     return {name for name in core.__all__ if name[0].islower() and callable(getattr(core, name))}
 
 
-def _generic_probe(name: str, corpus: CoreCorpus, rng: random.Random) -> Probe:
-    """A public function with no dedicated probe yet: hostile values for each required argument."""
+def _required_parameters(name: str) -> tuple[int, list[str]]:
+    """How many positional arguments `core.<name>` requires, and its required keywords."""
     import inspect
 
     parameters = inspect.signature(getattr(core, name)).parameters.values()
     required = [p for p in parameters if p.default is p.empty and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
-    positional = [p for p in required if p.kind is not p.KEYWORD_ONLY]
     keywords = [p.name for p in required if p.kind is p.KEYWORD_ONLY]
+    return len(required) - len(keywords), keywords
+
+
+# Read once, at import: a compiled core's functions carry text signatures, which `inspect`
+# parses with a class made per call, cyclic garbage a run would otherwise count as core's.
+def _readable_signatures() -> dict[str, tuple[int, list[str]]]:
+    readable = {}
+    for name in _public_functions():
+        try:
+            readable[name] = _required_parameters(name)
+        except ValueError:  # mypyc gives a few functions no text signature; each has a probe of its own
+            continue
+    return readable
+
+
+_REQUIRED = _readable_signatures()
+
+
+def _generic_probe(name: str, corpus: CoreCorpus, rng: random.Random) -> Probe:
+    """A public function with no dedicated probe yet: hostile values for each required argument."""
+    count, keywords = _REQUIRED[name]
+    positional = range(count)
 
     def value() -> Any:
         return corpus.any_value(rng) if rng.random() < 0.7 else hostile(rng)
@@ -467,15 +505,20 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--target", choices=[*sorted(TARGETS), "wire"], default="core",
                         help="what to fuzz (wire: a live worker pool, as `python -m bench fuzz-wire`)")
     parser.add_argument("--only", action="append", help="fuzz only this function (repeatable)")
+    parser.add_argument("--inputs", type=int, help="stop after exactly this many inputs (no time limit) and print "
+                        "the digest of their outcomes: the same seed gives the same digest on every build of core")
     args = parser.parse_args(argv)
     if args.target == "wire":
         from bench import fuzz_wire
 
         return fuzz_wire.main(["--seconds", str(args.seconds), "--seed", str(args.seed)])
     only = frozenset(args.only) if args.only else None
-    tally, elapsed = run(args.target, seconds=args.seconds, seed=args.seed, only=only)
+    seconds = math.inf if args.inputs is not None else args.seconds
+    tally, elapsed = run(args.target, seconds=seconds, seed=args.seed, max_inputs=args.inputs, only=only)
     print(f"target {args.target}, seed {args.seed}: {tally.inputs:,} inputs in {elapsed:.1f} s "
           f"({tally.inputs / elapsed:,.0f} inputs/s)")
+    if args.inputs is not None:
+        print(f"outcome digest {tally.digest} ({'compiled' if core.COMPILED else 'pure'} core)")
     print("  ".join(f"{kind} {count}" for kind, count in tally.counts.items()))
     for kind, examples in tally.examples.items():
         for example in examples:

@@ -6,6 +6,7 @@ its docstring what it offers (see "Architecture" in the README).
 
 from __future__ import annotations
 
+from core._compiled import COMPILED
 from core.answer._schema import answer_json_schema
 from core.answer.block import parse_answer_block
 from core.answer.final import answer_parts, parse_final_answer
@@ -55,6 +56,7 @@ from core.stream.lifecycle import (
 )
 
 __all__ = [
+    "COMPILED",
     "UI_LIMITS",
     "UI_PROTOCOL_LIMITS",
     "UI_VIEW_STATE_LIMITS",

@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from mypy_extensions import mypyc_attr
+
 MAX_ISSUES = 20
 MAX_PATH_LENGTH = 512
 MAX_MESSAGE_LENGTH = 300
@@ -30,7 +32,7 @@ def _clip_pointer(path: str) -> str:
     UTF-8, so the path stops before it.
     """
     if not path.isascii():
-        bad = next((i for i, char in enumerate(path) if "\ud800" <= char <= "\udfff"), None)
+        bad = next((i for i, char in enumerate(path) if 0xD800 <= ord(char) <= 0xDFFF), None)
         if bad is not None:
             path = path[: max(path.rfind("/", 0, bad + 1), 0)]
     if len(path) > MAX_PATH_LENGTH:
@@ -40,7 +42,7 @@ def _clip_pointer(path: str) -> str:
 
 def _clip_message(text: str) -> str:
     if not text.isascii():
-        text = "".join("\ufffd" if "\ud800" <= char <= "\udfff" else char for char in text)
+        text = "".join("\ufffd" if 0xD800 <= ord(char) <= 0xDFFF else char for char in text)
     return _clip(text, MAX_MESSAGE_LENGTH)
 
 
@@ -85,9 +87,7 @@ class Place:
         self.parent, self.segment = parent, segment
 
     def __truediv__(self, segment: str | int) -> Place:
-        child = _new_place(Place)  # skips __init__: this runs once per value walked
-        child.parent, child.segment = self, segment
-        return child
+        return Place(self, segment)
 
     @property
     def pointer(self) -> str:
@@ -100,10 +100,12 @@ class Place:
         return "".join("/" + token for token in reversed(tokens))
 
 
-_new_place = object.__new__
 ROOT = Place()
 
 
+# The errors stay Python classes in the compiled build (`native_class=False`): a native class
+# keeps no per-subclass default of `code`, and raising is never the hot path.
+@mypyc_attr(native_class=False)
 class UIError(Exception):
     """Base of every error the protocol library raises."""
 
@@ -119,6 +121,7 @@ class UIError(Exception):
         return str(self.args[0]) if self.args else ""
 
 
+@mypyc_attr(native_class=False)
 class _LocatedError(UIError):
     """An error that carries a bounded list of located issues."""
 
@@ -134,36 +137,42 @@ class _LocatedError(UIError):
         super().__init__(summary, code=code)
 
 
+@mypyc_attr(native_class=False)
 class UISchemaError(_LocatedError):
     """A document or protocol value failed validation."""
 
     code = "schema"
 
 
+@mypyc_attr(native_class=False)
 class UIStreamError(_LocatedError):
     """A stream event or checkpoint frame was rejected."""
 
     code = "stream"
 
 
+@mypyc_attr(native_class=False)
 class UIViewStateError(_LocatedError):
     """An answer-view-state@1 `nodes` value does not fit its block (issues under `/nodes`)."""
 
     code = "view_state"
 
 
+@mypyc_attr(native_class=False)
 class UIStateError(UIError):
     """A state update or state value is invalid."""
 
     code = "state"
 
 
+@mypyc_attr(native_class=False)
 class UIExpressionError(UIError):
     """An expression failed at run time (division by zero, overflow, bad type...)."""
 
     code = "expression"
 
 
+@mypyc_attr(native_class=False)
 class UIActionError(UIError):
     """An action definition, its resolution or its result mapping is invalid."""
 

@@ -12,14 +12,17 @@ and 32 expression levels need about 100).  `maxJsonValues` (140,000) sits above 
 any byte-budgeted message can hold (a 266,240-byte frame has at most 133,121 values),
 so it only stops huge inputs early and never disagrees with a byte budget.
 
-At run time both are read-only mappings; to a type checker they are `TypedDict`s, so
-`UI_LIMITS["maxComponents"]` is an `int` and only `maxNumberMagnitude` (1e15) a `float`.
+At run time all three are read-only dicts (`FrozenDict`, whose mutators raise); to a type
+checker they are `TypedDict`s, so `UI_LIMITS["maxComponents"]` is an `int` and only
+`maxNumberMagnitude` (1e15) a `float`.  A dict subclass rather than a `MappingProxyType`:
+mypyc compiles a `TypedDict` as a `dict` and checks that every value of one is a dict.
 """
 
 from __future__ import annotations
 
-from types import MappingProxyType
 from typing import Final, TypedDict, cast
+
+from core.json._frozen import FrozenDict
 
 
 class UILimits(TypedDict):
@@ -47,7 +50,7 @@ class UILimits(TypedDict):
     maxJsonValues: int
 
 
-UI_LIMITS: Final = cast('UILimits', MappingProxyType(
+UI_LIMITS: Final = cast('UILimits', FrozenDict(
     {
         "maxDocumentBytes": 262_144,
         "maxStateBytes": 262_144,
@@ -91,7 +94,7 @@ class UIProtocolLimits(TypedDict):
     maxStreamBytes: int
 
 
-UI_PROTOCOL_LIMITS: Final = cast('UIProtocolLimits', MappingProxyType(
+UI_PROTOCOL_LIMITS: Final = cast('UIProtocolLimits', FrozenDict(
     {
         "maxActions": 16,
         "maxActionArguments": 32,
@@ -145,7 +148,7 @@ class UIViewStateLimits(TypedDict):
 # The answer-view-state@1 store of seed 004: one block's state (the UTF-8 bytes of its
 # canonical `nodes` JSON), a session's states together, and the request receipts kept per
 # block (the newest 32 within 128 KiB).
-UI_VIEW_STATE_LIMITS: Final = cast('UIViewStateLimits', MappingProxyType(
+UI_VIEW_STATE_LIMITS: Final = cast('UIViewStateLimits', FrozenDict(
     {
         "maxBlockStateBytes": 32_768,
         "maxSessionStateBytes": 1_048_576,

@@ -6,12 +6,27 @@ Integration tests (marked `integration`) are skipped with a clear message only w
 
 from __future__ import annotations
 
+import os
 import tempfile
 from collections.abc import Iterator
 
 import pytest
 
 from workers.redisio.local_server import REDIS_BINARY, start_redis_server
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """With `IUI_EXPECT_CORE=compiled` (or `pure`), refuse to run against the other build of
+    `core`: `.ci/run` runs the unit tests against an installed compiled core, and a source tree
+    earlier on `sys.path` would silently test the pure one instead."""
+    expected = os.environ.get("IUI_EXPECT_CORE")
+    if expected is None:
+        return
+    import core
+
+    running = "compiled" if core.COMPILED else "pure"
+    if running != expected:
+        raise pytest.UsageError(f"IUI_EXPECT_CORE={expected} but the {running} core runs ({core.__file__})")
 
 
 @pytest.fixture(scope="session")

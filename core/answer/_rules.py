@@ -60,7 +60,7 @@ MAGNITUDE = UI_LIMITS["maxNumberMagnitude"]
 _ACTIVE_CONTENT = re.compile(r"[a-z][a-z0-9+.-]*://|javascript:|vbscript:|data:[a-z]+/|<\s*script", re.IGNORECASE)
 ACTIVE_CONTENT_MESSAGE = "links, scripts and data URIs are not allowed in text"
 # Checked here so the issue points at the string; the safe-JSON pass can only say "somewhere".
-_SURROGATE = re.compile("[\ud800-\udfff]")
+_SURROGATE = re.compile(r"[\ud800-\udfff]")  # `re` reads the escapes: mypyc takes no surrogate literal
 
 
 def descend(issues: Iterable[Issue], segment: str | int) -> Issues:

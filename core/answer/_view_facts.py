@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Any, ClassVar
+from typing import Any
 
 from core._rules import descend, plain_keys
 from core.errors import Issue, UISchemaError
@@ -28,9 +28,13 @@ _NOT_A_BLOCK = "is not what parse_answer_block accepts for this part of a block"
 class ChartFacts:
     """A chart's series names in order and its category labels."""
 
-    kind: ClassVar[str] = "Chart"
     series: tuple[str, ...]
     categories: tuple[str, ...]
+
+    @property
+    def kind(self) -> str:
+        """The block type (a property: mypyc mis-orders a dataclass's `ClassVar` among its fields)."""
+        return "Chart"
 
     @property
     def names(self) -> frozenset[str]:
@@ -47,8 +51,12 @@ class ChartFacts:
 class TableFacts:
     """A table's column labels shown exactly once (a sort can name only those)."""
 
-    kind: ClassVar[str] = "Table"
     columns: frozenset[str]
+
+    @property
+    def kind(self) -> str:
+        """The block type (a property: mypyc mis-orders a dataclass's `ClassVar` among its fields)."""
+        return "Table"
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,17 +71,25 @@ class FieldFacts:
 class FormFacts:
     """A follow-up form's fields by name."""
 
-    kind: ClassVar[str] = "FollowUpForm"
     fields: Mapping[str, FieldFacts]
+
+    @property
+    def kind(self) -> str:
+        """The block type (a property: mypyc mis-orders a dataclass's `ClassVar` among its fields)."""
+        return "FollowUpForm"
 
 
 @dataclass(frozen=True, slots=True)
 class EvidenceFacts:
     """An evidence list's item ids and the categories its items carry."""
 
-    kind: ClassVar[str] = "Evidence"
     items: frozenset[str]
     categories: frozenset[str]
+
+    @property
+    def kind(self) -> str:
+        """The block type (a property: mypyc mis-orders a dataclass's `ClassVar` among its fields)."""
+        return "Evidence"
 
 
 ElementFacts = ChartFacts | TableFacts | FormFacts | EvidenceFacts

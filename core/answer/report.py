@@ -86,7 +86,8 @@ def parse_report_ui_blocks(value: Any, evidence_ids: Iterable[str]) -> FrozenLis
     # not an exact `str` is never hashed (it names no evidence, as any other non-string).
     if type(evidence_ids) not in _COLLECTION_KINDS:
         raise UISchemaError([Issue("", "the report's evidence ids must be a collection of strings", "type")])
-    evidence = frozenset(ref for ref in evidence_ids if type(ref) is str)
+    refs: Iterable[Any] = evidence_ids  # items unchecked until `type(ref) is str` (mypyc would cast each to str)
+    evidence = frozenset(ref for ref in refs if type(ref) is str)
     _, problems = checked(value, _entries(evidence), max_bytes=MAX_REPORT_BYTES)
     if problems:
         raise UISchemaError(problems)

@@ -12,6 +12,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from mypy_extensions import mypyc_attr
+
 from core._identifier import is_identifier
 from core.document._fields import Field
 from core.errors import (
@@ -38,6 +40,7 @@ class IssueLimit(Exception):
     """Raised inside the walk once MAX_ISSUES issues are collected."""
 
 
+@mypyc_attr(native_class=False)  # as the error it extends (core/errors.py)
 class DerivedFailure(UIExpressionError):
     """A value depends on a derived field whose default evaluation already failed."""
 

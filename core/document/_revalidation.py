@@ -177,8 +177,12 @@ def _common_ends(old: list[Any], new: list[Any]) -> tuple[int, int]:
 class DocumentCache:
     """Validation memo for one stream generation: `revalidate` costs O(change), not O(document)."""
 
-    def __init__(self, document: Any) -> None:
+    def __init__(self, document: Any, *, walk: bool = True) -> None:
+        """Parse `document` (unless it is a `ParsedDocument`) and walk it for its facts; with
+        `walk=False` the caller, `parsed`, attaches the facts of its own parse instead."""
         self._start(document if type(document) is ParsedDocument else parse_document(document))
+        if not walk:
+            return
         root = self._walk(self.info, self.document["root"])
         assert root is not None, "a parsed document always re-validates"
         self._header_expressions = self.info.expression_nodes - root.expressions
@@ -190,10 +194,9 @@ class DocumentCache:
         The tree is walked once: the parse records each node's facts, and the byte counts
         of a subtree are measured only when a patch first needs them.
         """
-        cache = cls.__new__(cls)
         memo: dict[int, _Facts] = {}
         document, tree, depth = parse_walked(value, lambda check: _FactTree(check, memo, measure=False))
-        cache._start(document)
+        cache = cls(document, walk=False)  # not `cls.__new__`, which mypyc does not compile
         root = tree.sinks[0][0]
         assert root is not None, "a valid document leaves the facts of its root"
         cache._attach(root, document["root"])

@@ -10,16 +10,16 @@ The result is a `ParsedDocument`: a deep-immutable mapping that also carries its
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
 from core.document._actions import check_action_definitions
 from core.document._checker import Checker, IssueLimit
 from core.document._declarations import check_derived, check_state
-from core.document._fields import Field
+from core.document._model import DocumentModel as DocumentModel
+from core.document._parsed import ParsedDocument as ParsedDocument
 from core.document._tree import ComponentTree, finish_document
 from core.errors import ROOT, UISchemaError
-from core.json._frozen import FrozenDict, ModelDict, freeze
+from core.json._frozen import FrozenDict, freeze
 from core.json.safe import SafeJson, check_budget, measure_safe_json
 from core.limits import TITLE_LENGTH, UI_LIMITS
 
@@ -29,39 +29,6 @@ _KEYS = {"1.0": frozenset({"version", "id", "mode", "title", "state", "derived",
 _KEYS["1.1"] = _KEYS["1.0"] | {"actions"}
 _REQUIRED = ("version", "id", "mode", "title", "state", "derived", "root")
 TreeT = TypeVar("TreeT", bound=ComponentTree)
-
-
-@dataclass(frozen=True, slots=True)
-class DocumentModel:
-    """What validation learned about a document, reused by every runtime helper."""
-
-    version: str
-    mode: str
-    id: str
-    fields: Mapping[str, Field]
-    derived: Mapping[str, Any]
-    derived_types: Mapping[str, int]
-    actions: Mapping[str, Any]
-    initial: FrozenDict
-    defaults: Mapping[str, Any]
-    byte_size: int
-    components: int
-    expression_nodes: int
-    node_types: Mapping[str, str]
-    select_domains: Mapping[str, frozenset[str]]
-
-
-if TYPE_CHECKING:
-
-    class ParsedDocument(ModelDict):
-        """A validated, deep-immutable document; `.model` holds its parsed declarations."""
-
-        model: DocumentModel
-
-else:
-    # The class itself lives in `core.json._frozen` (the JSON walks accept it by exact type);
-    # for the type checker it is the subclass above, whose `model` is a `DocumentModel`.
-    ParsedDocument = ModelDict
 
 
 def _header(check: Checker, value: Mapping[str, Any]) -> str | None:

@@ -295,14 +295,14 @@ def _numbers(args: list[Any], state: Mapping[str, Any], derived: DerivedLookup, 
 
 
 def _add(args: list[Any], state: Mapping[str, Any], derived: DerivedLookup, depth: int) -> Any:
-    total = 0
+    total: int | float = 0  # mypyc checks a local against its inferred type: `0` alone would be `int`
     for value in _numbers(args, state, derived, depth):
         total = _checked(total + value)
     return total
 
 
 def _mul(args: list[Any], state: Mapping[str, Any], derived: DerivedLookup, depth: int) -> Any:
-    product = 1
+    product: int | float = 1
     for value in _numbers(args, state, derived, depth):
         product = _checked(product * value)
     return product

@@ -3,6 +3,10 @@
 `FrozenDict` and `FrozenList` subclass `dict` and `list` so that `orjson`, `json` and
 equality with plain decoded JSON keep working, while every mutating method raises
 `TypeError`.  Validated documents, states and frames are built from them.
+
+mypyc compiles no subclass of a builtin container as a native class, so these three are
+ordinary Python classes in the compiled build too (`native_class=False`); their methods are
+the mutators that raise and the copy hooks, none on a hot path.
 """
 
 from __future__ import annotations
@@ -10,18 +14,27 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from mypy_extensions import mypyc_attr
+
 
 def _immutable(self: object, *args: object, **kwargs: object) -> None:
     raise TypeError(f"{type(self).__name__} is immutable")
 
 
+@mypyc_attr(native_class=False)
 class FrozenDict(dict[str, Any]):
     """A dict that refuses mutation; hashable by identity is not needed, so it is unhashable."""
 
     __slots__ = ()
-    # Every mutator raises; typeshed gives each its own signature, hence the ignores.
-    __setitem__ = __delitem__ = _immutable
-    clear = pop = popitem = setdefault = update = _immutable  # type: ignore[assignment]
+    # Every mutator raises; typeshed gives each its own signature, hence the ignores.  One
+    # name a line: mypyc takes no chained assignment in a class body.
+    __setitem__ = _immutable
+    __delitem__ = _immutable
+    clear = _immutable
+    pop = _immutable
+    popitem = _immutable  # type: ignore[assignment]
+    setdefault = _immutable
+    update = _immutable
     __ior__ = _immutable  # type: ignore[assignment]
 
     def __reduce__(self) -> tuple[Any, ...]:
@@ -34,13 +47,24 @@ class FrozenDict(dict[str, Any]):
         return self
 
 
+@mypyc_attr(native_class=False)
 class FrozenList(list[Any]):
     """A list that refuses mutation."""
 
     __slots__ = ()
-    # Every mutator raises; typeshed gives each its own signature, hence the ignore.
-    __setitem__ = __delitem__ = __iadd__ = __imul__ = _immutable  # type: ignore[assignment]
-    append = extend = insert = pop = remove = reverse = sort = clear = _immutable
+    # Every mutator raises; typeshed gives each its own signature, hence the ignores.
+    __setitem__ = _immutable
+    __delitem__ = _immutable
+    __iadd__ = _immutable  # type: ignore[assignment]
+    __imul__ = _immutable  # type: ignore[assignment]
+    append = _immutable
+    extend = _immutable
+    insert = _immutable
+    pop = _immutable
+    remove = _immutable
+    reverse = _immutable
+    sort = _immutable
+    clear = _immutable
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (FrozenList, (list(self),))
@@ -52,6 +76,7 @@ class FrozenList(list[Any]):
         return self
 
 
+@mypyc_attr(native_class=False)
 class ModelDict(FrozenDict):
     """A `FrozenDict` that also carries what validation learned about it (`model`, set once by
     the parser that made it): `core.document.model.ParsedDocument` is this class.  It lives
@@ -85,9 +110,11 @@ def freeze(value: Any) -> Any:
     """
     kind = type(value)
     if kind is dict:  # decoded JSON first, scalars kept without a call (an open freezes ~10^4 values)
-        return FrozenDict({key: item if type(item) in _KEPT else _frozen_item(item) for key, item in value.items()})
+        obj: dict[Any, Any] = value  # typed: compiled, the loop is mypyc's dict iteration, not generic calls
+        return FrozenDict({key: item if type(item) in _KEPT else _frozen_item(item) for key, item in obj.items()})
     if kind is list:
-        return FrozenList([item if type(item) in _KEPT else _frozen_item(item) for item in value])
+        array: list[Any] = value
+        return FrozenList([item if type(item) in _KEPT else _frozen_item(item) for item in array])
     if kind is FrozenDict or kind is FrozenList or isinstance(value, FrozenDict):
         return value
     if isinstance(value, dict):

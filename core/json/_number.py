@@ -20,6 +20,9 @@ from core.json._pow import v8_pow
 from core.limits import UI_LIMITS
 
 MAX_MAGNITUDE = 1e15
+# The same bound for exact ints: compiled, an int compared with a float is converted first, and
+# an int beyond a double's range would raise OverflowError instead of comparing.
+_MAX_INT = 10**15
 MAX_ROUND_DIGITS = UI_LIMITS["maxRoundDigits"]
 
 
@@ -33,7 +36,7 @@ def is_js_safe_number(value: object) -> bool:
     if not is_number_type(value):
         return False
     if type(value) is int:
-        return -MAX_MAGNITUDE <= value <= MAX_MAGNITUDE
+        return -_MAX_INT <= value <= _MAX_INT
     return math.isfinite(value) and abs(value) <= MAX_MAGNITUDE
 
 
@@ -41,7 +44,7 @@ def is_plain_safe_number(value: object) -> bool:
     """An exact `int` or `float` (no bool, no subclass), finite and within 1e15: a value a
     number field accepts before any safe-JSON check has run."""
     if type(value) is int:
-        return -MAX_MAGNITUDE <= value <= MAX_MAGNITUDE
+        return -_MAX_INT <= value <= _MAX_INT
     if type(value) is float:
         return math.isfinite(value) and abs(value) <= MAX_MAGNITUDE
     return False
@@ -98,7 +101,7 @@ def _fraction_digits(digits: object, limit: int) -> int:
     raise UIExpressionError(f"digits must be an integer from 0 to {limit}", code="bad_digits")
 
 
-def js_to_fixed(x: int | float, digits: int) -> str:
+def js_to_fixed(x: object, digits: object) -> str:
     """`x.toFixed(digits)` exactly as JavaScript prints it (exact binary value, ties up)."""
     if not is_number_type(x):
         raise UIExpressionError("toFixed needs a number", code="not_a_number")
@@ -121,7 +124,7 @@ def js_to_fixed(x: int | float, digits: int) -> str:
     return sign + text
 
 
-def js_round(x: int | float, digits: int = 0) -> int | float:
+def js_round(x: object, digits: object = 0) -> int | float:
     """The DSL's `round`: `Number(x.toFixed(digits))`, digits 0..maxRoundDigits; -0 becomes 0."""
     if not is_number_type(x) or not math.isfinite(x):
         raise UIExpressionError("round needs a finite number", code="not_a_number")
@@ -131,7 +134,7 @@ def js_round(x: int | float, digits: int = 0) -> int | float:
     return value
 
 
-def js_pow(a: int | float, b: int | float) -> float:
+def js_pow(a: object, b: object) -> float:
     """JS `a ** b` for finite numbers; `UIExpressionError` unless finite and |result| <= 1e15."""
     if not (is_number_type(a) and is_number_type(b)):
         raise UIExpressionError("pow needs two numbers", code="not_a_number")

@@ -16,7 +16,7 @@ def utf16_sort_key(text: str) -> bytes:
 
 
 def _has_surrogate(text: str) -> bool:
-    return not text.isascii() and any("\ud800" <= char <= "\udfff" for char in text)
+    return not text.isascii() and any(0xD800 <= ord(char) <= 0xDFFF for char in text)
 
 
 def joined_text(text: str) -> str:

@@ -171,7 +171,7 @@ def _scalar_is_plain(item: Any) -> bool:
 
 _ESCAPES = {"\b": "\\b", "\t": "\\t", "\n": "\\n", "\f": "\\f", "\r": "\\r", '"': '\\"', "\\": "\\\\"}
 _NEEDS_ESCAPE = re.compile(r'["\\\x00-\x1f]')
-_SURROGATE = re.compile("[\ud800-\udfff]")
+_SURROGATE = re.compile(r"[\ud800-\udfff]")  # `re` reads the escapes: mypyc takes no surrogate literal
 
 
 def _fail(path: _Path, message: str) -> UISchemaError:
@@ -230,7 +230,7 @@ def _write(value: Any, path: _Path, key: str | int | None, depth: int, count: _C
     return out
 
 
-def _write_object(obj: dict[str, Any], here: _Path, depth: int, count: _Counter, out: list[str]) -> None:
+def _write_object(obj: dict[Any, Any], here: _Path, depth: int, count: _Counter, out: list[str]) -> None:
     if any(type(name) is not str for name in obj):
         raise _fail(here, NON_STRING_KEY)
     out.append("{")

@@ -89,5 +89,5 @@ def apply_action_result(document: Any, state: Any, action_id: Any, result: Any) 
     values = {key: public[field] for key, field in mapping.items()}
     try:
         return update_state_many(document, state, values)
-    except UIStateError as error:
-        raise UIActionError(f"result rejected, state unchanged: {error.message}", code="result_value") from None
+    except UIStateError as rejected:  # its own name: mypyc types a name once per function
+        raise UIActionError(f"result rejected, state unchanged: {rejected.message}", code="result_value") from None

@@ -236,18 +236,31 @@ def test_the_image_holds_and_exposes_the_gateway():
 
 def test_the_image_is_pinned_layered_non_root_and_health_checked():
     lines = [line for line in (ROOT / "ops" / "Dockerfile").read_text().splitlines() if line and line[0] != "#"]
-    assert re.fullmatch(r"FROM python:3\.11-slim-bookworm@sha256:[0-9a-f]{64}", lines[0])
-    text = "\n".join(lines)
-    order = [text.index(step) for step in ("COPY ops/constraints.txt", "--requirement constraints.txt", "COPY core")]
+    stages = [line for line in lines if line.startswith("FROM ")]
+    assert re.fullmatch(r"FROM python:3\.11-slim-bookworm@sha256:[0-9a-f]{64} AS build", stages[0])
+    assert re.fullmatch(r"FROM python:3\.11-slim-bookworm@sha256:[0-9a-f]{64}", stages[-1]) and len(stages) == 2
+    runtime = "\n".join(lines[lines.index(stages[-1]):])  # the image that ships: dependencies, then the code
+    order = [runtime.index(step) for step in ("COPY ops/constraints.txt", "--requirement constraints.txt",
+                                              "COPY --from=build /wheels")]
     assert order == sorted(order)
-    assert re.search(r"^USER [0-9]+:[0-9]+$", text, re.MULTILINE)
-    assert "HEALTHCHECK" in text and "--no-deps" in text
+    assert re.search(r"^USER [0-9]+:[0-9]+$", runtime, re.MULTILINE)
+    assert "HEALTHCHECK" in runtime and "--no-deps" in runtime
+
+
+def test_the_image_carries_the_compiled_core_and_no_compiler():
+    lines = [line for line in (ROOT / "ops" / "Dockerfile").read_text().splitlines() if line and line[0] != "#"]
+    runtime_from = max(i for i, line in enumerate(lines) if line.startswith("FROM "))
+    build, runtime = "\n".join(lines[:runtime_from]), "\n".join(lines[runtime_from:])
+    assert "IUI_COMPILE=1" in build and "pip wheel" in build and "gcc" in build
+    assert "gcc" not in runtime and "IUI_COMPILE" not in runtime
+    assert "core.COMPILED" in runtime  # the build fails unless the installed core is the compiled one
 
 
 def test_the_build_context_holds_only_what_the_image_copies():
     ignored = (ROOT / ".dockerignore").read_text().split()
     assert ignored[ignored.index("**")] == "**"
-    for needed in ("pyproject.toml", "README.md", "ops/constraints.txt", "core/", "workers/", "config/", "gateway/"):
+    for needed in ("pyproject.toml", "setup.py", "MANIFEST.in", "ops/packaging/", "README.md", "ops/constraints.txt",
+                   "core/", "workers/", "config/", "gateway/"):
         assert "!" + needed in ignored
 
 

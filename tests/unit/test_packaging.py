@@ -14,7 +14,7 @@ import pytest
 from workers.cli.demo import EXAMPLES
 
 ROOT = Path(__file__).resolve().parents[2]
-SOURCES = ("pyproject.toml", "README.md", "core", "workers", "config")
+SOURCES = ("pyproject.toml", "setup.py", "ops/packaging", "README.md", "core", "workers", "config")
 
 
 def test_the_demo_examples_shipped_with_the_package_are_the_examples():
@@ -51,11 +51,13 @@ def test_iui_demo_runs_from_a_wheel_installed_in_a_fresh_venv(tmp_path):
     _copy_sources(source)  # a copy: the build writes build/ and *.egg-info next to the sources
     # The build backend (setuptools>=68, pyproject.toml) comes from pip's isolated build environment.
     build = subprocess.run([sys.executable, "-m", "pip", "wheel", ".", "--no-deps", "-q", "-w", str(wheels)],
-                           cwd=source, capture_output=True, text=True, timeout=240, check=False)
+                           cwd=source, capture_output=True, text=True, timeout=240, check=False,
+                           env={k: v for k, v in os.environ.items() if k != "IUI_COMPILE"})
     assert build.returncode == 0, build.stdout[-2000:] + build.stderr[-2000:]
     wheel = next(wheels.glob("intelligent_ui_host-*.whl"))
     names = zipfile.ZipFile(wheel).namelist()
     assert "workers/cli/demo_examples/stream-initial.json" in names and "workers/redisio/lua/commit.lua" in names
+    assert not [name for name in names if name.endswith(".so")], "a plain build is pure Python (IUI_COMPILE=1 compiles)"
     # An isolated venv that holds the wheel alone; a .pth appends the directories where this interpreter
     # finds its distributions (a venv's or the system's site-packages: the dependencies), so nothing is
     # downloaded and the wheel, first on sys.path, is what runs.  A .pth line that names a directory does
@@ -82,4 +84,19 @@ def test_iui_demo_runs_from_a_wheel_installed_in_a_fresh_venv(tmp_path):
     assert "converged=True" in demo.stdout
     version = subprocess.run([str(venv / "bin" / "iui"), "--version"], cwd=run, env=env, capture_output=True,
                              text=True, timeout=60, check=True).stdout
-    assert version.startswith("iui ")
+    assert version.startswith("iui ") and version.endswith(" (pure core)\n"), version
+
+
+def test_a_compiled_editable_install_is_refused(monkeypatch, tmp_path):
+    """`IUI_COMPILE=1 pip install -e .` would leave compiled modules beside the sources: refused."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("iui_build", ROOT / "ops" / "packaging" / "iui_build.py")
+    backend = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(backend)
+    monkeypatch.setenv("IUI_COMPILE", "1")
+    with pytest.raises(RuntimeError, match="regular install"):
+        backend.build_editable(str(tmp_path))
+    assert "mypy>=2.4,<2.5" in backend._compile_requires()
+    monkeypatch.delenv("IUI_COMPILE")
+    assert backend._compile_requires() == []

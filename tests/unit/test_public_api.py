@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -26,13 +27,35 @@ from core import (
 
 from .documents import base_document
 
-DOCUMENTED = ["parse_document", "document_json_schema", "assert_safe_json", "initial_state", "update_state", "restore_state", "assert_valid_state", "evaluate_derived", "resolve_value", "resolve_document_value", "evaluate_expression", "dispatch_local_action", "resolve_ui_action", "apply_action_result", "canonical_json_string", "hash_canonical_json", "start_ui_stream", "advance_ui_stream", "accept_checkpoint", "parse_ui_document_ref", "parse_ui_action_reserve_request", "parse_ui_action_query", "parse_ui_action_receipt", "parse_ui_action_receipt_list", "parse_ui_capability_descriptor", "parse_ui_capability_catalog", "parse_ui_action_result", "UISchemaError", "UIStateError", "UIExpressionError", "UIActionError", "UIStreamError", "UI_LIMITS", "UI_PROTOCOL_LIMITS", "parse_answer_block", "parse_final_answer", "answer_parts", "parse_report_ui_blocks", "answer_json_schema", "parse_view_state", "migrate_view_state", "view_state_basis", "view_state_schema_digest", "UIViewStateError", "UI_VIEW_STATE_LIMITS"]
+DOCUMENTED = ["parse_document", "document_json_schema", "assert_safe_json", "initial_state", "update_state", "restore_state", "assert_valid_state", "evaluate_derived", "resolve_value", "resolve_document_value", "evaluate_expression", "dispatch_local_action", "resolve_ui_action", "apply_action_result", "canonical_json_string", "hash_canonical_json", "start_ui_stream", "advance_ui_stream", "accept_checkpoint", "parse_ui_document_ref", "parse_ui_action_reserve_request", "parse_ui_action_query", "parse_ui_action_receipt", "parse_ui_action_receipt_list", "parse_ui_capability_descriptor", "parse_ui_capability_catalog", "parse_ui_action_result", "UISchemaError", "UIStateError", "UIExpressionError", "UIActionError", "UIStreamError", "UI_LIMITS", "UI_PROTOCOL_LIMITS", "parse_answer_block", "parse_final_answer", "answer_parts", "parse_report_ui_blocks", "answer_json_schema", "parse_view_state", "migrate_view_state", "view_state_basis", "view_state_schema_digest", "UIViewStateError", "UI_VIEW_STATE_LIMITS", "COMPILED"]
 
 
 def test_every_documented_name_is_importable_from_core():
     for name in DOCUMENTED:
         assert getattr(core, name) is not None, name
     assert len(core.UI_LIMITS) == 20 and len(core.UI_PROTOCOL_LIMITS) == 14
+
+
+def test_the_limits_are_read_only():
+    for limits in (core.UI_LIMITS, core.UI_PROTOCOL_LIMITS, core.UI_VIEW_STATE_LIMITS):
+        with pytest.raises(TypeError):
+            limits["maxComponents"] = 1
+        with pytest.raises(TypeError):
+            limits.update({"maxComponents": 1})
+    assert core.UI_LIMITS["maxComponents"] == 200
+
+
+def test_compiled_says_whether_core_runs_as_mypyc_extension_modules():
+    """`core.COMPILED` agrees with the files the modules were loaded from: every `core` module
+    is an extension module in the compiled build (but `_parsed`, docs/decisions.md), none in the pure one."""
+    import importlib
+    from importlib.machinery import EXTENSION_SUFFIXES
+
+    names = ["core", "core._compiled", "core.json.canonical", "core.stream.lifecycle", "core.document.model"]
+    kinds = {name: importlib.import_module(name).__file__.endswith(tuple(EXTENSION_SUFFIXES)) for name in names}
+    assert kinds == dict.fromkeys(names, core.COMPILED)
+    assert not importlib.import_module("core.document._parsed").__file__.endswith(tuple(EXTENSION_SUFFIXES))
+    assert isinstance(core.COMPILED, bool)
 
 
 def test_core_imports_nothing_from_workers_or_config():

@@ -213,16 +213,18 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 
 class _Version(argparse.Action):
-    """`--version`: the installed distribution's version (read only when asked for)."""
+    """`--version`: the installed distribution's version and which core runs (compiled or pure Python)."""
 
     def __init__(self, option_strings: Sequence[str], dest: str = argparse.SUPPRESS, **_: Any) -> None:
         super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS,
                          help="print the version of iui and exit")
 
     def __call__(self, parser: argparse.ArgumentParser, *_: Any) -> None:
+        from core import COMPILED
+
         from ..observability.metrics import build_version
 
-        print(f"iui {build_version()}")
+        print(f"iui {build_version()} ({'compiled' if COMPILED else 'pure'} core)")
         parser.exit()
 
 

@@ -1,0 +1,37 @@
+"""Build hook of setuptools: `IUI_COMPILE=1 pip install .` compiles `core/` with mypyc.
+
+Without `IUI_COMPILE=1` (and so with `pip install -e .`) nothing is compiled: the package is
+the pure-Python source.  The metadata is in pyproject.toml; this file only adds the extension
+modules.  `core.COMPILED` tells which build runs (docs/deployment.md).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from setuptools import setup
+
+# Modules mypyc does not compile, with the reason in docs/decisions.md ("compiled core").
+EXCLUDED: frozenset[str] = frozenset({"core/document/_parsed.py"})
+
+
+def compiled_sources() -> list[str]:
+    """Every module of `core/` except the excluded ones, as paths relative to this file."""
+    root = Path(__file__).parent
+    paths = sorted(path.relative_to(root).as_posix() for path in (root / "core").rglob("*.py"))
+    return [path for path in paths if path not in EXCLUDED]
+
+
+def extension_modules() -> list[object]:
+    """mypyc's extension modules when the build backend builds a wheel with `IUI_COMPILE=1`
+    (ops/packaging/iui_build.py sets `IUI_BUILDING_WHEEL=1`), none otherwise: the other hooks
+    (requirements, metadata, sdist) run this file too, before mypy is installed."""
+    if os.environ.get("IUI_COMPILE") != "1" or os.environ.get("IUI_BUILDING_WHEEL") != "1":
+        return []
+    from mypyc.build import mypycify  # only the compiled build needs mypy (pyproject's build backend)
+
+    return list(mypycify(compiled_sources(), opt_level="3"))
+
+
+setup(ext_modules=extension_modules())
