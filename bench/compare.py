@@ -77,6 +77,11 @@ def main(argv: list[str] | None = None) -> int:
                              "/tmp/venv-c/bin/python)")
     parser.add_argument("--repeat", type=int, default=3, help="rounds per side, alternated (at least 3)")
     parser.add_argument("--min-time", type=float, default=0.3, help="seconds per timed call, at least")
+    parser.add_argument("--runtime", action=argparse.BooleanOptionalAction, default=True,
+                        help="also compare a pure and a compiled iui worker, the floors and cold sessions "
+                             "(bench/compare_runtime.py; needs redis-server)")
+    parser.add_argument("--cold-sessions", type=int, default=300,
+                        help="sessions of the 200-component document per cold round")
     args = parser.parse_args(argv or [])
     if args.repeat < 3:
         parser.error("--repeat must be at least 3")
@@ -98,4 +103,19 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{args.repeat} alternated rounds per side, each call timed for >= {args.min_time}s; compiled core: "
           f"{runs['compiled'][0]['core']}")
     print("same checkpoints from both builds" if len(digests) == 1 else "DIFFERENT checkpoints from the two builds")
+    if args.runtime:
+        _compare_runtime(args)
     return 0 if len(digests) == 1 else 1
+
+
+def _compare_runtime(args: argparse.Namespace) -> None:
+    """The runtime table: a pure and a compiled worker side by side, the floors, cold vs warm."""
+    from .compare_runtime import rows, run_rounds
+    from .stream import _print_table
+
+    rounds = run_rounds(args.compiled_python, args.repeat, args.cold_sessions)
+    print()
+    _print_table(["runtime (1 iui worker, 64 sessions drained)", "pure min", "pure median", "compiled min",
+                  "compiled median", "compiled / pure (medians)"], rows(rounds))
+    print(f"{args.repeat} alternated rounds on one private redis-server; cold: {args.cold_sessions} sessions of the "
+          f"200-component document, a fresh worker's first patch of each, then a second (warm)")

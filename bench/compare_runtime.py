@@ -16,6 +16,8 @@ from __future__ import annotations
 import json
 import os
 import statistics
+import subprocess
+import sys
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -40,11 +42,19 @@ class Side:
     def __init__(self, name: str, compiled_python: str, overlay: Path) -> None:
         self.name = name
         if name == "pure":
-            self.python: tuple[str, ...] = (os.environ.get("PYTHON", "python3"),)
+            self.python: tuple[str, ...] = (sys.executable,)
             self.env, self.cwd = {**os.environ, "PYTHONPATH": str(ROOT)}, str(ROOT)
         else:
             self.python = (compiled_python,)
             self.env, self.cwd = {**os.environ, "PYTHONPATH": str(overlay)}, str(overlay)
+
+    def check(self) -> None:
+        """Refuse a side whose workers would not run the core it stands for."""
+        probe = "import core; print('compiled' if core.COMPILED else 'pure', core.__file__)"
+        done = subprocess.run([*self.python, "-c", probe], env=self.env, cwd=self.cwd, capture_output=True, text=True,
+                              check=False)
+        if done.returncode != 0 or not done.stdout.startswith(self.name + " "):
+            raise SystemExit(f"bench compare: the {self.name} worker would run {done.stdout.strip() or done.stderr}")
 
     def start(self, url: str) -> list[Any]:
         return start_workers(url, 1, python=self.python, env=self.env, cwd=self.cwd)
@@ -115,6 +125,8 @@ def run_rounds(compiled_python: str, repeat: int, cold_sessions: int) -> list[di
         url = f"redis://127.0.0.1:{port}/0"
         try:
             sides = [Side(name, compiled_python, path) for name in SIDES]
+            for side in sides:
+                side.check()
             for run in range(repeat):
                 order = sides if run % 2 == 0 else sides[::-1]
                 rounds.append(measure_round(url, order, cold_sessions, run))

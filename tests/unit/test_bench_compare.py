@@ -31,3 +31,29 @@ def test_an_interpreter_whose_core_is_pure_is_refused_as_the_compiled_side(monke
 def test_fewer_than_three_rounds_are_refused():
     with pytest.raises(SystemExit):
         compare.main(["--repeat", "2"])
+
+
+def test_a_worker_side_must_run_the_core_it_stands_for(tmp_path):
+    from bench.compare_runtime import Side
+
+    pure = Side("pure", sys.executable, tmp_path)
+    pure.check()  # the tree's source core on PYTHONPATH: pure, whichever build runs the tests
+    posing = Side("compiled", sys.executable, tmp_path)
+    posing.env, posing.cwd = pure.env, pure.cwd  # an interpreter that would load the source core
+    with pytest.raises(SystemExit, match="the compiled worker would run pure"):
+        posing.check()
+
+
+def test_the_runtime_table_gives_min_median_and_the_ratio_of_the_medians():
+    from bench.compare_runtime import rows
+
+    def side(rate: float) -> dict:
+        return {"small": (rate, 0.2), "large": (rate / 2, 0.4), "cold": rate / 4, "warm": rate / 2}
+
+    rounds = [{"pure": side(1000.0 * k), "compiled": side(2000.0 * k), "floor small": 4000.0, "floor large": 2000.0,
+               "minimum small": 8000.0, "minimum large": 4000.0} for k in (1, 2, 3)]
+    table = {row[0]: row[1:] for row in rows(rounds)}
+    assert table["1 worker, 10 components, calls/s"] == ["1,000", "2,000", "2,000", "4,000", "2.00"]
+    assert table["10 components / batched floor"] == ["0.25", "0.50", "0.50", "1.00", "2.00"]
+    assert table["cold / warm"] == ["0.50", "0.50", "0.50", "0.50", "1.00"]
+    assert table["contract minimum, frame of 200 components, calls/s"] == ["4,000", "4,000", "", "", ""]
