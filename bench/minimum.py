@@ -9,15 +9,9 @@ ledger, no fence, no expiry: `bench.workers.floor` runs the runtime's own commit
 
 from __future__ import annotations
 
-import json
-import subprocess
 import sys
-import time
 
-import redis
-
-from bench.workers import PARTITIONS, PATCH, await_replies, mutation
-from workers.redisio.keys import Keys, partition_of
+from bench.workers import PARTITIONS, drain_consumer
 
 MINIMUM_WORKER = r"""
 import sys, redis
@@ -62,26 +56,5 @@ while True:
 
 def minimum_floor(url: str, frame_size: int, sessions: int, per_session: int, run: int) -> float:
     """Calls per second of the contract minimum (one process, commits pipelined per read)."""
-    client = redis.Redis.from_url(url)
-    keys = Keys("minimum")
-    worker = subprocess.Popen([sys.executable, "-c", MINIMUM_WORKER, url, str(PARTITIONS), str(frame_size)],
-                              stdout=subprocess.PIPE, text=True)
-    assert worker.stdout is not None
-    worker.stdout.readline()
-    try:
-        names = [f"minimum{run}-{n}" for n in range(sessions)]
-        started = time.perf_counter()
-        pipe = client.pipeline(transaction=False)
-        requests = []
-        for i in range(per_session):
-            for session in names:
-                request = f"m{i}"
-                pipe.xadd(keys.input(partition_of(session, PARTITIONS)),
-                          {"session": session, "request": request, "kind": "tool", "name": PATCH, "call": request,
-                           "body": json.dumps({"mutation": mutation(i)})})
-                requests.append((session, request))
-        await_replies(client, keys, pipe, [keys.reply(partition_of(s, PARTITIONS), s, r) for s, r in requests])
-        return len(requests) / (time.perf_counter() - started)
-    finally:
-        worker.kill()
-        worker.wait()
+    return drain_consumer([sys.executable, "-c", MINIMUM_WORKER, url, str(PARTITIONS), str(frame_size)], url,
+                          "minimum", [f"minimum{run}-{n}" for n in range(sessions)], per_session)

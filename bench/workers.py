@@ -414,20 +414,26 @@ def floor(url: str, frame_size: int, sessions: int, per_session: int, run: int, 
     """Calls per second of the Redis work alone (one process, no validation; commits pipelined per
     read when `batched`)."""
     client = redis.Redis.from_url(url)
-    keys = Keys("floor")
     for p in range(PARTITIONS):
-        client.hset(keys.lease(p), "fence", "1:floor")
-    worker = subprocess.Popen([sys.executable, "-c", FLOOR_WORKER, url, str(PARTITIONS), str(frame_size),
-                               "1" if batched else "0"],
-                              stdout=subprocess.PIPE, text=True)
+        client.hset(Keys("floor").lease(p), "fence", "1:floor")
+    return drain_consumer([sys.executable, "-c", FLOOR_WORKER, url, str(PARTITIONS), str(frame_size),
+                           "1" if batched else "0"], url, "floor",
+                          [f"floor{'b' if batched else ''}{run}-{n}" for n in range(sessions)], per_session)
+
+
+def drain_consumer(command: list[str], url: str, prefix: str, sessions: list[str], per_session: int) -> float:
+    """Start a floor consumer (`command` prints a line once it reads), submit `per_session` patches
+    to each session at once under the key prefix `prefix`, and return calls/s until every reply."""
+    client, keys = redis.Redis.from_url(url), Keys(prefix)
+    worker = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
+    assert worker.stdout is not None
     worker.stdout.readline()
     try:
-        names = [f"floor{'b' if batched else ''}{run}-{n}" for n in range(sessions)]
         started = time.perf_counter()
         pipe = client.pipeline(transaction=False)
         requests = []
         for i in range(per_session):
-            for session in names:
+            for session in sessions:
                 request = f"f{i}"
                 pipe.xadd(keys.input(partition_of(session, PARTITIONS)),
                           {"session": session, "request": request, "kind": "tool", "name": PATCH, "call": request,
