@@ -113,7 +113,7 @@ def _load_cases():
             yield pytest.param(case, id=f"{file.stem}: {case['description']}")
 
 
-@pytest.mark.parametrize("case", _load_cases())
+@pytest.mark.parametrize("case", list(_load_cases()))
 def test_conformance_case(case):
     parse = PARSERS[case["parser"]]
     if case["valid"]:
