@@ -141,8 +141,7 @@ class Store:
 
     def ui_of_source(self, session: str, source: str) -> str | None:
         """The uiId a sourceCallId opened in this session, if any."""
-        self._touch(session)
-        known = self._sources.get((session, source))
+        known = self._cached_source(session, source)
         if known is not None:
             return known
         value = self._redis.hget(self._keys.session(self._partition, session), source_field(source))
@@ -154,7 +153,7 @@ class Store:
     def of_source(self, session: str, source: str) -> tuple[str | None, Generation | None]:
         """The uiId a sourceCallId opened and that UI's latest generation: from the cache, else
         read in one round trip (`generation.lua`: a cold session's patch needs no other read)."""
-        ui_id = self.ui_of_cached_source(session, source)
+        ui_id = self._cached_source(session, source)
         if ui_id is not None:
             return ui_id, self.current(session, ui_id)
         keys, partition = self._keys, self._partition
@@ -172,7 +171,7 @@ class Store:
         self._keep(session, found.ui_id, record)
         return found.ui_id, record
 
-    def ui_of_cached_source(self, session: str, source: str) -> str | None:
+    def _cached_source(self, session: str, source: str) -> str | None:
         """The uiId a sourceCallId opened, if this store remembers it (no read)."""
         self._touch(session)
         return self._sources.get((session, source))
