@@ -13,6 +13,9 @@ from __future__ import annotations
 import argparse
 import statistics
 import tempfile
+from collections.abc import Callable
+from functools import partial
+from typing import Any
 
 from bench.scale import open_sessions
 from bench.workers import Load, large_document, start_workers, stop, throughput
@@ -29,15 +32,13 @@ def main(argv: list[str]) -> int:
         server, port = start_redis_server(directory)
         url = f"redis://127.0.0.1:{port}/0"
         try:
-            load = _opened(url, document, args.sessions)
+            start = partial(start_workers, url, 1)
+            load = opened(url, document, args.sessions, "cold", start)
             cold, warm = [], []
             for run in range(args.repeat):
-                workers = start_workers(url, 1)  # a new process: nothing cached
-                try:
-                    cold.append(throughput(load, 1))
-                    warm.append(throughput(load, 1))
-                finally:
-                    stop(workers)
+                first, second = cold_then_warm(load, start)
+                cold.append(first)
+                warm.append(second)
                 print(f"run {run + 1}: cold {cold[-1]:7.0f} calls/s, warm {warm[-1]:7.0f} calls/s, "
                       f"cold/warm {cold[-1] / warm[-1]:.2f}", flush=True)
         finally:
@@ -51,12 +52,24 @@ def main(argv: list[str]) -> int:
     return 0
 
 
-def _opened(url: str, document: dict, sessions: int) -> Load:
-    """`sessions` sessions with an open generation of `document` (opened by a worker that then stops)."""
-    workers = start_workers(url, 1)
+def opened(url: str, document: dict[str, Any], sessions: int, tag: str,
+           start: Callable[[], list[Any]]) -> Load:
+    """`sessions` sessions (`<tag>-<n>`) with an open generation of `document`, opened by a worker
+    `start()` gives, which then stops."""
+    workers = start()
     try:
-        load = Load(url, document, 0, "cold")
-        open_sessions(load, [f"cold-{n}" for n in range(sessions)], document)
+        load = Load(url, document, 0, tag)
+        open_sessions(load, [f"{tag}-{n}" for n in range(sessions)], document)
         return load
+    finally:
+        stop(workers)
+
+
+def cold_then_warm(load: Load, start: Callable[[], list[Any]]) -> tuple[float, float]:
+    """Calls/s of a fresh worker (`start()`: nothing cached) draining one patch of every session of
+    `load` (cold), then at once one more of each (warm)."""
+    workers = start()
+    try:
+        return throughput(load, 1), throughput(load, 1)
     finally:
         stop(workers)

@@ -21,13 +21,14 @@ import sys
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import redis
 
+from bench.cold import cold_then_warm, opened
 from bench.minimum import minimum_floor
-from bench.scale import open_sessions
 from bench.workers import Load, cpu_seconds, floor, large_document, small_document, start_workers, stop, throughput
 from workers.redisio.local_server import start_redis_server
 
@@ -86,18 +87,8 @@ def drained(url: str, side: Side, name: str, document: dict[str, Any], run: int)
 
 def cold_and_warm(url: str, side: Side, sessions: int, run: int) -> tuple[float, float]:
     """Calls/s of a fresh worker's first patch of each session (cold), then of a second (warm)."""
-    document = large_document()
-    opener = side.start(url)
-    try:
-        load = Load(url, document, 0, f"cold-{side.name}-{run}")
-        open_sessions(load, [f"cold-{side.name}-{run}-{n}" for n in range(sessions)], document)
-    finally:
-        stop(opener)
-    workers = side.start(url)
-    try:
-        return throughput(load, 1), throughput(load, 1)
-    finally:
-        stop(workers)
+    start = partial(side.start, url)
+    return cold_then_warm(opened(url, large_document(), sessions, f"cold-{side.name}-{run}", start), start)
 
 
 def measure_round(url: str, sides: list[Side], cold_sessions: int, run: int) -> dict[str, Any]:
