@@ -82,6 +82,9 @@ def main(argv: list[str] | None = None) -> int:
                              "(bench/compare_runtime.py; needs redis-server)")
     parser.add_argument("--cold-sessions", type=int, default=300,
                         help="sessions of the 200-component document per cold round")
+    parser.add_argument("--baseline", metavar="REF",
+                        help="also run a pure worker of this git commit in the runtime table (a git worktree), "
+                             "to compare with an earlier build in the same run")
     args = parser.parse_args(argv or [])
     if args.repeat < 3:
         parser.error("--repeat must be at least 3")
@@ -113,9 +116,11 @@ def _compare_runtime(args: argparse.Namespace) -> None:
     from .compare_runtime import rows, run_rounds
     from .stream import _print_table
 
-    rounds = run_rounds(args.compiled_python, args.repeat, args.cold_sessions)
+    rounds = run_rounds(args.compiled_python, args.repeat, args.cold_sessions, args.baseline)
     print()
-    _print_table(["runtime (1 iui worker, 64 sessions drained)", "pure min", "pure median", "compiled min",
-                  "compiled median", "compiled / pure (medians)"], rows(rounds))
+    before = [f"{args.baseline} min", f"{args.baseline} median"] if args.baseline else []
+    after = [f"compiled / {args.baseline} (medians)"] if args.baseline else []
+    _print_table(["runtime (1 iui worker, 64 sessions drained)", *before, "pure min", "pure median", "compiled min",
+                  "compiled median", "compiled / pure (medians)", *after], rows(rounds))
     print(f"{args.repeat} alternated rounds on one private redis-server; cold: {args.cold_sessions} sessions of the "
           f"200-component document, a fresh worker's first patch of each, then a second (warm)")

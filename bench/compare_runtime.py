@@ -9,6 +9,10 @@ nothing cached) and at once one more each (warm).  Each round also runs the two 
 `bench workers` (the runtime's commit script with no validation; the contract minimum of
 `bench.minimum`).  The compiled worker runs this tree's `workers` and `config` with the other
 interpreter's `core`: an overlay folder on PYTHONPATH links every top-level package but core.
+
+`--baseline REF` adds a third side, alternated with the other two: a pure worker of an earlier
+commit (a `git worktree` of REF, removed afterwards), so "today's" worker and this tree's are
+measured in the same run on the same server.  REF must speak this tree's wire contract.
 """
 
 from __future__ import annotations
@@ -40,21 +44,25 @@ SIDES = ("pure", "compiled")
 class Side:
     """How to start a worker of one build: interpreter, environment and working folder."""
 
-    def __init__(self, name: str, compiled_python: str, overlay: Path) -> None:
+    def __init__(self, name: str, compiled_python: str, overlay: Path, tree: Path = ROOT) -> None:
         self.name = name
-        if name == "pure":
-            self.python: tuple[str, ...] = (sys.executable,)
-            self.env, self.cwd = {**os.environ, "PYTHONPATH": str(ROOT)}, str(ROOT)
-        else:
-            self.python = (compiled_python,)
+        if name == "compiled":
+            self.python: tuple[str, ...] = (compiled_python,)
             self.env, self.cwd = {**os.environ, "PYTHONPATH": str(overlay)}, str(overlay)
+        else:  # "pure" (this tree) or "baseline" (an earlier commit's tree), both pure Python
+            self.python = (sys.executable,)
+            self.env, self.cwd = {**os.environ, "PYTHONPATH": str(tree)}, str(tree)
+        self._tree = tree
 
     def check(self) -> None:
         """Refuse a side whose workers would not run the core it stands for."""
         probe = "import core; print('compiled' if core.COMPILED else 'pure', core.__file__)"
         done = subprocess.run([*self.python, "-c", probe], env=self.env, cwd=self.cwd, capture_output=True, text=True,
                               check=False)
-        if done.returncode != 0 or not done.stdout.startswith(self.name + " "):
+        core = "pure" if self.name == "baseline" else self.name
+        where = done.stdout.split(" ", 1)[-1].strip()
+        if (done.returncode != 0 or not done.stdout.startswith(core + " ")
+                or (core == "pure" and not where.startswith(str(self._tree)))):
             raise SystemExit(f"bench compare: the {self.name} worker would run {done.stdout.strip() or done.stderr}")
 
     def start(self, url: str) -> list[Any]:
@@ -108,14 +116,34 @@ def measure_round(url: str, sides: list[Side], cold_sessions: int, run: int) -> 
     return result
 
 
-def run_rounds(compiled_python: str, repeat: int, cold_sessions: int) -> list[dict[str, Any]]:
+@contextmanager
+def baseline_tree(ref: str | None) -> Iterator[Path | None]:
+    """A detached `git worktree` of `ref` (None: no baseline side), removed afterwards."""
+    if ref is None:
+        yield None
+        return
+    with tempfile.TemporaryDirectory() as folder:
+        tree = Path(folder) / "baseline"
+        subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", str(tree), ref], check=True,
+                       capture_output=True)
+        try:
+            yield tree
+        finally:
+            subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(tree)], check=False,
+                           capture_output=True)
+
+
+def run_rounds(compiled_python: str, repeat: int, cold_sessions: int,
+               baseline: str | None = None) -> list[dict[str, Any]]:
     """`repeat` rounds on one private redis-server, the sides' order alternated."""
     rounds = []
-    with overlay() as path, tempfile.TemporaryDirectory() as directory:
+    with overlay() as path, tempfile.TemporaryDirectory() as directory, baseline_tree(baseline) as tree:
         server, port = start_redis_server(directory)
         url = f"redis://127.0.0.1:{port}/0"
         try:
             sides = [Side(name, compiled_python, path) for name in SIDES]
+            if tree is not None:
+                sides.insert(0, Side("baseline", compiled_python, path, tree))
             for side in sides:
                 side.check()
             for run in range(repeat):
@@ -147,16 +175,21 @@ def rows(rounds: list[dict[str, Any]]) -> list[list[str]]:
         ("cold / warm", lambda s, r: s["cold"] / s["warm"]),
     ]
     table = []
+    baseline = "baseline" in rounds[0]
     for name, pick in measures:
         pure, compiled = values("pure", pick), values("compiled", pick)
-        table.append([name, _figure(min(pure)), _figure(statistics.median(pure)), _figure(min(compiled)),
-                      _figure(statistics.median(compiled)),
-                      f"{statistics.median(compiled) / statistics.median(pure):.2f}"])
+        row = [name, _figure(min(pure)), _figure(statistics.median(pure)), _figure(min(compiled)),
+               _figure(statistics.median(compiled)), f"{statistics.median(compiled) / statistics.median(pure):.2f}"]
+        if baseline:
+            before = values("baseline", pick)
+            row[1:1] = [_figure(min(before)), _figure(statistics.median(before))]
+            row.append(f"{statistics.median(compiled) / statistics.median(before):.2f}")
+        table.append(row)
     for floor_name, title in (("floor", "batched floor"), ("minimum", "contract minimum")):
         for size, components in (("small", 10), ("large", 200)):
             figures = [r[f"{floor_name} {size}"] for r in rounds]
             table.append([f"{title}, frame of {components} components, calls/s", _figure(min(figures)),
-                          _figure(statistics.median(figures)), "", "", ""])
+                          _figure(statistics.median(figures)), *[""] * (6 if baseline else 4)])
     return table
 
 

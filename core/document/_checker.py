@@ -9,7 +9,6 @@ wait until every Select domain is known.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
 from mypy_extensions import mypyc_attr
@@ -45,22 +44,30 @@ class DerivedFailure(UIExpressionError):
     """A value depends on a derived field whose default evaluation already failed."""
 
 
-@dataclass(slots=True)
 class Checker:
-    """Mutable walk state for one document validation."""
+    """Mutable walk state for one document validation.
 
-    version: str = "1.1"
-    mode: str = "interactive_ui"
-    fields: Mapping[str, Field] = field(default_factory=dict)
-    derived_types: dict[str, int] = field(default_factory=dict)
-    defaults: dict[str, Any] = field(default_factory=dict)
-    failed_derived: set[str] = field(default_factory=set)
-    actions: Mapping[str, Any] | None = None
-    initial: FrozenDict = field(default_factory=FrozenDict)
-    budget: ExpressionBudget = field(default_factory=ExpressionBudget)
-    issues: list[Issue] = field(default_factory=list)
-    # Callbacks take the checker as an argument: capturing it would make a reference cycle.
-    deferred: list[Callable[[Checker], None]] = field(default_factory=list)
+    A plain class, not a dataclass: each patch builds one, and a compiled dataclass's
+    `__init__` stays interpreted (core/document/_model.py)."""
+
+    __slots__ = ("actions", "budget", "defaults", "deferred", "derived_types", "failed_derived", "fields", "initial",
+                 "issues", "mode", "version")
+
+    def __init__(self, *, version: str = "1.1", mode: str = "interactive_ui", fields: Mapping[str, Field] | None = None,
+                 derived_types: dict[str, int] | None = None, defaults: dict[str, Any] | None = None,
+                 actions: Mapping[str, Any] | None = None, initial: FrozenDict | None = None) -> None:
+        self.version = version
+        self.mode = mode
+        self.fields: Mapping[str, Field] = {} if fields is None else fields
+        self.derived_types: dict[str, int] = {} if derived_types is None else derived_types
+        self.defaults: dict[str, Any] = {} if defaults is None else defaults
+        self.failed_derived: set[str] = set()
+        self.actions = actions
+        self.initial: FrozenDict = FrozenDict() if initial is None else initial
+        self.budget = ExpressionBudget()
+        self.issues: list[Issue] = []
+        # Callbacks take the checker as an argument: capturing it would make a reference cycle.
+        self.deferred: list[Callable[[Checker], None]] = []
 
     # ------------------------------------------------------------------ issues
     def add(self, place: Place, message: str, code: str) -> None:

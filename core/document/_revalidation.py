@@ -24,7 +24,6 @@ document (720 KiB after 250 patches) alive in every producer.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
 from operator import is_not
 from typing import Any, TypeGuard
 
@@ -48,26 +47,36 @@ _UNMEASURED = -1
 SWEEP_SLACK = 8  # stale memo entries allowed before a sweep, at least (an eighth of the components, at most)
 
 
-@dataclass(slots=True)
 class _Facts:
-    """What validating one node object established about its subtree."""
+    """What validating one node object established about its subtree.
 
-    node: Any
-    depth: int
-    in_form: bool
-    components: int
-    expressions: int
-    size: int
-    json_depth: int
-    types: dict[str, str]
-    selects: dict[str, frozenset[str]]
-    own_expressions: int = 0
-    own_size: int = 0
-    own_depth: int = 0
-    children_size: int = 0
-    children_depth: int = 0
-    children: list[_Facts] = field(default_factory=list)
-    rebuild: tuple[Any, ...] | None = None  # (old children, prefix, suffix, new middle facts)
+    A plain class, not a dataclass: several are built per patch, and a compiled dataclass's
+    `__init__` stays interpreted (see `DocumentModel`)."""
+
+    __slots__ = ("children", "children_depth", "children_size", "components", "depth", "expressions", "in_form",
+                 "json_depth", "node", "own_depth", "own_expressions", "own_size", "rebuild", "selects", "size",
+                 "types")
+
+    def __init__(self, node: Any, depth: int, in_form: bool, components: int, expressions: int, size: int,
+                 json_depth: int, types: dict[str, str], selects: dict[str, frozenset[str]], *,
+                 own_expressions: int = 0, children: list[_Facts] | None = None,
+                 rebuild: tuple[Any, ...] | None = None) -> None:
+        self.node = node
+        self.depth = depth
+        self.in_form = in_form
+        self.components = components
+        self.expressions = expressions
+        self.size = size
+        self.json_depth = json_depth
+        self.types = types
+        self.selects = selects
+        self.own_expressions = own_expressions
+        self.own_size = 0
+        self.own_depth = 0
+        self.children_size = 0
+        self.children_depth = 0
+        self.children: list[_Facts] = [] if children is None else children
+        self.rebuild = rebuild  # (old children, prefix, suffix, new middle facts)
 
 
 class _FactTree(ComponentTree):
@@ -433,5 +442,5 @@ class DocumentCache:
 
 
 def _successor(model: DocumentModel, facts: _Facts, size: int, expressions: int) -> DocumentModel:
-    return replace(model, byte_size=size, components=facts.components, expression_nodes=expressions,
-                   node_types=facts.types, select_domains=facts.selects)
+    return model.revised(byte_size=size, components=facts.components, expression_nodes=expressions,
+                         node_types=facts.types, select_domains=facts.selects)

@@ -11,9 +11,8 @@ the candidate keep their document paths (`/root/children/2/props/label`).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from itertools import islice
-from typing import Any
+from typing import Any, Final
 
 from core._rules import Issues, closed_object, is_integral, json_object, one_of, text
 from core.document._components import LAYOUTS
@@ -83,12 +82,17 @@ def build_index(root: Mapping[str, Any]) -> dict[str, tuple[str | None, int]]:
     return index
 
 
-@dataclass(frozen=True, slots=True)
 class Trail:
-    """The nodes from the root down to one node, and each one's position in its parent."""
+    """The nodes from the root down to one node, and each one's position in its parent.
 
-    nodes: tuple[Mapping[str, Any], ...]
-    positions: tuple[int, ...]
+    Plain classes with `Final` attributes, not frozen dataclasses: each patch builds them, and
+    a compiled dataclass's `__init__` stays interpreted (core/document/_model.py)."""
+
+    __slots__ = ("nodes", "positions")
+
+    def __init__(self, nodes: tuple[Mapping[str, Any], ...], positions: tuple[int, ...]) -> None:
+        self.nodes: Final = nodes
+        self.positions: Final = positions
 
     @property
     def target(self) -> Mapping[str, Any]:
@@ -130,14 +134,16 @@ def trail(root: Mapping[str, Any], index: NodeIndex, node_id: str) -> Trail:
     return Trail(tuple(nodes), tuple(positions))
 
 
-@dataclass(frozen=True, slots=True)
 class Candidate:
     """A mutation resolved against a document: the candidate root and where it changed."""
 
-    kind: str
-    root: dict[str, Any]
-    trail: Trail  # to the changed node (update, remove) or the parent (add)
-    position: int = 0  # the child position of an add or a remove
+    __slots__ = ("kind", "position", "root", "trail")
+
+    def __init__(self, kind: str, root: dict[str, Any], trail: Trail, position: int = 0) -> None:
+        self.kind: Final = kind
+        self.root: Final = root
+        self.trail: Final = trail  # to the changed node (update, remove) or the parent (add)
+        self.position: Final = position  # the child position of an add or a remove
 
 
 def _unknown_node(index: NodeIndex, node_id: str, field: str) -> None:

@@ -28,7 +28,7 @@ from config.settings import Settings
 
 from ..actions.operations import ActionServices, PartitionOperations
 from ..answers.runtime import PartitionAnswers, handles
-from ..observability.metrics import Metrics, entry_label
+from ..observability.metrics import Metrics
 from ..redisio.client import RedisClient, Reply
 from ..redisio.connection import (
     TRANSIENT_ERRORS,
@@ -311,11 +311,7 @@ class PartitionConsumer:
             self._count(fields, started, outcome)
 
     def _count(self, fields: dict[str, str], started: float, outcome: str) -> None:
-        tool = entry_label(fields)
-        self._metrics.latency.labels(tool).observe(time.perf_counter() - started)
-        kind = fields.get("kind", "")
-        self._metrics.entries.labels(kind if kind in ("tool", "action", "result", "view") else "other",
-                                     tool, outcome).inc()
+        self._metrics.count_entry(fields, time.perf_counter() - started, outcome)
 
     def _process(self, entry_id: str, fields: dict[str, str], started: float) -> str:
         """Validate one entry and write (or queue) its effect; returns the outcome label or QUEUED."""
@@ -439,7 +435,7 @@ class PartitionConsumer:
         """The metrics of a write, recorded before it is sent (a client may read the reply at once)."""
         decision = queued.decision
         if decision is not None and decision.record is not None:
-            self._metrics.frames.labels(decision.frame_type).inc()
+            self._metrics.count_frame(decision.frame_type)
             if decision.record.status != "streaming":
                 self._metrics.generation_frames.observe(decision.record.frames)
                 self._metrics.generation_bytes.observe(decision.record.bytes)
