@@ -18,7 +18,12 @@ from __future__ import annotations
 import gc
 import time
 
-THRESHOLDS = (10_000, 10, 10)  # young, middle, old: fewer young collections; each walks <= 1 interval
+# young, middle, old.  The young count is net: tracked objects allocated minus those freed, so a
+# young collection walks what is alive of the interval, mostly the decided states a dispatcher
+# round holds until Redis confirms them.  At 10_000 a drained worker ran one every ~100 ms and
+# spent ~10 % of its CPU in them; at 100_000 they are ten times rarer (a freeze resets the count,
+# so a paced worker hardly meets one): +10 % drained calls/s on the small document, docs/benchmarks.md.
+THRESHOLDS = (100_000, 10, 10)
 
 
 class HeapPolicy:
