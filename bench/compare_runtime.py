@@ -189,7 +189,7 @@ def rows(rounds: list[dict[str, Any]]) -> list[list[str]]:
         for size, components in (("small", 10), ("large", 200)):
             figures = [r[f"{floor_name} {size}"] for r in rounds]
             table.append([f"{title}, frame of {components} components, calls/s", _figure(min(figures)),
-                          _figure(statistics.median(figures)), *[""] * (6 if baseline else 4)])
+                          _figure(statistics.median(figures)), *[""] * (6 if baseline else 3)])
     return table
 
 

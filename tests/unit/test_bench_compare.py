@@ -57,3 +57,28 @@ def test_the_runtime_table_gives_min_median_and_the_ratio_of_the_medians():
     assert table["10 components / batched floor"] == ["0.25", "0.50", "0.50", "1.00", "2.00"]
     assert table["cold / warm"] == ["0.50", "0.50", "0.50", "0.50", "1.00"]
     assert table["contract minimum, frame of 200 components, calls/s"] == ["4,000", "4,000", "", "", ""]
+    assert len({len(row) for row in rows(rounds)}) == 1  # every row as wide as the header
+
+
+def test_a_baseline_side_adds_its_columns_first_and_the_ratio_against_it_last():
+    from bench.compare_runtime import rows
+
+    def side(rate: float) -> dict:
+        return {"small": (rate, 0.2), "large": (rate / 2, 0.4), "cold": rate / 4, "warm": rate / 2}
+
+    rounds = [{"baseline": side(500.0 * k), "pure": side(1000.0 * k), "compiled": side(2000.0 * k),
+               "floor small": 4000.0, "floor large": 2000.0, "minimum small": 8000.0, "minimum large": 4000.0}
+              for k in (1, 2, 3)]
+    table = {row[0]: row[1:] for row in rows(rounds)}
+    assert table["1 worker, 10 components, calls/s"] == ["500", "1,000", "1,000", "2,000", "2,000", "4,000", "2.00",
+                                                         "4.00"]
+    assert table["batched floor, frame of 10 components, calls/s"] == ["4,000", "4,000", "", "", "", "", "", ""]
+    assert len({len(row) for row in rows(rounds)}) == 1  # every row as wide as the header
+
+
+def test_a_baseline_worker_must_run_the_pure_core_of_its_own_tree(tmp_path):
+    from bench.compare_runtime import Side
+
+    elsewhere = Side("baseline", sys.executable, tmp_path, tree=tmp_path)  # no core there: another one loads
+    with pytest.raises(SystemExit, match="the baseline worker would run"):
+        elsewhere.check()
