@@ -228,8 +228,13 @@ def test_a_slow_reader_gets_a_last_resync_hint_and_resumes_without_a_gap(redis_u
     gateway = GatewayProcess(redis_url, gateway_queue_events=16).start()
     try:
         agent = Agent(runtime, document=wide_document(36))  # ~150 KB frames: far more than sockets buffer
-        sock = socket.create_connection(("127.0.0.1", gateway.port))
+        sock = socket.socket()
+        # A 4 KiB receive buffer on loopback, whose segments are 64 KiB: silly-window avoidance
+        # then reopens the window only at the sender's zero-window probes (~200 ms each; reading
+        # the backlog took ~100 s), so the segments are made to fit the window.
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_MAXSEG, 1024)
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        sock.connect(("127.0.0.1", gateway.port))
         token = auth("viewer")["authorization"]
         sock.sendall(f"GET /v1/sessions/s1/events HTTP/1.1\r\nhost: x\r\nauthorization: {token}\r\n\r\n".encode())
         time.sleep(0.3)
