@@ -32,16 +32,15 @@ _FRAME_BUCKETS = (1, 2, 4, 8, 16, 32, 64, 128, 256)
 _BYTE_BUCKETS = tuple(2 ** n for n in range(10, 25, 2))
 _JOB_BUCKETS = (0.005, 0.01, 0.05, 0.1, 0.5, 1.0, 5.0, 10.0, 30.0, 60.0, 300.0, 1800.0)
 DISTRIBUTION = "intelligent-ui-host"
+# The names an entry of each kind of the wire contract may carry (its `tool` label; any other is "other").
+_NAMES_OF_KIND: dict[str, tuple[str, ...]] = {
+    "tool": (*TOOLS, *ANSWER_TOOLS), "action": ACTION_NAMES, "result": RESULT_NAMES, "view": VIEW_NAMES}
+_KNOWN_NAMES = {kind: frozenset(names) for kind, names in _NAMES_OF_KIND.items()}
 # The known label values, so every labelled counter exports 0 from start-up: a first dead letter
 # or a first rejection of a reason is then an increase(), not a series appearing from nothing.
-ENTRY_KINDS = ("tool", "action", "result", "view", "other")
-ENTRY_TOOLS = tuple(dict.fromkeys((*TOOLS, *ANSWER_TOOLS, *ACTION_NAMES, *RESULT_NAMES, *VIEW_NAMES, "other")))
+ENTRY_KINDS = (*_NAMES_OF_KIND, "other")
+ENTRY_TOOLS = tuple(dict.fromkeys((*(name for names in _NAMES_OF_KIND.values() for name in names), "other")))
 OUTCOMES = ("accepted", "resent", "rejected", "dead_letter")
-
-
-_KNOWN_NAMES: dict[str, frozenset[str]] = {
-    "tool": frozenset((*TOOLS, *ANSWER_TOOLS)), "action": frozenset(ACTION_NAMES),
-    "result": frozenset(RESULT_NAMES), "view": frozenset(VIEW_NAMES)}
 
 
 def entry_label(fields: Mapping[str, str]) -> str:
