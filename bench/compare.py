@@ -113,14 +113,11 @@ def main(argv: list[str] | None = None) -> int:
 
 def _compare_runtime(args: argparse.Namespace) -> None:
     """The runtime table: a pure and a compiled worker side by side, the floors, cold vs warm."""
-    from .compare_runtime import rows, run_rounds
+    from .compare_runtime import header, rows, run_rounds
     from .stream import _print_table
 
     rounds = run_rounds(args.compiled_python, args.repeat, args.cold_sessions, args.baseline)
     print()
-    before = [f"{args.baseline} min", f"{args.baseline} median"] if args.baseline else []
-    after = [f"compiled / {args.baseline} (medians)"] if args.baseline else []
-    _print_table(["runtime (1 iui worker, 64 sessions drained)", *before, "pure min", "pure median", "compiled min",
-                  "compiled median", "compiled / pure (medians)", *after], rows(rounds))
+    _print_table(header(args.baseline), rows(rounds))
     print(f"{args.repeat} alternated rounds on one private redis-server; cold: {args.cold_sessions} sessions of the "
           f"200-component document, a fresh worker's first patch of each, then a second (warm)")

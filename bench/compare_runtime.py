@@ -156,6 +156,14 @@ def run_rounds(compiled_python: str, repeat: int, cold_sessions: int,
     return rounds
 
 
+def header(baseline: str | None) -> list[str]:
+    """The runtime table's column titles (as wide as every row of `rows`)."""
+    before = [f"{baseline} min", f"{baseline} median"] if baseline else []
+    after = [f"compiled / {baseline} (medians)"] if baseline else []
+    return ["runtime (1 iui worker, 64 sessions drained)", *before, "pure min", "pure median", "compiled min",
+            "compiled median", "compiled / pure (medians)", *after]
+
+
 def rows(rounds: list[dict[str, Any]]) -> list[list[str]]:
     """Table rows: each measure's min and median per side, and the ratio of the medians."""
     def values(side: str, pick: Any) -> list[float]:

@@ -45,7 +45,7 @@ def test_a_worker_side_must_run_the_core_it_stands_for(tmp_path):
 
 
 def test_the_runtime_table_gives_min_median_and_the_ratio_of_the_medians():
-    from bench.compare_runtime import rows
+    from bench.compare_runtime import header, rows
 
     def side(rate: float) -> dict:
         return {"small": (rate, 0.2), "large": (rate / 2, 0.4), "cold": rate / 4, "warm": rate / 2}
@@ -57,11 +57,11 @@ def test_the_runtime_table_gives_min_median_and_the_ratio_of_the_medians():
     assert table["10 components / batched floor"] == ["0.25", "0.50", "0.50", "1.00", "2.00"]
     assert table["cold / warm"] == ["0.50", "0.50", "0.50", "0.50", "1.00"]
     assert table["contract minimum, frame of 200 components, calls/s"] == ["4,000", "4,000", "", "", ""]
-    assert len({len(row) for row in rows(rounds)}) == 1  # every row as wide as the header
+    assert {len(row) for row in rows(rounds)} == {len(header(None))}  # every row as wide as the header
 
 
 def test_a_baseline_side_adds_its_columns_first_and_the_ratio_against_it_last():
-    from bench.compare_runtime import rows
+    from bench.compare_runtime import header, rows
 
     def side(rate: float) -> dict:
         return {"small": (rate, 0.2), "large": (rate / 2, 0.4), "cold": rate / 4, "warm": rate / 2}
@@ -73,7 +73,8 @@ def test_a_baseline_side_adds_its_columns_first_and_the_ratio_against_it_last():
     assert table["1 worker, 10 components, calls/s"] == ["500", "1,000", "1,000", "2,000", "2,000", "4,000", "2.00",
                                                          "4.00"]
     assert table["batched floor, frame of 10 components, calls/s"] == ["4,000", "4,000", "", "", "", "", "", ""]
-    assert len({len(row) for row in rows(rounds)}) == 1  # every row as wide as the header
+    assert {len(row) for row in rows(rounds)} == {len(header("abc1234"))}  # every row as wide as the header
+    assert header("abc1234")[1] == "abc1234 min" and header("abc1234")[-1] == "compiled / abc1234 (medians)"
 
 
 def test_a_baseline_worker_must_run_the_pure_core_of_its_own_tree(tmp_path):
