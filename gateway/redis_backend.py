@@ -29,6 +29,7 @@ from .cursor import StreamId, format_id, parse_id
 
 LOG_FIELDS = {"frame": "frame", "receipt": "receipt", "answer": "event"}  # each log's one field
 LAG_FRESH_S = 0.25  # a partition's lag is read again after this long
+PONG_TIMEOUT_S = 5.0  # a new pub/sub connection's PING must be answered within this (as connecting)
 FAKE_POLL_S = 0.002  # fakeredis answers BLMOVE at once: the demo polls LMOVE instead
 
 
@@ -239,11 +240,13 @@ class RedisBackend:
             return False
 
     async def subscription(self) -> RedisSubscription:
-        """A new pub/sub connection (raises `BackendUnavailable` when Redis is unreachable)."""
+        """A new pub/sub connection whose PING was answered (raises `BackendUnavailable` when Redis
+        is unreachable, or gives no PONG within `PONG_TIMEOUT_S`)."""
         pubsub = self._redis.pubsub(ignore_subscribe_messages=True)
         try:
-            await pubsub.ping()
-        except TRANSIENT_ERRORS as error:
+            await pubsub.ping()  # only sent: a pub/sub reply is read as a message
+            await _pong(pubsub)
+        except (*TRANSIENT_ERRORS, BackendUnavailable) as error:
             await pubsub.aclose()
             raise BackendUnavailable(str(error)) from None
         return RedisSubscription(pubsub)
@@ -280,6 +283,18 @@ class RedisSubscription:
         """Close the pub/sub connection."""
         with contextlib.suppress(Exception):
             await self._pubsub.aclose()
+
+
+async def _pong(pubsub: Any) -> None:
+    """Wait for the answer to the PING just sent.  A sent PING proves nothing: the pool's idle
+    connection to a server that died a moment ago still takes a write, and counting it as a
+    (re)connect would count the real one twice (IUIGatewaySubscriptionFlapping reads the count)."""
+    deadline = time.monotonic() + PONG_TIMEOUT_S
+    while (left := deadline - time.monotonic()) > 0:
+        message = await pubsub.get_message(timeout=left)
+        if message is not None and message.get("type") == "pong":
+            return
+    raise BackendUnavailable("no answer to PING on the pub/sub connection")
 
 
 def _answer_events(answers: Mapping[str, str]) -> list[str]:

@@ -4,13 +4,19 @@ as 5xx answers (IUIGatewayErrors) and as one more subscription (re)connect once 
 
 from __future__ import annotations
 
+import asyncio
 import tempfile
 import time
 
 import httpx
 import pytest
+import redis.asyncio as aioredis
 from prometheus_client.parser import text_string_to_metric_families
 
+from config.settings import Settings
+from gateway.backend import BackendUnavailable
+from gateway.redis_backend import RedisBackend
+from gateway.server import connection_pool
 from tests.gateway.conftest import GatewayProcess, auth
 from workers.redisio.local_server import start_redis_server
 
@@ -57,5 +63,32 @@ def test_a_redis_outage_shows_as_5xx_answers_and_one_more_subscription_connect()
             assert _reconnects(gateway) == 2
         finally:
             gateway.stop()
+            server.kill()
+            server.wait()
+
+
+def test_a_subscription_to_a_redis_that_just_died_is_refused_not_counted() -> None:
+    """The pool's idle connection to a server killed a moment ago still takes a write (the peer's
+    reset comes later): a subscription that only sent its PING would count a (re)connect that never
+    happened, and the hub would count another once Redis is back (a CI run saw 3 for 2)."""
+    with tempfile.TemporaryDirectory() as directory:
+        server, port = start_redis_server(directory)
+
+        async def scenario() -> None:
+            redis = aioredis.Redis(connection_pool=connection_pool(
+                Settings(redis_url=f"redis://127.0.0.1:{port}/0")))
+            backend = await RedisBackend.of(redis, prefix="iui", partitions=1)
+            try:
+                assert await backend.ping()  # an idle connection now waits in the pool
+                server.kill()  # blocking: the event loop has not seen the connection's end yet
+                server.wait()
+                with pytest.raises(BackendUnavailable):
+                    await backend.subscription()
+            finally:
+                await backend.close()
+
+        try:
+            asyncio.run(scenario())
+        finally:
             server.kill()
             server.wait()
