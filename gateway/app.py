@@ -23,8 +23,8 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from config.settings import Settings
 
-from .backend import Backend
-from .context import UNAVAILABLE, Gateway
+from .backend import UNAVAILABLE, Backend
+from .context import Gateway
 from .headers import Cors, SecurityHeaders, parse_origins
 from .heap import keep_heap
 from .hub import Hub

@@ -11,6 +11,8 @@ from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from workers.redisio.connection import TRANSIENT_ERRORS
+
 from .cursor import StreamId
 
 LOG_KINDS = ("frame", "receipt", "answer")  # the session's three logs, in the cursor's order
@@ -54,6 +56,10 @@ class Snapshot:
 
 class BackendUnavailable(Exception):
     """Redis could not be reached (503)."""
+
+
+# What a backend call raises while Redis is away: its own error, or redis-py's connection errors.
+UNAVAILABLE: tuple[type[BaseException], ...] = (BackendUnavailable, *TRANSIENT_ERRORS)
 
 
 class ReplyTimeout(Exception):

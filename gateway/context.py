@@ -15,10 +15,9 @@ from typing import Any
 from starlette.requests import Request
 
 from config.settings import Settings
-from workers.redisio.connection import TRANSIENT_ERRORS
 from workers.wire.entry import dumps, is_request_id, is_session_id
 
-from .backend import Backend, BackendUnavailable, ReplyTimeout, SessionInfo
+from .backend import UNAVAILABLE, Backend, ReplyTimeout, SessionInfo
 from .hub import Hub
 from .identity import Forbidden, Identity, Permission, Unauthorized, Verifier
 from .metrics import GatewayMetrics
@@ -26,7 +25,6 @@ from .problems import Problem, from_reply, not_found
 from .tickets import Tickets
 
 BEARER = "bearer "
-UNAVAILABLE: tuple[type[BaseException], ...] = (BackendUnavailable, *TRANSIENT_ERRORS)
 
 
 @dataclass

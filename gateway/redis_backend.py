@@ -24,7 +24,7 @@ from workers.redisio.connection import TRANSIENT_ERRORS, Backoff, text
 from workers.redisio.durability import Durability, Mode
 from workers.redisio.keys import GROUP, PROTOCOL, Keys, generation_field, partition_of
 
-from .backend import BackendUnavailable, LogBounds, LogEntry, ReplyTimeout, SessionInfo, Snapshot
+from .backend import UNAVAILABLE, BackendUnavailable, LogBounds, LogEntry, ReplyTimeout, SessionInfo, Snapshot
 from .cursor import StreamId, format_id, parse_id
 
 LOG_FIELDS = {"frame": "frame", "receipt": "receipt", "answer": "event"}  # each log's one field
@@ -246,7 +246,7 @@ class RedisBackend:
         try:
             await pubsub.ping()  # only sent: a pub/sub reply is read as a message
             await _pong(pubsub)
-        except (*TRANSIENT_ERRORS, BackendUnavailable) as error:
+        except UNAVAILABLE as error:
             await pubsub.aclose()
             raise BackendUnavailable(str(error)) from None
         return RedisSubscription(pubsub)
