@@ -21,9 +21,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
-from dataclasses import dataclass
 from functools import cache
-from typing import Any
+from typing import Any, Final
 
 import orjson
 
@@ -43,15 +42,29 @@ NON_STRING_KEY = "object keys must be strings"
 _Path = tuple[Any, Any] | None  # a linked list (parent, segment); built only for containers
 
 
-@dataclass(frozen=True, slots=True)
 class SafeJson:
     """A value already proved safe JSON, with what `measure_safe_json` returns for it (UTF-8
     bytes of `JSON.stringify`, nesting depth): made by the walk that proved it
-    (`canonical.canonical_json_measured`), so that a parse need not walk the value again."""
+    (`canonical.canonical_json_measured`), so that a parse need not walk the value again.
 
-    value: Any
-    size: int
-    depth: int
+    A plain class with `Final` attributes, not a frozen dataclass: one per tool call, and a
+    compiled dataclass's `__init__` stays interpreted (core/document/_model.py)."""
+
+    __slots__ = ("depth", "size", "value")
+
+    def __init__(self, value: Any, size: int, depth: int) -> None:
+        self.value: Final = value
+        self.size: Final = size
+        self.depth: Final = depth
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not SafeJson:
+            return NotImplemented
+        return (self.value, self.size, self.depth) == (other.value, other.size, other.depth)
+
+
+    def __repr__(self) -> str:
+        return f"SafeJson(size={self.size}, depth={self.depth})"
 
 
 @cache

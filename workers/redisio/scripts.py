@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from importlib import resources
 from importlib.resources.abc import Traversable
 from pathlib import Path
+from typing import Final
 
 from redis.commands.core import Script
 from redis.typing import EncodableT
@@ -145,25 +146,49 @@ def _attempt(result: Reply) -> LeaseAttempt:
     return LeaseAttempt(Acquired.HELD, holder=text(values[1]))
 
 
-@dataclass(frozen=True, slots=True)
 class CommitPlan:
-    """Everything the commit script needs for one accepted stream call."""
+    """Everything the commit script needs for one accepted stream call.
 
-    session_keys: tuple[str, str, str, str]  # Keys.session_keys: session, generations, frame log, plain
-    reply_key: str
-    expected_seq: int
-    expected_generation: int
-    new_generation: int
-    digest: str
-    frame: str
-    reply: str
-    channel: str
-    ui_field: str  # session hash field of the uiId's latest generation
-    field_prefix: str  # "<uiId>:<generation>:", the generation's fields in the generations hash
-    session_field: str = ""
-    session_value: str = ""
-    generations_increment: int = 0
-    fields: Sequence[tuple[str, str | int]] = ()
+    A plain class with `Final` attributes, not a frozen dataclass: one per accepted call, and a
+    frozen dataclass sets each field through `object.__setattr__` (decisions.md)."""
+
+    __slots__ = (
+        "channel",
+        "digest",
+        "expected_generation",
+        "expected_seq",
+        "field_prefix",
+        "fields",
+        "frame",
+        "generations_increment",
+        "new_generation",
+        "reply",
+        "reply_key",
+        "session_field",
+        "session_keys",
+        "session_value",
+        "ui_field",
+    )
+
+    def __init__(self, *, session_keys: tuple[str, str, str, str], reply_key: str, expected_seq: int,
+                 expected_generation: int, new_generation: int, digest: str, frame: str, reply: str, channel: str,
+                 ui_field: str, field_prefix: str, session_field: str = "", session_value: str = "",
+                 generations_increment: int = 0, fields: Sequence[tuple[str, str | int]] = ()) -> None:
+        self.session_keys: Final = session_keys  # Keys.session_keys: session, generations, frame log, plain
+        self.reply_key: Final = reply_key
+        self.expected_seq: Final = expected_seq
+        self.expected_generation: Final = expected_generation
+        self.new_generation: Final = new_generation
+        self.digest: Final = digest
+        self.frame: Final = frame
+        self.reply: Final = reply
+        self.channel: Final = channel
+        self.ui_field: Final = ui_field  # session hash field of the uiId's latest generation
+        self.field_prefix: Final = field_prefix  # "<uiId>:<generation>:", its fields in the generations hash
+        self.session_field: Final = session_field
+        self.session_value: Final = session_value
+        self.generations_increment: Final = generations_increment
+        self.fields: Final = fields
 
 
 @dataclass(frozen=True, slots=True)
@@ -187,14 +212,17 @@ class ReadBatch:
     cursor: str
 
 
-@dataclass(frozen=True, slots=True)
 class ScriptCall:
-    """One script invocation and the check that maps its reply to success or an exception."""
+    """One script invocation and the check that maps its reply to success or an exception
+    (a plain class with `Final` attributes, as `CommitPlan`: one per entry)."""
 
-    name: str
-    keys: list[str]
-    args: list[EncodableT]
-    check: Callable[[Reply], None]
+    __slots__ = ("args", "check", "keys", "name")
+
+    def __init__(self, name: str, keys: list[str], args: list[EncodableT], check: Callable[[Reply], None]) -> None:
+        self.name: Final = name
+        self.keys: Final = keys
+        self.args: Final = args
+        self.check: Final = check
 
 
 def _fenced_check(lease_key: str) -> Callable[[Reply], None]:

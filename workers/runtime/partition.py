@@ -20,7 +20,7 @@ import random
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from typing import Final
 
 from redis.typing import EncodableT
 
@@ -63,14 +63,18 @@ def own_group(groups: Reply) -> dict[Reply, Reply] | None:
     return next((group for group in map(mapping, array(groups)) if text(group["name"]) == GROUP), None)
 
 
-@dataclass(frozen=True, slots=True)
 class _Write:
-    """The one script call that answers an entry, with what is booked once it is confirmed."""
+    """The one script call that answers an entry, with what is booked once it is confirmed
+    (a plain class with `Final` attributes, as `ScriptCall`: one per entry)."""
 
-    call: ScriptCall
-    outcome: str
-    decision: Decision | None = None
-    rejection: str | None = None
+    __slots__ = ("call", "decision", "outcome", "rejection")
+
+    def __init__(self, call: ScriptCall, outcome: str, decision: Decision | None = None,
+                 rejection: str | None = None) -> None:
+        self.call: Final = call
+        self.outcome: Final = outcome
+        self.decision: Final = decision
+        self.rejection: Final = rejection
 
 
 class PartitionConsumer:

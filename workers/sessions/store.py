@@ -10,8 +10,8 @@ from __future__ import annotations
 import time
 from collections import OrderedDict
 from collections.abc import Hashable
-from dataclasses import dataclass, field, replace
-from typing import Any, TypeAlias, TypeVar
+from dataclasses import dataclass
+from typing import Any, Final, TypeAlias, TypeVar
 
 from core.stream.lifecycle import UIStreamState, resume_ui_stream
 
@@ -34,31 +34,59 @@ def call_id_of(digest: str) -> str:
     return digest.split(":", 1)[0] + ":"
 
 
-@dataclass(frozen=True)
 class Generation:
-    """The current generation of one (session, uiId): checkpoint, cursor and bookkeeping."""
+    """The current generation of one (session, uiId): checkpoint, cursor and bookkeeping.
 
-    ui_id: str
-    generation: int
-    source: str
-    seq: int
-    revision: int
-    status: str
-    frames: int
-    bytes: int
-    checkpoint: str
-    last_call: str
-    last_digest: str
-    last_receipt: str
-    call_ids: frozenset[str]  # the call-id part ("<sha256[:32]>:") of every digest in the call ledger
-    state: UIStreamState | None = field(default=None, compare=False)
+    A plain class with `Final` attributes, not a frozen dataclass: every accepted call builds
+    one, and a frozen dataclass sets each of its 14 fields through `object.__setattr__`
+    (decisions.md, "The worker's per-call objects")."""
+
+    __slots__ = (
+                "bytes",
+        "call_ids",
+        "checkpoint",
+        "frames",
+        "generation",
+        "last_call",
+        "last_digest",
+        "last_receipt",
+        "revision",
+        "seq",
+        "source",
+        "state",
+        "status",
+        "ui_id",
+    )
+
+    def __init__(self, *, ui_id: str, generation: int, source: str, seq: int, revision: int, status: str,
+                 frames: int, bytes: int, checkpoint: str, last_call: str, last_digest: str, last_receipt: str,
+                 call_ids: frozenset[str], state: UIStreamState | None = None) -> None:
+        self.ui_id: Final = ui_id
+        self.generation: Final = generation
+        self.source: Final = source
+        self.seq: Final = seq
+        self.revision: Final = revision
+        self.status: Final = status
+        self.frames: Final = frames
+        self.bytes: Final = bytes
+        self.checkpoint: Final = checkpoint
+        self.last_call: Final = last_call
+        self.last_digest: Final = last_digest
+        self.last_receipt: Final = last_receipt
+        self.call_ids: Final = call_ids  # the call-id part ("<sha256[:32]>:") of every digest in the call ledger
+        self.state = state  # the core state of `checkpoint`, built once after a cache miss
+
+    def __eq__(self, other: object) -> bool:
+        """Equal stored fields (the rebuilt core state is not compared)."""
+        if type(other) is not Generation:
+            return NotImplemented
+        return all(getattr(self, name) == getattr(other, name) for name in _COMPARED)
+
 
     def stream_state(self) -> UIStreamState:
         """The core `UIStreamState` of the stored checkpoint (rebuilt once after a cache miss)."""
         if self.state is None:
-            state = resume_ui_stream(loads(self.checkpoint), frame_count=self.frames, byte_count=self.bytes)
-            object.__setattr__(self, "state", state)
-            return state
+            self.state = resume_ui_stream(loads(self.checkpoint), frame_count=self.frames, byte_count=self.bytes)
         return self.state
 
     @property
@@ -71,9 +99,8 @@ class Generation:
         return (f"sourceCallId={self.source} uiId={self.ui_id} generation={self.generation} "
                 f"revision={self.revision} seq={self.seq} status={self.status}")
 
-    def advanced(self, **changes: Any) -> Generation:
-        """A copy with some fields changed."""
-        return replace(self, **changes)
+
+_COMPARED = tuple(name for name in Generation.__slots__ if name != "state")
 
 
 SharedCache: TypeAlias = GenerationCache[Generation | None]  # what every held partition's Store caches

@@ -10,8 +10,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
 from config.settings import Settings
 from core._identifier import is_identifier
@@ -35,17 +34,22 @@ _CURSOR_ARGS = ("sourceCallId", "generation", "baseRevision")
 _DOCUMENT_ARGS_BYTES = len('{"document":}')  # the canonical text of {"document": D} around D
 
 
-@dataclass(frozen=True)
 class Decision:
-    """What the consumer must write for one accepted (or resent) tool call."""
+    """What the consumer must write for one accepted (or resent) tool call.
 
-    action: str  # "commit", "plain" or "resend"
-    reply_result: str  # JSON text of the reply's `result`
-    plan: CommitPlan | None = None
-    record: Generation | None = None
-    opened: bool = False
-    plain: PlainFields | None = None
-    frame_type: str = ""
+    A plain class with `Final` attributes, as `Generation` (one per call)."""
+
+    __slots__ = ("action", "frame_type", "opened", "plain", "plan", "record", "reply_result")
+
+    def __init__(self, action: str, reply_result: str, plan: CommitPlan | None = None, record: Generation | None = None,
+                 opened: bool = False, plain: PlainFields | None = None, frame_type: str = "") -> None:
+        self.action: Final = action  # "commit", "plain" or "resend"
+        self.reply_result: Final = reply_result  # JSON text of the reply's `result`
+        self.plan: Final = plan
+        self.record: Final = record
+        self.opened: Final = opened
+        self.plain: Final = plain
+        self.frame_type: Final = frame_type
 
 
 def receipt(tool: str, frame: Mapping[str, Any]) -> str:
