@@ -183,6 +183,12 @@ class Settings(BaseSettings):
                                       description="events buffered per connection; a slower reader is disconnected")
     gateway_reply_timeout_s: float = Field(default=30.0, gt=0, le=600,
                                            description="longest wait for the runtime's reply to an HTTP request (504)")
+    gateway_header_timeout_s: float = Field(
+        default=10.0, gt=0, le=300,
+        description="longest wait for a request's head, from the connection's start or the next request's first "
+                    "byte (408, then the connection closes)")
+    gateway_body_timeout_s: float = Field(default=30.0, gt=0, le=600,
+                                          description="longest wait for a request's body once its head is read (408)")
     gateway_redis_connections: int = Field(
         default=256, ge=4, le=100_000,
         description="Redis connections of a gateway process (a request that finds them all busy waits for one); "

@@ -12,11 +12,20 @@ as plain HTTP.  But the parser reads nothing after the refused upgrade: a body s
 none, and the next request on the connection would be refused as malformed.  So a request whose
 body is chunked or incomplete is refused the same way, one read whole is answered, and either way
 the connection then closes.
+
+A client must send a request's head within `IUI_GATEWAY_HEADER_TIMEOUT_S` (from the connection's
+start, or from a kept-alive connection's first byte of the next request) and its body within
+`IUI_GATEWAY_BODY_TIMEOUT_S` of the head (uvicorn has neither: a client sending a byte now and
+then would hold its connection, and a worker's file descriptor, for ever).  Past either it is
+answered `request_timeout` (408) and the connection closes.  An event stream is not affected: its
+request is complete once its head is.
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
+from http import HTTPStatus
 from typing import Any
 
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
@@ -28,21 +37,32 @@ MALFORMED_DETAIL = "the request is not valid HTTP/1.1"
 LINGER_S = 2.0  # how long the rest of a request answered early is read and dropped before the connection closes
 
 
-def malformed_response(default_headers: list[tuple[bytes, bytes]]) -> bytes:
-    """The bytes of the 400 problem for a request the parser refuses (nothing of the request in it)."""
-    body = bytes(Problem("bad_request", MALFORMED_DETAIL).response().body)
+TIMEOUT_DETAIL = "the request was not received in time"
+
+
+def problem_bytes(default_headers: list[tuple[bytes, bytes]], code: str, detail: str) -> bytes:
+    """The bytes of a problem answered by the protocol itself (nothing of the request in it); it closes."""
+    problem = Problem(code, detail)
+    body = bytes(problem.response().body)
     headers = [*default_headers, *COMMON, (b"content-security-policy", API_POLICY.encode()),
                (b"cache-control", b"no-store"), (b"content-type", PROBLEM.encode()),
                (b"content-length", str(len(body)).encode()), (b"connection", b"close")]
     lines = b"".join(name + b": " + value + b"\r\n" for name, value in headers)
-    return b"HTTP/1.1 400 Bad Request\r\n" + lines + b"\r\n" + body
+    status = HTTPStatus(problem.status)
+    return f"HTTP/1.1 {status.value} {status.phrase}\r\n".encode() + lines + b"\r\n" + body
 
 
-def uvicorn_protocols() -> dict[str, Any]:
+def malformed_response(default_headers: list[tuple[bytes, bytes]]) -> bytes:
+    """The bytes of the 400 problem for a request the parser refuses."""
+    return problem_bytes(default_headers, "bad_request", MALFORMED_DETAIL)
+
+
+def uvicorn_protocols(*, header_timeout_s: float, body_timeout_s: float) -> dict[str, Any]:
     """The `uvicorn.Config` options of every server of the gateway (`iui gateway`, `iui demo --serve`):
-    this HTTP protocol, and no WebSocket layer (an upgrade request is served as plain HTTP, where
-    uvicorn's WebSocket layer would answer it with a text 403 or 405)."""
-    return {"http": ProblemHttpTools, "ws": "none"}
+    this HTTP protocol with its read timeouts, and no WebSocket layer (an upgrade request is served
+    as plain HTTP, where uvicorn's WebSocket layer would answer it with a text 403 or 405)."""
+    http = functools.partial(ProblemHttpTools, header_timeout_s=header_timeout_s, body_timeout_s=body_timeout_s)
+    return {"http": http, "ws": "none"}
 
 
 class ProblemHttpTools(HttpToolsProtocol):
@@ -51,16 +71,55 @@ class ProblemHttpTools(HttpToolsProtocol):
 
     lingering = False  # the connection is closing: bytes that still arrive are read and dropped
 
+    def __init__(self, *args: Any, header_timeout_s: float, body_timeout_s: float, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._header_timeout_s = header_timeout_s
+        self._body_timeout_s = body_timeout_s
+        self._read_deadline: asyncio.TimerHandle | None = None  # the head or the body still to come
+
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]  # as uvicorn
         super().connection_made(transport)
         self.transport = LingeringTransport(self.transport, self)
+        self._expect(self._header_timeout_s)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._expect(None)
+        super().connection_lost(exc)
 
     def data_received(self, data: bytes) -> None:
         if not self.lingering:
             super().data_received(data)
 
+    def on_message_begin(self) -> None:
+        super().on_message_begin()
+        if self._read_deadline is None:  # a kept-alive connection's next request (the first one's began at connect)
+            self._expect(self._header_timeout_s)
+
+    def on_headers_complete(self) -> None:
+        super().on_headers_complete()
+        self._expect(self._body_timeout_s)  # cancelled at once by a request without a body
+
+    def on_message_complete(self) -> None:
+        super().on_message_complete()
+        self._expect(None)
+
+    def _expect(self, timeout_s: float | None) -> None:
+        """Wait `timeout_s` for the rest of the request (None: nothing is awaited)."""
+        if self._read_deadline is not None:
+            self._read_deadline.cancel()
+        self._read_deadline = None if timeout_s is None else self.loop.call_later(timeout_s, self._timed_out)
+
+    def _timed_out(self) -> None:
+        self._read_deadline = None
+        if self.lingering or self.transport.is_closing():
+            return
+        if self.pipeline:  # a pipelined request is not read until the one before it is answered
+            self._expect(self._body_timeout_s)
+            return
+        self._refuse(problem_bytes(self.server_state.default_headers, "request_timeout", TIMEOUT_DETAIL))
+
     def send_400_response(self, msg: str) -> None:
-        self._refuse()
+        self._refuse(malformed_response(self.server_state.default_headers))
 
     def _unsupported_upgrade_warning(self) -> None:
         # Not a warning per hostile request (uvicorn's would also advise installing a WebSocket library).
@@ -68,7 +127,8 @@ class ProblemHttpTools(HttpToolsProtocol):
         cycle = self.cycle
         chunked = any(name == b"transfer-encoding" for name, _ in self.headers)
         if cycle is not None and (cycle.more_body or chunked):
-            self._refuse()  # the body can never be read (a chunked one is not even announced to the application)
+            # the body can never be read (a chunked one is not even announced to the application)
+            self._refuse(malformed_response(self.server_state.default_headers))
         elif cycle is None or cycle.response_complete:
             self.lingering = True
             self.transport.close()
@@ -76,11 +136,11 @@ class ProblemHttpTools(HttpToolsProtocol):
             self.lingering = True
             cycle.keep_alive = False  # the request was read whole: it is answered, then the connection closes
 
-    def _refuse(self) -> None:
-        """Answer the problem unless an answer already began, end the application's request, close."""
+    def _refuse(self, answer: bytes) -> None:
+        """Write `answer` unless an answer already began, end the application's request, close."""
         cycle = self.cycle
         if cycle is None or cycle.response_complete or not cycle.response_started:
-            self.transport.write(malformed_response(self.server_state.default_headers))
+            self.transport.write(answer)
         if cycle is not None and not cycle.response_complete:
             cycle.disconnected = True  # the application's reads end, its answer goes nowhere
             cycle.message_event.set()

@@ -40,7 +40,8 @@ async def serve(settings: Settings, *, host: str, port: int, announce: Callable[
     app = create_app(settings=settings, backend=backend)
     config = uvicorn.Config(app, host=host, port=port, log_level=settings.log_level.lower(), access_log=False,
                             proxy_headers=False, server_header=False, date_header=True, timeout_graceful_shutdown=5,
-                            lifespan="on", **uvicorn_protocols())
+                            lifespan="on", **uvicorn_protocols(header_timeout_s=settings.gateway_header_timeout_s,
+                                                               body_timeout_s=settings.gateway_body_timeout_s))
     await uvicorn.Server(config).serve()
 
 

@@ -49,6 +49,10 @@ def test_environment_variables_with_the_iui_prefix_are_read(monkeypatch: pytest.
         ("IUI_MAX_FRAMES_PER_GENERATION", "257"),
         ("IUI_KEY_PREFIX", "a{b}"),
         ("IUI_STREAMING_ENABLED", "maybe"),
+        ("IUI_GATEWAY_HEADER_TIMEOUT_S", "0"),
+        ("IUI_GATEWAY_HEADER_TIMEOUT_S", "301"),
+        ("IUI_GATEWAY_BODY_TIMEOUT_S", "-1"),
+        ("IUI_GATEWAY_BODY_TIMEOUT_S", "forever"),
     ],
 )
 def test_an_invalid_value_fails_with_one_line_naming_the_variable(

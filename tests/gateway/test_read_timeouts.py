@@ -1,0 +1,126 @@
+"""A client that sends its request slowly, or never, is answered 408 and let go: against a real
+`iui gateway` whose read timeouts are shortened to one second."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Iterator
+
+import httpx
+import pytest
+
+from bench.fuzz_http import Answer, _raw_answer
+from tests.gateway.conftest import GatewayProcess, auth
+from tests.gateway.test_events import Agent
+from tests.gateway.test_fuzz_http import problem_of
+from tests.integration.conftest import Runtime
+
+pytestmark = pytest.mark.integration
+TIMEOUT_S = 1.0
+MARKER = b"ZqSLOWMARKERQX"
+
+
+@pytest.fixture(scope="module")
+def gateway(redis_server: str) -> Iterator[GatewayProcess]:
+    process = GatewayProcess(redis_server, gateway_header_timeout_s=TIMEOUT_S, gateway_body_timeout_s=TIMEOUT_S,
+                             gateway_heartbeat_s=0.3).start()
+    try:
+        yield process
+    finally:
+        process.stop()
+
+
+async def _slow(port: int, parts: list[tuple[float, bytes]]) -> tuple[Answer | None, float, bool]:
+    """Send each part after its pause; (the answer, seconds from connect to the answer, closed after it)."""
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    started = time.monotonic()
+    try:
+        answer_task = asyncio.ensure_future(_raw_answer(reader))
+        for pause, data in parts:
+            done, _ = await asyncio.wait({answer_task}, timeout=pause)
+            if done:
+                break
+            writer.write(data)
+            await writer.drain()
+        answer = await asyncio.wait_for(answer_task, 10)
+        elapsed = time.monotonic() - started
+        closed = await asyncio.wait_for(reader.read(), 10) == b""
+        return answer, elapsed, closed
+    finally:
+        writer.close()
+
+
+def slow(gateway: GatewayProcess, parts: list[tuple[float, bytes]]) -> tuple[Answer | None, float, bool]:
+    return asyncio.run(_slow(gateway.port, parts))
+
+
+def assert_timed_out(answer: Answer | None, elapsed: float, closed: bool, *, within: float) -> None:
+    assert answer is not None
+    problem_of(answer, 408, "request_timeout")
+    assert MARKER not in answer.body
+    assert elapsed < within, elapsed
+    assert closed  # the connection is let go once the answer is read
+
+
+def test_a_connection_that_sends_nothing_is_answered_408_and_closed(gateway: GatewayProcess) -> None:
+    assert_timed_out(*slow(gateway, []), within=TIMEOUT_S + 2)
+
+
+def test_a_request_head_sent_a_byte_at_a_time_is_not_kept_alive_by_its_trickle(gateway: GatewayProcess) -> None:
+    head = b"GET /v1/catalog HTTP/1.1\r\nhost: x\r\nx-pad: " + MARKER + b"\r\n\r\n"
+    answer, elapsed, closed = slow(gateway, [(0.1, head[i:i + 1]) for i in range(len(head))])  # ~6 s in all
+    assert_timed_out(answer, elapsed, closed, within=TIMEOUT_S + 2)
+
+
+def test_a_body_that_never_arrives_is_answered_408(gateway: GatewayProcess) -> None:
+    head = (b"POST /v1/sessions/s1/calls HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\n"
+            b"authorization: " + auth("agent")["authorization"].encode() + b"\r\ncontent-length: 100\r\n\r\n")
+    assert_timed_out(*slow(gateway, [(0, head), (0.2, b'{"tool": "' + MARKER)]), within=TIMEOUT_S + 2)
+
+
+def test_a_kept_alive_connections_next_request_has_its_own_deadline(gateway: GatewayProcess) -> None:
+    first = b"GET /healthz HTTP/1.1\r\nhost: x\r\n\r\n"
+
+    async def run() -> tuple[int, Answer, float, bool]:
+        reader, writer = await asyncio.open_connection("127.0.0.1", gateway.port)
+        try:
+            writer.write(first)
+            ok = await asyncio.wait_for(_raw_answer(reader), 10)
+            await asyncio.sleep(TIMEOUT_S * 1.5)  # idle past the head timeout: kept alive (uvicorn's 5 s)
+            writer.write(b"GET /healthz HTTP/1.1\r\nho")  # the next request begins, and stalls
+            started = time.monotonic()
+            answer = await asyncio.wait_for(_raw_answer(reader), 10)
+            elapsed = time.monotonic() - started
+            return ok.status, answer, elapsed, await asyncio.wait_for(reader.read(), 10) == b""
+        finally:
+            writer.close()
+
+    status, answer, elapsed, closed = asyncio.run(run())
+    assert status == 200
+    assert_timed_out(answer, elapsed, closed, within=TIMEOUT_S + 2)
+
+
+def test_prompt_requests_and_event_streams_outlive_the_timeouts(redis_url: str, gateway: GatewayProcess) -> None:
+    runtime = Runtime(redis_url).start()
+    try:
+        Agent(runtime)
+        with httpx.Client(base_url=gateway.url, timeout=10) as client:
+            assert client.get("/healthz").status_code == 200
+            time.sleep(TIMEOUT_S * 1.5)
+            assert client.get("/healthz").status_code == 200  # the same connection, kept alive
+            reply = client.post("/v1/sessions/s1/calls", json={"tool": "intelligent_ui_plain", "arguments": {}},
+                                headers=auth("agent"))
+            assert reply.status_code == 422, reply.text  # decided by the runtime, not cut off
+            lines: list[str] = []
+            started = time.monotonic()
+            with client.stream("GET", "/v1/sessions/s1/events", headers=auth("viewer")) as stream:
+                assert stream.status_code == 200
+                for line in stream.iter_lines():
+                    lines.append(line)
+                    if time.monotonic() - started > TIMEOUT_S * 3:
+                        break
+            assert time.monotonic() - started > TIMEOUT_S * 3  # still open, heartbeats arriving
+            assert lines[:2] == [": iui events", "retry: 3000"] and lines.count(": heartbeat") >= 2, lines
+    finally:
+        runtime.stop()
