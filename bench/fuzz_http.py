@@ -16,6 +16,10 @@ what docs/gateway.md promises:
   success returns the caller's own data, which other probes may have stored with the marker:
   documents, the ids it chose, a session's event stream);
 - a ticket opens one stream only (`ticket_reused`);
+- beside the storm, slow clients (a connection that sends nothing, a head trickled a byte at a
+  time, a body that stops) are answered `request_timeout` (408) and let go within the gateway's
+  read timeouts (`SLOW_TIMEOUT_S` for this stack) plus `HANG_S` (`slow_held`), their answers
+  judged as every other;
 - the gateway process is alive after the storm (`died`), logged no traceback (`tracebacks`),
   holds no event stream once every client left (`leaked_streams`, its `iui_gateway_streams`),
   and still serves a normal call and its event stream (`unhealthy`).
@@ -51,11 +55,13 @@ from .http_probes import ORIGIN, ROOT, Probe, ProbeGenerator, Target, marker_of
 
 SECRET = b"bench-fuzz-http-secret-0123456789abcdef"
 HANG_S = 5.0
+SLOW_TIMEOUT_S = 2.0  # the fuzzed gateway's IUI_GATEWAY_HEADER_TIMEOUT_S and IUI_GATEWAY_BODY_TIMEOUT_S
+SLOW_CLIENTS = 2  # connections sending slowly at any time, beside the storm
 STREAM_READ_S = 0.3
 MAX_BODY_BYTES = 1_048_576
 EXAMPLES = 4  # of each failure, printed
-FAILURES = ("server_errors", "dropped", "hangs", "misshapen", "undocumented", "echoed", "ticket_reused", "died",
-            "tracebacks", "unhealthy", "leaked_streams")
+FAILURES = ("server_errors", "dropped", "hangs", "misshapen", "undocumented", "echoed", "ticket_reused", "slow_held",
+            "died", "tracebacks", "unhealthy", "leaked_streams")
 PROBLEM_MEMBERS = frozenset({"type", "title", "status", "code", "detail"})
 
 
@@ -241,12 +247,81 @@ async def _raw_answer(reader: asyncio.StreamReader) -> Answer:
     return Answer(status, headers, await reader.read(MAX_BODY_BYTES))
 
 
+@dataclass
+class Slow:
+    """What a slow client got: the answer (None: none came), seconds from connect to it, and
+    whether the gateway closed the connection after it."""
+
+    answer: Answer | None
+    elapsed: float
+    closed: bool
+
+
+async def send_slowly(port: int, parts: list[tuple[float, bytes]], wait_s: float = 30.0) -> Slow:
+    """Send each part after its pause (stopping once an answer came), then wait up to `wait_s` for
+    the answer and the connection's end."""
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    started = time.monotonic()
+    answer_task = asyncio.ensure_future(_raw_answer(reader))
+    try:
+        for pause, data in parts:
+            done, _ = await asyncio.wait({answer_task}, timeout=pause)
+            if done:
+                break
+            writer.write(data)
+            with contextlib.suppress(ConnectionError):
+                await writer.drain()
+        try:
+            answer: Answer | None = await asyncio.wait_for(answer_task, wait_s)
+        except (TimeoutError, ConnectionError, asyncio.IncompleteReadError, ValueError):
+            return Slow(None, time.monotonic() - started, False)
+        elapsed = time.monotonic() - started
+        try:
+            closed = await asyncio.wait_for(reader.read(), wait_s) == b""
+        except (TimeoutError, ConnectionError):
+            closed = False
+        return Slow(answer, elapsed, closed)
+    finally:
+        answer_task.cancel()
+        writer.close()
+
+
+def slow_parts(kind: str, marker: str, target: Target) -> list[tuple[float, bytes]]:
+    """The timed parts a slow client of `kind` sends: nothing, a head trickled a byte every 0.2 s
+    (longer in all than the read timeout), or a head and the start of a body that never ends."""
+    if kind == "slow_silent":
+        return []
+    if kind == "slow_head":
+        head = f"GET /v1/catalog HTTP/1.1\r\nhost: x\r\nx-{marker}: {marker}\r\n\r\n".encode()
+        return [(0.2, head[i:i + 1]) for i in range(len(head))]
+    head = (f"POST /v1/sessions/{target.session}/calls HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\n"
+            f"authorization: Bearer {_token(target, 'agent')}\r\ncontent-length: 4096\r\n\r\n").encode()
+    return [(0, head), (0.3, f'{{"tool": "{marker}'.encode())]
+
+
+async def slow_client(port: int, target: Target, marker: str, codes: frozenset[str], tally: Tally,
+                       deadline: float, rng: random.Random) -> None:
+    """One slow client after another until `deadline`, each checked to be answered 408 in time."""
+    while time.monotonic() < deadline:
+        kind = rng.choice(("slow_silent", "slow_head", "slow_body"))
+        tally.counts[f"kind:{kind}"] += 1
+        probe = Probe(kind, "SLOW")
+        slow = await send_slowly(port, slow_parts(kind, marker, target), wait_s=SLOW_TIMEOUT_S + HANG_S)
+        if slow.answer is None:
+            tally.fail("slow_held", probe, "no answer")
+            continue
+        judge(probe, slow.answer, marker, codes, tally)
+        if slow.answer.status != 408 or slow.elapsed > SLOW_TIMEOUT_S + HANG_S or not slow.closed:
+            tally.fail("slow_held", probe, f"{slow.answer.status} after {slow.elapsed:.1f} s, closed {slow.closed}")
+
+
 # -- the storm -------------------------------------------------------------------------------------
 
 
 async def storm(base: str, target: Target, *, seconds: float, seed: int, concurrency: int,
-                max_requests: int | None = None) -> Tally:
-    """Send probes from `concurrency` tasks for `seconds` (or `max_requests`); the tally."""
+                max_requests: int | None = None, slow_clients: int = 0) -> Tally:
+    """Send probes from `concurrency` tasks for `seconds` (or `max_requests`), beside `slow_clients`
+    slow ones (for a gateway whose read timeouts are `SLOW_TIMEOUT_S`); the tally."""
     rng = random.Random(seed)
     marker = marker_of(rng)
     generator = ProbeGenerator(rng, marker, target)
@@ -274,7 +349,9 @@ async def storm(base: str, target: Target, *, seconds: float, seed: int, concurr
                 judge(probe, answer, marker, codes, tally)
                 _note_ticket(probe, answer, tally)
 
-        await asyncio.gather(*(worker() for _ in range(concurrency)))
+        slow = (slow_client(port, target, marker, codes, tally, deadline, random.Random(seed + n))
+                for n in range(slow_clients))
+        await asyncio.gather(*(worker() for _ in range(concurrency)), *slow)
     tally.counts["ticket_reused"] += sum(1 for opens in tally.ticket_opens.values() if opens > 1)
     return tally
 
@@ -353,7 +430,8 @@ class Stack:
         self.log = Path(directory) / "gateway.log"
         env = {**os.environ, "IUI_REDIS_URL": f"redis://127.0.0.1:{redis_port}/0", "IUI_PARTITIONS": "4",
                "IUI_GATEWAY_JWT_SECRET": SECRET.decode(), "IUI_GATEWAY_PORT": str(self.port),
-               "IUI_GATEWAY_ORIGINS": ORIGIN}
+               "IUI_GATEWAY_ORIGINS": ORIGIN, "IUI_GATEWAY_HEADER_TIMEOUT_S": str(SLOW_TIMEOUT_S),
+               "IUI_GATEWAY_BODY_TIMEOUT_S": str(SLOW_TIMEOUT_S)}
         self.worker = subprocess.Popen([sys.executable, "-m", "workers.cli", "worker"], env=env,
                                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         with self.log.open("wb") as log:
@@ -392,7 +470,7 @@ def run_http(seconds: float, seed: int, *, concurrency: int = 8, max_requests: i
             target = prepare(stack.base, SECRET)
             started = time.monotonic()
             tally = asyncio.run(storm(stack.base, target, seconds=seconds, seed=seed, concurrency=concurrency,
-                                      max_requests=max_requests))
+                                      max_requests=max_requests, slow_clients=SLOW_CLIENTS))
             tally.counts["elapsed_ms"] = int((time.monotonic() - started) * 1000)
             tally.counts["died"] = int(stack.gateway.poll() is not None)
             tally.counts["leaked_streams"] = open_streams(stack.base) if not tally.counts["died"] else 0

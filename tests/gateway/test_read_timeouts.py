@@ -10,7 +10,7 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
-from bench.fuzz_http import Answer, _raw_answer
+from bench.fuzz_http import Slow, _raw_answer, send_slowly
 from tests.gateway.conftest import GatewayProcess, auth
 from tests.gateway.test_events import Agent
 from tests.gateway.test_fuzz_http import problem_of
@@ -31,58 +31,38 @@ def gateway(redis_server: str) -> Iterator[GatewayProcess]:
         process.stop()
 
 
-async def _slow(port: int, parts: list[tuple[float, bytes]]) -> tuple[Answer | None, float, bool]:
-    """Send each part after its pause; (the answer, seconds from connect to the answer, closed after it)."""
-    reader, writer = await asyncio.open_connection("127.0.0.1", port)
-    started = time.monotonic()
-    try:
-        answer_task = asyncio.ensure_future(_raw_answer(reader))
-        for pause, data in parts:
-            done, _ = await asyncio.wait({answer_task}, timeout=pause)
-            if done:
-                break
-            writer.write(data)
-            await writer.drain()
-        answer = await asyncio.wait_for(answer_task, 10)
-        elapsed = time.monotonic() - started
-        closed = await asyncio.wait_for(reader.read(), 10) == b""
-        return answer, elapsed, closed
-    finally:
-        writer.close()
+def slow(gateway: GatewayProcess, parts: list[tuple[float, bytes]]) -> Slow:
+    return asyncio.run(send_slowly(gateway.port, parts, wait_s=10))
 
 
-def slow(gateway: GatewayProcess, parts: list[tuple[float, bytes]]) -> tuple[Answer | None, float, bool]:
-    return asyncio.run(_slow(gateway.port, parts))
-
-
-def assert_timed_out(answer: Answer | None, elapsed: float, closed: bool, *, within: float) -> None:
-    assert answer is not None
-    problem_of(answer, 408, "request_timeout")
-    assert MARKER not in answer.body
-    assert elapsed < within, elapsed
-    assert closed  # the connection is let go once the answer is read
+def assert_timed_out(slow: Slow, *, within: float) -> None:
+    assert slow.answer is not None
+    problem_of(slow.answer, 408, "request_timeout")
+    assert MARKER not in slow.answer.body
+    assert slow.elapsed < within, slow.elapsed
+    assert slow.closed  # the connection is let go once the answer is read
 
 
 def test_a_connection_that_sends_nothing_is_answered_408_and_closed(gateway: GatewayProcess) -> None:
-    assert_timed_out(*slow(gateway, []), within=TIMEOUT_S + 2)
+    assert_timed_out(slow(gateway, []), within=TIMEOUT_S + 2)
 
 
 def test_a_request_head_sent_a_byte_at_a_time_is_not_kept_alive_by_its_trickle(gateway: GatewayProcess) -> None:
     head = b"GET /v1/catalog HTTP/1.1\r\nhost: x\r\nx-pad: " + MARKER + b"\r\n\r\n"
-    answer, elapsed, closed = slow(gateway, [(0.1, head[i:i + 1]) for i in range(len(head))])  # ~6 s in all
-    assert_timed_out(answer, elapsed, closed, within=TIMEOUT_S + 2)
+    assert_timed_out(slow(gateway, [(0.1, head[i:i + 1]) for i in range(len(head))]),  # ~6 s in all
+                     within=TIMEOUT_S + 2)
 
 
 def test_a_body_that_never_arrives_is_answered_408(gateway: GatewayProcess) -> None:
     head = (b"POST /v1/sessions/s1/calls HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\n"
             b"authorization: " + auth("agent")["authorization"].encode() + b"\r\ncontent-length: 100\r\n\r\n")
-    assert_timed_out(*slow(gateway, [(0, head), (0.2, b'{"tool": "' + MARKER)]), within=TIMEOUT_S + 2)
+    assert_timed_out(slow(gateway, [(0, head), (0.2, b'{"tool": "' + MARKER)]), within=TIMEOUT_S + 2)
 
 
 def test_a_kept_alive_connections_next_request_has_its_own_deadline(gateway: GatewayProcess) -> None:
     first = b"GET /healthz HTTP/1.1\r\nhost: x\r\n\r\n"
 
-    async def run() -> tuple[int, Answer, float, bool]:
+    async def run() -> tuple[int, Slow]:
         reader, writer = await asyncio.open_connection("127.0.0.1", gateway.port)
         try:
             writer.write(first)
@@ -92,13 +72,13 @@ def test_a_kept_alive_connections_next_request_has_its_own_deadline(gateway: Gat
             started = time.monotonic()
             answer = await asyncio.wait_for(_raw_answer(reader), 10)
             elapsed = time.monotonic() - started
-            return ok.status, answer, elapsed, await asyncio.wait_for(reader.read(), 10) == b""
+            return ok.status, Slow(answer, elapsed, await asyncio.wait_for(reader.read(), 10) == b"")
         finally:
             writer.close()
 
-    status, answer, elapsed, closed = asyncio.run(run())
+    status, timed_out = asyncio.run(run())
     assert status == 200
-    assert_timed_out(answer, elapsed, closed, within=TIMEOUT_S + 2)
+    assert_timed_out(timed_out, within=TIMEOUT_S + 2)
 
 
 def test_prompt_requests_and_event_streams_outlive_the_timeouts(redis_url: str, gateway: GatewayProcess) -> None:
