@@ -18,7 +18,9 @@ start, or from a kept-alive connection's first byte of the next request) and its
 `IUI_GATEWAY_BODY_TIMEOUT_S` of the head (uvicorn has neither: a client sending a byte now and
 then would hold its connection, and a worker's file descriptor, for ever).  Past either it is
 answered `request_timeout` (408) and the connection closes.  An event stream is not affected: its
-request is complete once its head is.
+request is complete once its head is.  A deadline is judged once the loop has read what already
+arrived, so a gateway that was itself stalled (SIGSTOP, a long pause) does not refuse a request
+that came in time.
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ LINGER_S = 2.0  # how long the rest of a request answered early is read and drop
 
 
 TIMEOUT_DETAIL = "the request was not received in time"
+CONFIRM_S = 0.05  # a passed deadline is refused this much later, once the loop has polled its sockets
 
 
 def problem_bytes(default_headers: list[tuple[bytes, bytes]], code: str, detail: str) -> bytes:
@@ -78,7 +81,7 @@ class ProblemHttpTools(HttpToolsProtocol):
         super().__init__(*args, **kwargs)
         self._header_timeout_s = header_timeout_s
         self._body_timeout_s = body_timeout_s
-        self._read_deadline: asyncio.TimerHandle | None = None  # the head or the body still to come
+        self._read_deadline: asyncio.TimerHandle | None = None  # the head or the body still to come, or its check
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]  # as uvicorn
         super().connection_made(transport)
@@ -113,6 +116,12 @@ class ProblemHttpTools(HttpToolsProtocol):
         self._read_deadline = None if timeout_s is None else self.loop.call_later(timeout_s, self._timed_out)
 
     def _timed_out(self) -> None:
+        """The deadline passed: judged again once the loop has read what already arrived (a gateway
+        stalled past it, by SIGSTOP or a long pause, runs its due timers before it reads its
+        sockets, and a request that came in time would be refused)."""
+        self._read_deadline = self.loop.call_later(CONFIRM_S, self._refuse_late)
+
+    def _refuse_late(self) -> None:
         self._read_deadline = None
         if self.lingering or self.transport.is_closing():
             return

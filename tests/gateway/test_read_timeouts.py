@@ -4,13 +4,14 @@
 from __future__ import annotations
 
 import asyncio
+import signal
 import time
 from collections.abc import Iterator
 
 import httpx
 import pytest
 
-from bench.fuzz_http import Slow, _raw_answer, send_slowly
+from bench.fuzz_http import Answer, Slow, _raw_answer, send_slowly
 from tests.gateway.conftest import GatewayProcess, auth
 from tests.gateway.test_events import Agent
 from tests.gateway.test_fuzz_http import problem_of
@@ -104,3 +105,27 @@ def test_prompt_requests_and_event_streams_outlive_the_timeouts(redis_url: str, 
             assert lines[:2] == [": iui events", "retry: 3000"] and lines.count(": heartbeat") >= 2, lines
     finally:
         runtime.stop()
+
+
+def test_a_request_sent_whole_while_the_gateway_was_stopped_is_served_not_timed_out(
+        gateway: GatewayProcess) -> None:
+    """A gateway stalled past a deadline (SIGSTOP, a long pause) runs its due timers before it
+    reads its sockets: a request that arrived in time must still be served."""
+    assert gateway.process is not None
+
+    async def run() -> Answer:
+        reader, writer = await asyncio.open_connection("127.0.0.1", gateway.port)
+        try:
+            await asyncio.sleep(0.3)  # accepted: the head's deadline runs
+            gateway.process.send_signal(signal.SIGSTOP)
+            try:
+                writer.write(b"GET /healthz HTTP/1.1\r\nhost: x\r\n\r\n")  # whole, well before the deadline
+                await writer.drain()
+                await asyncio.sleep(TIMEOUT_S * 1.5)
+            finally:
+                gateway.process.send_signal(signal.SIGCONT)
+            return await asyncio.wait_for(_raw_answer(reader), 10)
+        finally:
+            writer.close()
+
+    assert asyncio.run(run()).status == 200
