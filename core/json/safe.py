@@ -62,7 +62,6 @@ class SafeJson:
             return NotImplemented
         return (self.value, self.size, self.depth) == (other.value, other.size, other.depth)
 
-
     def __repr__(self) -> str:
         return f"SafeJson(size={self.size}, depth={self.depth})"
 

@@ -42,7 +42,7 @@ class Generation:
     (decisions.md, "The worker's per-call objects")."""
 
     __slots__ = (
-                "bytes",
+        "bytes",
         "call_ids",
         "checkpoint",
         "frames",
@@ -81,7 +81,6 @@ class Generation:
         if type(other) is not Generation:
             return NotImplemented
         return all(getattr(self, name) == getattr(other, name) for name in _COMPARED)
-
 
     def stream_state(self) -> UIStreamState:
         """The core `UIStreamState` of the stored checkpoint (rebuilt once after a cache miss)."""
