@@ -221,7 +221,7 @@ async def send_raw(raw: bytes, port: int) -> Answer | str:
         writer.write(raw)
         with contextlib.suppress(ConnectionError):  # the server may answer and close before reading it all
             await writer.drain()
-        return await asyncio.wait_for(_raw_answer(reader), HANG_S)
+        return await asyncio.wait_for(read_answer(reader), HANG_S)
     except TimeoutError:
         return "hangs"
     except (ConnectionError, asyncio.IncompleteReadError, ValueError):
@@ -230,7 +230,8 @@ async def send_raw(raw: bytes, port: int) -> Answer | str:
         writer.close()
 
 
-async def _raw_answer(reader: asyncio.StreamReader) -> Answer:
+async def read_answer(reader: asyncio.StreamReader) -> Answer:
+    """One HTTP/1.1 answer read off a raw connection (its body by `content-length`, chunked, or to EOF)."""
     head = await reader.readuntil(b"\r\n\r\n")
     lines = head.decode("latin-1").split("\r\n")
     status = int(lines[0].split(" ", 2)[1])
@@ -262,7 +263,7 @@ async def send_slowly(port: int, parts: list[tuple[float, bytes]], wait_s: float
     the answer and the connection's end."""
     reader, writer = await asyncio.open_connection("127.0.0.1", port)
     started = time.monotonic()
-    answer_task = asyncio.ensure_future(_raw_answer(reader))
+    answer_task = asyncio.ensure_future(read_answer(reader))
     try:
         for pause, data in parts:
             done, _ = await asyncio.wait({answer_task}, timeout=pause)

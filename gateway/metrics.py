@@ -7,6 +7,7 @@ from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, Proc
 _SECONDS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 10.0, 30.0)
 EVENT_TYPES = ("frame", "receipt", "answer", "resync")
 RESYNC_REASONS = ("expired", "epoch", "slow_reader")
+PROTOCOL_REFUSALS = ("bad_request", "request_timeout")  # bytes that are not HTTP/1.1; a request not read in time
 
 
 class GatewayMetrics:
@@ -27,6 +28,10 @@ class GatewayMetrics:
                                   "Times the pub/sub subscription was (re)established.", registry=registry)
         self.refused = Counter("iui_gateway_refused_total", "Requests refused before the runtime, by code.",
                                ["code"], registry=registry)
+        self.protocol_refused = Counter(
+            "iui_gateway_protocol_refused_total",
+            "Requests the HTTP protocol answered itself, before the application read them, by code.",
+            ["code"], registry=registry)
         ProcessCollector(registry=registry)
         for kind in EVENT_TYPES:
             self.events.labels(kind)
@@ -34,3 +39,9 @@ class GatewayMetrics:
             self.resyncs.labels(reason)
         for code in ("unauthorized", "forbidden", "not_found", "payload_too_large", "backpressure", "timeout"):
             self.refused.labels(code)
+        for code in PROTOCOL_REFUSALS:
+            self.protocol_refused.labels(code)
+
+    def refused_by_protocol(self, code: str) -> None:
+        """Count a request the HTTP protocol refused (`gateway.protocol`): the application never saw it."""
+        self.protocol_refused.labels(code).inc()

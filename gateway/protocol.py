@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+from collections.abc import Callable
 from http import HTTPStatus
 from typing import Any
 
@@ -55,16 +56,14 @@ def problem_bytes(default_headers: list[tuple[bytes, bytes]], code: str, detail:
     return f"HTTP/1.1 {status.value} {status.phrase}\r\n".encode() + lines + b"\r\n" + body
 
 
-def malformed_response(default_headers: list[tuple[bytes, bytes]]) -> bytes:
-    """The bytes of the 400 problem for a request the parser refuses."""
-    return problem_bytes(default_headers, "bad_request", MALFORMED_DETAIL)
-
-
-def uvicorn_protocols(*, header_timeout_s: float, body_timeout_s: float) -> dict[str, Any]:
+def uvicorn_protocols(*, header_timeout_s: float, body_timeout_s: float,
+                      refused: Callable[[str], None]) -> dict[str, Any]:
     """The `uvicorn.Config` options of every server of the gateway (`iui gateway`, `iui demo --serve`):
     this HTTP protocol with its read timeouts, and no WebSocket layer (an upgrade request is served
-    as plain HTTP, where uvicorn's WebSocket layer would answer it with a text 403 or 405)."""
-    http = functools.partial(ProblemHttpTools, header_timeout_s=header_timeout_s, body_timeout_s=body_timeout_s)
+    as plain HTTP, where uvicorn's WebSocket layer would answer it with a text 403 or 405).
+    `refused(code)` counts each request the protocol answers itself (the application never sees it)."""
+    http = functools.partial(ProblemHttpTools, header_timeout_s=header_timeout_s, body_timeout_s=body_timeout_s,
+                             refused=refused)
     return {"http": http, "ws": "none"}
 
 
@@ -74,13 +73,15 @@ class ProblemHttpTools(HttpToolsProtocol):
 
     # Slots, not the instance dict: uvicorn's protocol already holds ~40 attributes, and three more
     # in its dict grew each connection by ~1 KiB (a resized dict; `python -m bench gateway --only idle`).
-    __slots__ = ("_body_timeout_s", "_header_timeout_s", "_read_deadline")
+    __slots__ = ("_body_timeout_s", "_header_timeout_s", "_read_deadline", "_refused")
     lingering = False  # the connection is closing: bytes that still arrive are read and dropped
 
-    def __init__(self, *args: Any, header_timeout_s: float, body_timeout_s: float, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, header_timeout_s: float, body_timeout_s: float, refused: Callable[[str], None],
+                 **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._header_timeout_s = header_timeout_s
         self._body_timeout_s = body_timeout_s
+        self._refused = refused
         self._read_deadline: asyncio.TimerHandle | None = None  # the head or the body still to come, or its check
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]  # as uvicorn
@@ -128,10 +129,10 @@ class ProblemHttpTools(HttpToolsProtocol):
         if self.pipeline:  # a pipelined request is not read until the one before it is answered
             self._expect(self._body_timeout_s)
             return
-        self._refuse(problem_bytes(self.server_state.default_headers, "request_timeout", TIMEOUT_DETAIL))
+        self._refuse("request_timeout", TIMEOUT_DETAIL)
 
     def send_400_response(self, msg: str) -> None:
-        self._refuse(malformed_response(self.server_state.default_headers))
+        self._refuse("bad_request", MALFORMED_DETAIL)
 
     def _unsupported_upgrade_warning(self) -> None:
         # Not a warning per hostile request (uvicorn's would also advise installing a WebSocket library).
@@ -140,7 +141,7 @@ class ProblemHttpTools(HttpToolsProtocol):
         chunked = any(name == b"transfer-encoding" for name, _ in self.headers)
         if cycle is not None and (cycle.more_body or chunked):
             # the body can never be read (a chunked one is not even announced to the application)
-            self._refuse(malformed_response(self.server_state.default_headers))
+            self._refuse("bad_request", MALFORMED_DETAIL)
         elif cycle is None or cycle.response_complete:
             self.lingering = True
             self.transport.close()
@@ -148,11 +149,13 @@ class ProblemHttpTools(HttpToolsProtocol):
             self.lingering = True
             cycle.keep_alive = False  # the request was read whole: it is answered, then the connection closes
 
-    def _refuse(self, answer: bytes) -> None:
-        """Write `answer` unless an answer already began, end the application's request, close."""
+    def _refuse(self, code: str, detail: str) -> None:
+        """Answer the problem `code` unless an answer already began, end the application's request,
+        close; counted either way (the request was cut short)."""
+        self._refused(code)
         cycle = self.cycle
         if cycle is None or cycle.response_complete or not cycle.response_started:
-            self.transport.write(answer)
+            self.transport.write(problem_bytes(self.server_state.default_headers, code, detail))
         if cycle is not None and not cycle.response_complete:
             cycle.disconnected = True  # the application's reads end, its answer goes nowhere
             cycle.message_event.set()

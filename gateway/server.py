@@ -41,7 +41,8 @@ async def serve(settings: Settings, *, host: str, port: int, announce: Callable[
     config = uvicorn.Config(app, host=host, port=port, log_level=settings.log_level.lower(), access_log=False,
                             proxy_headers=False, server_header=False, date_header=True, timeout_graceful_shutdown=5,
                             lifespan="on", **uvicorn_protocols(header_timeout_s=settings.gateway_header_timeout_s,
-                                                               body_timeout_s=settings.gateway_body_timeout_s))
+                                                               body_timeout_s=settings.gateway_body_timeout_s,
+                                                               refused=app.state.gateway.metrics.refused_by_protocol))
     await uvicorn.Server(config).serve()
 
 

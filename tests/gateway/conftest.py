@@ -13,6 +13,7 @@ from typing import Any
 
 import httpx
 import pytest
+from prometheus_client.parser import text_string_to_metric_families
 
 from gateway.identity import mint
 from tests.integration.conftest import Runtime
@@ -67,6 +68,16 @@ class GatewayProcess:
 def token(sub: str = "alice", project: str = "demo", role: str = "user", ttl: int = 3600, **claims: Any) -> str:
     """A bearer token of the suite's secret."""
     return mint(secret=SECRET.encode(), principal=sub, project=project, role=role, ttl_s=ttl)
+
+
+def sample(url: str, name: str, **labels: str) -> float:
+    """One sample of a gateway's `/metrics` (0 when the series is absent)."""
+    text = httpx.get(url + "/metrics", timeout=10).text
+    for family in text_string_to_metric_families(text):
+        for each in family.samples:
+            if each.name == name and each.labels == labels:
+                return float(each.value)
+    return 0.0
 
 
 def auth(role: str = "user", sub: str = "alice", project: str = "demo") -> dict[str, str]:

@@ -15,7 +15,7 @@ from bench.fuzz_http import FAILURES, Answer, healthy, open_streams, prepare, se
 from gateway.bodies import read_capped
 from gateway.cursor import BadCursor, Cursor
 from gateway.problems import Problem
-from tests.gateway.conftest import SECRET, GatewayProcess, auth
+from tests.gateway.conftest import SECRET, GatewayProcess, auth, sample
 from tests.gateway.test_api import open_ui
 from tests.integration.conftest import Runtime
 
@@ -66,10 +66,14 @@ def test_a_trailing_slash_is_404_and_its_path_is_never_repeated_in_a_redirect(ht
     b"POST /v1/sessions/s1/calls HTTP/1.1\r\nhost: x\r\ntransfer-encoding: chunked\r\n\r\nzz\r\n" + MARKER.encode(),
 ])
 def test_bytes_that_are_not_http_get_the_bad_request_problem(http: httpx.Client, raw: bytes) -> None:
-    answer = asyncio.run(send_raw(raw, int(str(http.base_url).rsplit(":", 1)[1].rstrip("/"))))
+    url = str(http.base_url).rstrip("/")
+    before = sample(url, "iui_gateway_protocol_refused_total", code="bad_request")
+    answer = asyncio.run(send_raw(raw, int(url.rsplit(":", 1)[1])))
     assert isinstance(answer, Answer), answer
     problem_of(answer, 400, "bad_request")
     assert MARKER.encode() not in answer.body
+    # the application never sees these requests: the protocol counts them
+    assert sample(url, "iui_gateway_protocol_refused_total", code="bad_request") == before + 1
 
 
 def test_a_websocket_upgrade_is_served_as_plain_http(http: httpx.Client) -> None:

@@ -11,8 +11,8 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
-from bench.fuzz_http import Answer, Slow, _raw_answer, send_slowly
-from tests.gateway.conftest import GatewayProcess, auth
+from bench.fuzz_http import Answer, Slow, read_answer, send_slowly
+from tests.gateway.conftest import GatewayProcess, auth, sample
 from tests.gateway.test_events import Agent
 from tests.gateway.test_fuzz_http import problem_of
 from tests.integration.conftest import Runtime
@@ -45,7 +45,9 @@ def assert_timed_out(slow: Slow, *, within: float) -> None:
 
 
 def test_a_connection_that_sends_nothing_is_answered_408_and_closed(gateway: GatewayProcess) -> None:
+    before = sample(gateway.url, "iui_gateway_protocol_refused_total", code="request_timeout")
     assert_timed_out(slow(gateway, []), within=TIMEOUT_S + 2)
+    assert sample(gateway.url, "iui_gateway_protocol_refused_total", code="request_timeout") == before + 1
 
 
 def test_a_request_head_sent_a_byte_at_a_time_is_not_kept_alive_by_its_trickle(gateway: GatewayProcess) -> None:
@@ -67,11 +69,11 @@ def test_a_kept_alive_connections_next_request_has_its_own_deadline(gateway: Gat
         reader, writer = await asyncio.open_connection("127.0.0.1", gateway.port)
         try:
             writer.write(first)
-            ok = await asyncio.wait_for(_raw_answer(reader), 10)
+            ok = await asyncio.wait_for(read_answer(reader), 10)
             await asyncio.sleep(TIMEOUT_S * 1.5)  # idle past the head timeout: kept alive (uvicorn's 5 s)
             writer.write(b"GET /healthz HTTP/1.1\r\nho")  # the next request begins, and stalls
             started = time.monotonic()
-            answer = await asyncio.wait_for(_raw_answer(reader), 10)
+            answer = await asyncio.wait_for(read_answer(reader), 10)
             elapsed = time.monotonic() - started
             return ok.status, Slow(answer, elapsed, await asyncio.wait_for(reader.read(), 10) == b"")
         finally:
@@ -124,7 +126,7 @@ def test_a_request_sent_whole_while_the_gateway_was_stopped_is_served_not_timed_
                 await asyncio.sleep(TIMEOUT_S * 1.5)
             finally:
                 gateway.process.send_signal(signal.SIGCONT)
-            return await asyncio.wait_for(_raw_answer(reader), 10)
+            return await asyncio.wait_for(read_answer(reader), 10)
         finally:
             writer.close()
 

@@ -134,7 +134,8 @@ async def _serve(settings: Settings, clients: Connections, sock: socket.socket, 
     config = uvicorn.Config(app, log_level="warning", access_log=False, server_header=False, lifespan="on",
                             timeout_graceful_shutdown=2,
                             **uvicorn_protocols(header_timeout_s=settings.gateway_header_timeout_s,
-                                                body_timeout_s=settings.gateway_body_timeout_s))
+                                                body_timeout_s=settings.gateway_body_timeout_s,
+                                                refused=app.state.gateway.metrics.refused_by_protocol))
     server = uvicorn.Server(config)
     url = f"http://{HOST}:{sock.getsockname()[1]}/app/s/{story.session}#token={token}"
     threading.Thread(target=_tell, args=(server, registry, story, url, out), name="demo-story", daemon=True).start()
