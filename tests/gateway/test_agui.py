@@ -29,11 +29,17 @@ NODE_PACKAGES = Path(__file__).resolve().parents[2] / ".ci" / "node"
 EVENTS: TypeAdapter[Any] = TypeAdapter(Event)
 
 
-def run_node(script: str, *args: str, timeout: float = 90) -> Any:
-    """Run one of `tests/gateway/node/*.mjs` where `.ci/node`'s packages resolve; its JSON output."""
+def need_node() -> None:
+    """Skip (or fail in CI) unless Node.js and `.ci/node`'s packages are there: called before a test
+    starts its producer thread, which would otherwise outlive a skipped test into the next one."""
     require(shutil.which("node") is not None and (NODE_PACKAGES / "node_modules" / "@ag-ui").is_dir()
             and (NODE_PACKAGES / "node_modules" / "eventsource").is_dir(),
             "needs Node.js and npm install --prefix .ci/node eventsource@5.1.5 @ag-ui/client@1.0.0")
+
+
+def run_node(script: str, *args: str, timeout: float = 90) -> Any:
+    """Run one of `tests/gateway/node/*.mjs` where `.ci/node`'s packages resolve; its JSON output."""
+    need_node()
     copy = NODE_PACKAGES / f"run-{script}"
     copy.write_text((Path(__file__).with_name("node") / script).read_text())
     try:
@@ -119,6 +125,7 @@ def _complete(runtime: Runtime, agent: Agent) -> None:
 
 
 def test_the_ag_ui_client_rebuilds_the_final_state(redis_url: str) -> None:
+    need_node()
     runtime = Runtime(redis_url).start()
     gateway = GatewayProcess(redis_url, gateway_max_connection_s=3).start()
     try:
@@ -134,6 +141,7 @@ def test_the_ag_ui_client_rebuilds_the_final_state(redis_url: str) -> None:
 
 
 def test_a_javascript_eventsource_resumes_across_gateway_restarts(redis_url: str) -> None:
+    need_node()
     runtime = Runtime(redis_url).start()
     gateway = GatewayProcess(redis_url).start()
     try:
