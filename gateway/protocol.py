@@ -21,6 +21,11 @@ answered `request_timeout` (408) and the connection closes.  An event stream is 
 request is complete once its head is.  A deadline is judged once the loop has read what already
 arrived, so a gateway that was itself stalled (SIGSTOP, a long pause) does not refuse a request
 that came in time.
+
+A request on a connection past `IUI_GATEWAY_MAX_CONNECTIONS` (counting every open connection,
+this one and event streams included) is answered `overloaded` (503) in place of the application,
+and its connection closes.  Every request the protocol answers itself is counted
+(`iui_gateway_protocol_refused_total`): the application's metrics never see it.
 """
 
 from __future__ import annotations
@@ -41,29 +46,48 @@ LINGER_S = 2.0  # how long the rest of a request answered early is read and drop
 
 
 TIMEOUT_DETAIL = "the request was not received in time"
+OVERLOADED_DETAIL = "the gateway is at its connection limit; retry later"
+RETRY_AFTER_S = 1
 CONFIRM_S = 0.05  # a passed deadline is refused this much later, once the loop has polled its sockets
 
 
-def problem_bytes(default_headers: list[tuple[bytes, bytes]], code: str, detail: str) -> bytes:
-    """The bytes of a problem answered by the protocol itself (nothing of the request in it); it closes."""
+def problem_parts(code: str, detail: str) -> tuple[int, list[tuple[bytes, bytes]], bytes]:
+    """Status, headers and body of a problem answered by the protocol itself (nothing of the
+    request in it); its headers close the connection."""
     problem = Problem(code, detail)
     body = bytes(problem.response().body)
-    headers = [*default_headers, *COMMON, (b"content-security-policy", API_POLICY.encode()),
-               (b"cache-control", b"no-store"), (b"content-type", PROBLEM.encode()),
-               (b"content-length", str(len(body)).encode()), (b"connection", b"close")]
-    lines = b"".join(name + b": " + value + b"\r\n" for name, value in headers)
-    status = HTTPStatus(problem.status)
-    return f"HTTP/1.1 {status.value} {status.phrase}\r\n".encode() + lines + b"\r\n" + body
+    headers = [*COMMON, (b"content-security-policy", API_POLICY.encode()), (b"cache-control", b"no-store"),
+               (b"content-type", PROBLEM.encode()), (b"content-length", str(len(body)).encode()),
+               (b"connection", b"close")]
+    return problem.status, headers, body
 
 
-def uvicorn_protocols(*, header_timeout_s: float, body_timeout_s: float,
+def problem_bytes(default_headers: list[tuple[bytes, bytes]], code: str, detail: str) -> bytes:
+    """The bytes of a problem answered by the protocol itself, written on the socket."""
+    status, headers, body = problem_parts(code, detail)
+    lines = b"".join(name + b": " + value + b"\r\n" for name, value in [*default_headers, *headers])
+    phrase = HTTPStatus(status).phrase
+    return f"HTTP/1.1 {status} {phrase}\r\n".encode() + lines + b"\r\n" + body
+
+
+async def overloaded(scope: Any, receive: Any, send: Any) -> None:
+    """The ASGI application a request gets in place of the gateway's past the connection limit:
+    the `overloaded` problem, closing the connection (nothing of the request is read)."""
+    status, headers, body = problem_parts("overloaded", OVERLOADED_DETAIL)
+    await send({"type": "http.response.start", "status": status,
+                "headers": [*headers, (b"retry-after", str(RETRY_AFTER_S).encode())]})
+    await send({"type": "http.response.body", "body": body})
+
+
+def uvicorn_protocols(*, header_timeout_s: float, body_timeout_s: float, max_connections: int,
                       refused: Callable[[str], None]) -> dict[str, Any]:
     """The `uvicorn.Config` options of every server of the gateway (`iui gateway`, `iui demo --serve`):
-    this HTTP protocol with its read timeouts, and no WebSocket layer (an upgrade request is served
-    as plain HTTP, where uvicorn's WebSocket layer would answer it with a text 403 or 405).
-    `refused(code)` counts each request the protocol answers itself (the application never sees it)."""
+    this HTTP protocol with its read timeouts and connection limit, and no WebSocket layer (an
+    upgrade request is served as plain HTTP, where uvicorn's WebSocket layer would answer it with a
+    text 403 or 405).  `refused(code)` counts each request the protocol answers itself (the
+    application never sees it)."""
     http = functools.partial(ProblemHttpTools, header_timeout_s=header_timeout_s, body_timeout_s=body_timeout_s,
-                             refused=refused)
+                             max_connections=max_connections, refused=refused)
     return {"http": http, "ws": "none"}
 
 
@@ -73,14 +97,15 @@ class ProblemHttpTools(HttpToolsProtocol):
 
     # Slots, not the instance dict: uvicorn's protocol already holds ~40 attributes, and three more
     # in its dict grew each connection by ~1 KiB (a resized dict; `python -m bench gateway --only idle`).
-    __slots__ = ("_body_timeout_s", "_header_timeout_s", "_read_deadline", "_refused")
+    __slots__ = ("_body_timeout_s", "_header_timeout_s", "_max_connections", "_read_deadline", "_refused")
     lingering = False  # the connection is closing: bytes that still arrive are read and dropped
 
-    def __init__(self, *args: Any, header_timeout_s: float, body_timeout_s: float, refused: Callable[[str], None],
-                 **kwargs: Any) -> None:
+    def __init__(self, *args: Any, header_timeout_s: float, body_timeout_s: float, max_connections: int,
+                 refused: Callable[[str], None], **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._header_timeout_s = header_timeout_s
         self._body_timeout_s = body_timeout_s
+        self._max_connections = max_connections
         self._refused = refused
         self._read_deadline: asyncio.TimerHandle | None = None  # the head or the body still to come, or its check
 
@@ -103,7 +128,16 @@ class ProblemHttpTools(HttpToolsProtocol):
             self._expect(self._header_timeout_s)
 
     def on_headers_complete(self) -> None:
-        super().on_headers_complete()
+        if len(self.connections) > self._max_connections:  # this one included
+            # Answered by `overloaded` in place of the gateway's application, which never sees it.
+            self._refused("overloaded")
+            app, self.app = self.app, overloaded
+            try:
+                super().on_headers_complete()
+            finally:
+                self.app = app
+        else:
+            super().on_headers_complete()
         self._expect(self._body_timeout_s)  # cancelled at once by a request without a body
 
     def on_message_complete(self) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import resource
 from collections.abc import Callable
 
 import redis.asyncio as aioredis
@@ -17,6 +18,7 @@ from .protocol import uvicorn_protocols
 from .redis_backend import RedisBackend
 
 log = logging.getLogger(__name__)
+FILES_OF_ITS_OWN = 64  # the listening socket, the pub/sub connection, logs, the interpreter's own
 
 
 def connection_pool(settings: Settings) -> aioredis.BlockingConnectionPool:
@@ -33,6 +35,7 @@ async def serve(settings: Settings, *, host: str, port: int, announce: Callable[
 
     `announce` is called once Redis has answered, just before the socket is bound.
     """
+    raise_file_limit(settings.gateway_max_connections + settings.gateway_redis_connections + FILES_OF_ITS_OWN)
     redis = aioredis.Redis(connection_pool=connection_pool(settings))
     backend = await _backend(redis, settings)
     if announce is not None:
@@ -42,8 +45,26 @@ async def serve(settings: Settings, *, host: str, port: int, announce: Callable[
                             proxy_headers=False, server_header=False, date_header=True, timeout_graceful_shutdown=5,
                             lifespan="on", **uvicorn_protocols(header_timeout_s=settings.gateway_header_timeout_s,
                                                                body_timeout_s=settings.gateway_body_timeout_s,
+                                                               max_connections=settings.gateway_max_connections,
                                                                refused=app.state.gateway.metrics.refused_by_protocol))
     await uvicorn.Server(config).serve()
+
+
+def raise_file_limit(wanted: int) -> int | None:
+    """Raise this process's soft open-file limit to its hard limit (each client connection is a file,
+    and the soft limit is often 1,024); warn when even that is below `wanted`. Returns the limit
+    (None: unlimited)."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft == resource.RLIM_INFINITY:
+        return None
+    target = max(soft, wanted) if hard == resource.RLIM_INFINITY else hard
+    if soft < target:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
+        soft = target
+    if soft < wanted:
+        log.warning("gateway: the open-file limit is %d, below the %d its connection limit and Redis pool may "
+                    "need: raise the hard limit (ulimit -Hn) or lower IUI_GATEWAY_MAX_CONNECTIONS", soft, wanted)
+    return soft
 
 
 async def _backend(redis: aioredis.Redis, settings: Settings) -> RedisBackend:

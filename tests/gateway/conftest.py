@@ -4,6 +4,7 @@ in threads, on the suite's redis-server."""
 from __future__ import annotations
 
 import os
+import resource
 import signal
 import subprocess
 import sys
@@ -25,8 +26,11 @@ SECRET = "test-secret-of-the-gateway-suite-0123456789"
 class GatewayProcess:
     """One `iui gateway` process; `restart()` SIGKILLs it and starts it again on the same port."""
 
-    def __init__(self, redis_url: str, port: int | None = None, **settings: Any) -> None:
+    def __init__(self, redis_url: str, port: int | None = None, *, nofile: tuple[int, int] | None = None,
+                 **settings: Any) -> None:
+        """`settings` become `IUI_*` variables; `nofile` is the (soft, hard) open-file limit it starts with."""
         self.port = port or free_port()
+        self.nofile = nofile
         self.url = f"http://127.0.0.1:{self.port}"
         self.env = {**os.environ, "IUI_REDIS_URL": redis_url, "IUI_GATEWAY_JWT_SECRET": SECRET,
                     "IUI_GATEWAY_PORT": str(self.port), "IUI_PARTITIONS": "4",
@@ -34,8 +38,10 @@ class GatewayProcess:
         self.process: subprocess.Popen[bytes] | None = None
 
     def start(self) -> GatewayProcess:
+        nofile = self.nofile
+        limit = None if nofile is None else lambda: resource.setrlimit(resource.RLIMIT_NOFILE, nofile)
         self.process = subprocess.Popen([sys.executable, "-m", "workers.cli", "gateway"], env=self.env,
-                                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, preexec_fn=limit)
         deadline = time.monotonic() + 20
         while time.monotonic() < deadline:
             try:

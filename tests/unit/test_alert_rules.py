@@ -49,7 +49,8 @@ def test_the_named_outages_are_unit_tested():
     text = (OPS / "alerts.test.yml").read_text()
     for scenario in ("All workers gone", "no worker at all", "7 leases of 8 partitions", "The first dead letter",
                      "Everything rejected at low traffic", "The gateway is gone", "Redis away: every call answers 503",
-                     "Prometheus's own scrapes never dilute", "One Redis restart", "One slow reader a minute"):
+                     "Prometheus's own scrapes never dilute", "One Redis restart", "One slow reader a minute",
+                     "At its connection limit", "A burst of refusals at one moment"):
         assert scenario in text, scenario
 
 
@@ -59,7 +60,8 @@ def _gateway_rule(name: str) -> dict:
 
 def test_the_gateway_alerts_exist_and_read_only_the_gateway_job():
     names = {rule["alert"] for rule in _alerts() if "gateway" in rule["expr"]}
-    assert names == {"IUIGatewayDown", "IUIGatewayErrors", "IUIGatewaySlowReaders", "IUIGatewaySubscriptionFlapping"}
+    assert names == {"IUIGatewayDown", "IUIGatewayErrors", "IUIGatewaySlowReaders", "IUIGatewaySubscriptionFlapping",
+                     "IUIGatewayAtConnectionLimit"}
     assert _gateway_rule("IUIGatewayDown")["expr"] == 'up{job="iui-gateway"} == 0'
     assert _gateway_rule("IUIGatewayDown")["for"] == "1m"
     assert _gateway_rule("IUIGatewayDown")["labels"]["severity"] == "critical"
@@ -94,3 +96,9 @@ def test_every_alert_has_a_runbook_section_in_the_docs():
     for rule in _alerts():
         assert f"\n## {rule['alert']}\n" in runbook, rule["alert"]
         assert rule["annotations"]["runbook"] == f"docs/runbook.md#{rule['alert'].lower()}"
+
+
+def test_the_connection_limit_alert_reads_only_overloaded_refusals():
+    rule = _gateway_rule("IUIGatewayAtConnectionLimit")
+    assert 'iui_gateway_protocol_refused_total{code="overloaded"}' in rule["expr"]
+    assert rule["for"] == "5m" and rule["labels"]["severity"] == "warning"

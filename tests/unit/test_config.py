@@ -53,6 +53,8 @@ def test_environment_variables_with_the_iui_prefix_are_read(monkeypatch: pytest.
         ("IUI_GATEWAY_HEADER_TIMEOUT_S", "301"),
         ("IUI_GATEWAY_BODY_TIMEOUT_S", "-1"),
         ("IUI_GATEWAY_BODY_TIMEOUT_S", "forever"),
+        ("IUI_GATEWAY_MAX_CONNECTIONS", "0"),
+        ("IUI_GATEWAY_MAX_CONNECTIONS", "1000001"),
     ],
 )
 def test_an_invalid_value_fails_with_one_line_naming_the_variable(

@@ -135,6 +135,7 @@ async def _serve(settings: Settings, clients: Connections, sock: socket.socket, 
                             timeout_graceful_shutdown=2,
                             **uvicorn_protocols(header_timeout_s=settings.gateway_header_timeout_s,
                                                 body_timeout_s=settings.gateway_body_timeout_s,
+                                                max_connections=settings.gateway_max_connections,
                                                 refused=app.state.gateway.metrics.refused_by_protocol))
     server = uvicorn.Server(config)
     url = f"http://{HOST}:{sock.getsockname()[1]}/app/s/{story.session}#token={token}"

@@ -1,0 +1,160 @@
+"""A gateway at its connection limit refuses new requests with the `overloaded` problem (503) and
+lets them go, and serves again once connections close: against a real `iui gateway` whose limit
+is lowered to a few connections."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import resource
+import time
+from collections.abc import Iterator
+
+import httpx
+import pytest
+import redis
+
+from bench.fuzz_http import Answer, read_answer
+from gateway.server import raise_file_limit
+from tests.gateway.conftest import GatewayProcess, auth, sample
+from tests.gateway.test_api import open_ui
+from tests.gateway.test_fuzz_http import problem_of
+from tests.integration.conftest import Runtime
+
+pytestmark = pytest.mark.integration
+LIMIT = 3
+MARKER = b"ZqLIMITMARKERQX"
+
+
+@pytest.fixture(scope="module")
+def gateway(redis_server: str) -> Iterator[GatewayProcess]:
+    process = GatewayProcess(redis_server, gateway_max_connections=LIMIT, gateway_heartbeat_s=0.3,
+                             nofile=(64, 4096)).start()
+    try:
+        yield process
+    finally:
+        process.stop()
+
+
+async def _held(port: int, count: int) -> list[tuple[asyncio.StreamReader, asyncio.StreamWriter]]:
+    """`count` connections that each got one answer and are kept alive."""
+    held = []
+    for _ in range(count):
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        writer.write(b"GET /healthz HTTP/1.1\r\nhost: x\r\n\r\n")
+        assert (await asyncio.wait_for(read_answer(reader), 10)).status == 200
+        held.append((reader, writer))
+    return held
+
+
+async def _one(port: int, request: bytes) -> tuple[Answer, bool]:
+    """One request on a new connection: its answer, and whether the gateway then closed it."""
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    try:
+        writer.write(request)
+        answer = await asyncio.wait_for(read_answer(reader), 10)
+        return answer, await asyncio.wait_for(reader.read(), 10) == b""
+    finally:
+        writer.close()
+
+
+def test_a_request_past_the_limit_is_answered_overloaded_and_let_go(gateway: GatewayProcess) -> None:
+    before = sample(gateway.url, "iui_gateway_protocol_refused_total", code="overloaded")
+
+    async def run() -> tuple[Answer, bool, Answer]:
+        held = await _held(gateway.port, LIMIT)
+        try:
+            refused, closed = await _one(gateway.port, b"GET /healthz?" + MARKER + b" HTTP/1.1\r\nhost: x\r\n\r\n")
+        finally:
+            for _, writer in held:
+                writer.close()
+                await writer.wait_closed()
+        await asyncio.sleep(0.3)  # the gateway sees them closed
+        served, _ = await _one(gateway.port, b"GET /healthz HTTP/1.1\r\nhost: x\r\n\r\n")
+        return refused, closed, served
+
+    refused, closed, served = asyncio.run(run())
+    problem = problem_of(refused, 503, "overloaded")
+    assert dict(refused.headers)["retry-after"] == "1"
+    assert MARKER not in refused.body and "QX" not in str(problem)
+    assert closed  # the refused connection is let go: it must not hold a slot
+    assert served.status == 200
+    assert sample(gateway.url, "iui_gateway_protocol_refused_total", code="overloaded") == before + 1
+
+
+def test_a_call_refused_at_the_limit_never_reaches_the_runtime(gateway: GatewayProcess, redis_server: str) -> None:
+    client = redis.Redis.from_url(redis_server)
+    streams = lambda: sorted(key.decode() for key in client.scan_iter("*"))  # noqa: E731
+    keys = streams()
+    body = b'{"tool": "intelligent_ui_open", "arguments": {}}'
+    request = (b"POST /v1/sessions/limit1/calls HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\n"
+               b"authorization: " + auth("agent")["authorization"].encode() + b"\r\n"
+               b"content-length: " + str(len(body)).encode() + b"\r\n\r\n" + body)
+
+    async def run() -> Answer:
+        held = await _held(gateway.port, LIMIT)
+        try:
+            return (await _one(gateway.port, request))[0]
+        finally:
+            for _, writer in held:
+                writer.close()
+
+    problem_of(asyncio.run(run()), 503, "overloaded")
+    assert streams() == keys  # nothing was submitted, no session created
+
+
+def test_event_streams_count_and_keep_streaming_while_others_are_refused(redis_url: str,
+                                                                         gateway: GatewayProcess) -> None:
+    runtime = Runtime(redis_url).start()
+    try:
+        with httpx.Client(base_url=gateway.url, timeout=10) as client:
+            open_ui(client, session="limit2")
+    finally:
+        runtime.stop()
+
+    async def run() -> Answer:
+        held = await _held(gateway.port, LIMIT - 2)
+        try:
+            return (await _one(gateway.port, b"GET /healthz HTTP/1.1\r\nhost: x\r\n\r\n"))[0]
+        finally:
+            for _, writer in held:
+                writer.close()
+
+    with httpx.Client(base_url=gateway.url, timeout=10) as first, httpx.Client(base_url=gateway.url) as second, \
+            first.stream("GET", "/v1/sessions/limit2/events", headers=auth("viewer")) as one, \
+            second.stream("GET", "/v1/sessions/limit2/events", headers=auth("viewer")) as two:
+        assert one.status_code == two.status_code == 200
+        problem_of(asyncio.run(run()), 503, "overloaded")
+        started, beats = time.monotonic(), 0
+        for line in one.iter_lines():  # the stream in hand is not affected
+            beats += line == ": heartbeat"
+            if beats == 2:
+                break
+        assert time.monotonic() - started < 5
+
+
+def test_the_gateway_raises_its_open_file_limit_to_the_hard_limit(gateway: GatewayProcess) -> None:
+    assert gateway.process is not None
+    with open(f"/proc/{gateway.process.pid}/limits") as file:
+        limits = file.read().splitlines()
+    files = next(line for line in limits if line.startswith("Max open files")).split()
+    assert files[3:5] == ["4096", "4096"], files  # started with a soft limit of 64
+
+
+@pytest.mark.parametrize(("limits", "wanted", "expected", "set_to", "warned"), [
+    ((1_024, 65_536), 10_320, 65_536, (65_536, 65_536), False),  # raised to the hard limit
+    ((1_024, 4_096), 10_320, 4_096, (4_096, 4_096), True),  # raised, still short: said so
+    ((1_024, resource.RLIM_INFINITY), 10_320, 10_320, (10_320, resource.RLIM_INFINITY), False),
+    ((resource.RLIM_INFINITY, resource.RLIM_INFINITY), 10_320, None, None, False),  # nothing to raise
+    ((65_536, 65_536), 10_320, 65_536, None, False),  # already enough: left alone
+])
+def test_the_file_limit_is_raised_as_far_as_the_hard_limit_allows(
+        monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture, limits: tuple[int, int], wanted: int,
+        expected: int | None, set_to: tuple[int, int] | None, warned: bool) -> None:
+    calls: list[tuple[int, int]] = []
+    monkeypatch.setattr(resource, "getrlimit", lambda kind: limits)
+    monkeypatch.setattr(resource, "setrlimit", lambda kind, value: calls.append(value))
+    with caplog.at_level(logging.WARNING, logger="gateway.server"):
+        assert raise_file_limit(wanted) == expected
+    assert calls == ([] if set_to is None else [set_to])
+    assert any("IUI_GATEWAY_MAX_CONNECTIONS" in record.getMessage() for record in caplog.records) is warned
