@@ -13,7 +13,11 @@
 - resume: a client `--behind` events behind connects with its cursor: seconds until it has them all;
 - calls: `--calls` patches through `POST /v1/sessions/{s}/calls` with `--concurrency` in flight,
   against the same patches XADDed by a direct producer (redis.asyncio, same concurrency): calls/s
-  of each and their ratio.
+  of each and their ratio;
+- limit (only with `--only limit`): `--max-connections` event streams fill the gateway (started
+  with `IUI_GATEWAY_MAX_CONNECTIONS` at that), then `--over` more connections each ask for a
+  stream: how many were refused `overloaded` (all must be) and how fast (p50/p99), whether the
+  gateway stayed ready, and whether a stream is served again once the others closed.
 """
 
 from __future__ import annotations
@@ -55,13 +59,14 @@ def rss_kib(pid: int) -> int:
 class Stack:
     """redis-server, one worker and one gateway process."""
 
-    def __init__(self, directory: str) -> None:
+    def __init__(self, directory: str, max_connections: int) -> None:
         self.redis, port = start_redis_server(directory)
         self.url = f"redis://127.0.0.1:{port}/0"
         self.port = free_port()
         env = {**os.environ, "IUI_REDIS_URL": self.url, "IUI_PARTITIONS": str(PARTITIONS),
                "IUI_GATEWAY_JWT_SECRET": SECRET, "IUI_GATEWAY_PORT": str(self.port),
-               "IUI_GATEWAY_MAX_LAG": "1000000", "IUI_FRAME_LOG_MAX": "100000"}
+               "IUI_GATEWAY_MAX_LAG": "1000000", "IUI_FRAME_LOG_MAX": "100000",
+               "IUI_GATEWAY_MAX_CONNECTIONS": str(max_connections)}
         self.worker = subprocess.Popen([sys.executable, "-m", "workers.cli", "worker"], env=env,
                                        stderr=subprocess.DEVNULL)
         self.gateway = subprocess.Popen([sys.executable, "-m", "workers.cli", "gateway"], env=env,
@@ -227,6 +232,37 @@ async def idle(stack: Stack, args: argparse.Namespace, producer: Producer) -> st
     return (f"idle: {args.connections} streams over {len(sessions)} sessions: gateway RSS {before:,} -> {after:,} KiB, "
             f"{per:.1f} KiB per stream (goal <= 30); a bare sse-starlette endpoint on uvicorn, same load: "
             f"{floor:.1f} KiB per stream")
+
+
+async def _status(port: int, session: str, auth: str) -> tuple[int, float]:
+    """One stream asked for on a new connection: the answer's status and seconds to its head."""
+    started = time.perf_counter()
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    try:
+        writer.write(f"GET /v1/sessions/{session}/events HTTP/1.1\r\nhost: bench\r\n"
+                     f"authorization: Bearer {auth}\r\n\r\n".encode())
+        head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), 30)
+        return int(head.split(b" ", 2)[1]), time.perf_counter() - started
+    finally:
+        writer.close()
+
+
+async def limit(stack: Stack, args: argparse.Namespace, producer: Producer) -> str:
+    await producer.open("limit")
+    viewer = token("viewer")
+    held = await open_streams(stack.port, ["limit"], args.max_connections, viewer)
+    answers = await asyncio.gather(*(_status(stack.port, "limit", viewer) for _ in range(args.over)))
+    async with httpx.AsyncClient(base_url=stack.base, timeout=10) as client:
+        ready = (await client.get("/readyz")).status_code  # a connection past the limit too
+    for _, writer in held:
+        writer.close()
+    await asyncio.sleep(1)
+    again, _ = await _status(stack.port, "limit", viewer)
+    refused = sorted(seconds for status, seconds in answers if status == 503)
+    others = len(answers) - len(refused)
+    return (f"limit: {args.max_connections} streams held, {args.over} more asked at once: {len(refused)} refused "
+            f"overloaded (p50 {_ms(refused, 0.5)}, p99 {_ms(refused, 0.99)} ms), {others} answered otherwise; "
+            f"/readyz past the limit {ready}; a stream once they closed: {again}")
 
 
 async def fanout(stack: Stack, args: argparse.Namespace, producer: Producer) -> str:
@@ -398,10 +434,10 @@ def _ms(values: list[float], q: float) -> str:
 
 async def run(stack: Stack, args: argparse.Namespace) -> None:
     producer = Producer(stack.url)
+    parts = {"idle": idle, "fanout": fanout, "resume": resume, "calls": calls, "limit": limit}
     for part in args.only or ("idle", "fanout", "resume", "calls"):
-        print({"idle": idle, "fanout": fanout, "resume": resume, "calls": calls}[part].__name__, "...", flush=True)
-        print(await {"idle": idle, "fanout": fanout, "resume": resume, "calls": calls}[part](stack, args, producer),
-              flush=True)
+        print(part, "...", flush=True)
+        print(await parts[part](stack, args, producer), flush=True)
     await producer.redis.aclose()
 
 
@@ -415,14 +451,20 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--behind", type=int, default=1000)
     parser.add_argument("--calls", type=int, default=2000)
     parser.add_argument("--concurrency", type=int, default=32)
-    parser.add_argument("--only", action="append", choices=["idle", "fanout", "resume", "calls"])
+    parser.add_argument("--max-connections", type=int, default=None,
+                        help="the gateway's IUI_GATEWAY_MAX_CONNECTIONS (default: its own, 10,000; with "
+                             "--only limit: 1,000)")
+    parser.add_argument("--over", type=int, default=500)
+    parser.add_argument("--only", action="append", choices=["idle", "fanout", "resume", "calls", "limit"])
     args = parser.parse_args(argv)
     import resource
 
     _, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))  # the processes started below inherit it
     with tempfile.TemporaryDirectory() as directory:
-        stack = Stack(directory)
+        if args.max_connections is None:
+            args.max_connections = 1_000 if "limit" in (args.only or ()) else 10_000
+        stack = Stack(directory, args.max_connections)
         try:
             asyncio.run(run(stack, args))
         finally:

@@ -24,8 +24,9 @@ that came in time.
 
 A request on a connection past `IUI_GATEWAY_MAX_CONNECTIONS` (counting every open connection,
 this one and event streams included) is answered `overloaded` (503) in place of the application,
-and its connection closes.  Every request the protocol answers itself is counted
-(`iui_gateway_protocol_refused_total`): the application's metrics never see it.
+and its connection closes; `/healthz`, `/readyz` and `/metrics` are still served.  Every request
+the protocol answers itself is counted (`iui_gateway_protocol_refused_total`): the application's
+metrics never see it.
 """
 
 from __future__ import annotations
@@ -47,6 +48,9 @@ LINGER_S = 2.0  # how long the rest of a request answered early is read and drop
 
 TIMEOUT_DETAIL = "the request was not received in time"
 OVERLOADED_DETAIL = "the gateway is at its connection limit; retry later"
+# Served past the connection limit: probes and Prometheus must still see a full gateway (a
+# liveness probe failing at the limit would restart a gateway holding all its streams).
+UNLIMITED = frozenset({b"/healthz", b"/readyz", b"/metrics"})
 RETRY_AFTER_S = 1
 CONFIRM_S = 0.05  # a passed deadline is refused this much later, once the loop has polled its sockets
 
@@ -128,7 +132,7 @@ class ProblemHttpTools(HttpToolsProtocol):
             self._expect(self._header_timeout_s)
 
     def on_headers_complete(self) -> None:
-        if len(self.connections) > self._max_connections:  # this one included
+        if len(self.connections) > self._max_connections and self.url.partition(b"?")[0] not in UNLIMITED:
             # Answered by `overloaded` in place of the gateway's application, which never sees it.
             self._refused("overloaded")
             app, self.app = self.app, overloaded

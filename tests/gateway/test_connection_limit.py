@@ -24,6 +24,7 @@ from tests.integration.conftest import Runtime
 pytestmark = pytest.mark.integration
 LIMIT = 3
 MARKER = b"ZqLIMITMARKERQX"
+CATALOG = b"GET /v1/catalog HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n"  # the application: 401
 
 
 @pytest.fixture(scope="module")
@@ -64,13 +65,13 @@ def test_a_request_past_the_limit_is_answered_overloaded_and_let_go(gateway: Gat
     async def run() -> tuple[Answer, bool, Answer]:
         held = await _held(gateway.port, LIMIT)
         try:
-            refused, closed = await _one(gateway.port, b"GET /healthz?" + MARKER + b" HTTP/1.1\r\nhost: x\r\n\r\n")
+            refused, closed = await _one(gateway.port, b"GET /v1/catalog?" + MARKER + b" HTTP/1.1\r\nhost: x\r\n\r\n")
         finally:
             for _, writer in held:
                 writer.close()
                 await writer.wait_closed()
         await asyncio.sleep(0.3)  # the gateway sees them closed
-        served, _ = await _one(gateway.port, b"GET /healthz HTTP/1.1\r\nhost: x\r\n\r\n")
+        served, _ = await _one(gateway.port, CATALOG)
         return refused, closed, served
 
     refused, closed, served = asyncio.run(run())
@@ -78,8 +79,27 @@ def test_a_request_past_the_limit_is_answered_overloaded_and_let_go(gateway: Gat
     assert dict(refused.headers)["retry-after"] == "1"
     assert MARKER not in refused.body and "QX" not in str(problem)
     assert closed  # the refused connection is let go: it must not hold a slot
-    assert served.status == 200
+    problem_of(served, 401, "unauthorized")  # answered by the application again
     assert sample(gateway.url, "iui_gateway_protocol_refused_total", code="overloaded") == before + 1
+
+
+def test_probes_and_metrics_are_served_past_the_limit(gateway: GatewayProcess) -> None:
+    """A liveness probe failing at the limit would restart a gateway holding its streams, and
+    Prometheus would see a full gateway as down."""
+    async def run() -> list[Answer]:
+        held = await _held(gateway.port, LIMIT)
+        try:
+            return [(await _one(gateway.port, f"GET {path} HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n"
+                                .encode()))[0]
+                    for path in ("/healthz", "/readyz", "/metrics", "/healthz?x=1", "/v1/catalog")]
+        finally:
+            for _, writer in held:
+                writer.close()
+
+    *probes, catalog = asyncio.run(run())
+    assert [answer.status for answer in probes] == [200, 200, 200, 200]
+    assert b"iui_gateway_protocol_refused_total" in probes[2].body
+    problem_of(catalog, 503, "overloaded")
 
 
 def test_a_call_refused_at_the_limit_never_reaches_the_runtime(gateway: GatewayProcess, redis_server: str) -> None:
@@ -115,7 +135,7 @@ def test_event_streams_count_and_keep_streaming_while_others_are_refused(redis_u
     async def run() -> Answer:
         held = await _held(gateway.port, LIMIT - 2)
         try:
-            return (await _one(gateway.port, b"GET /healthz HTTP/1.1\r\nhost: x\r\n\r\n"))[0]
+            return (await _one(gateway.port, CATALOG))[0]
         finally:
             for _, writer in held:
                 writer.close()
