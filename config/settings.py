@@ -189,10 +189,11 @@ class Settings(BaseSettings):
                     "byte (408, then the connection closes)")
     gateway_body_timeout_s: float = Field(default=30.0, gt=0, le=600,
                                           description="longest wait for a request's body once its head is read (408)")
-    gateway_max_connections: int = Field(
-        default=10_000, ge=1, le=1_000_000,
+    gateway_max_connections: int | None = Field(
+        default=None, ge=1, le=1_000_000,
         description="open client connections of a gateway process (event streams included); a request on one "
-                    "more is answered overloaded (503) and its connection closed")
+                    "more is answered overloaded (503) and its connection closed; unset: what the open-file limit "
+                    "leaves after the Redis pool and 64 files of its own")
     gateway_redis_connections: int = Field(
         default=256, ge=4, le=100_000,
         description="Redis connections of a gateway process (a request that finds them all busy waits for one); "

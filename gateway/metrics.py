@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, ProcessCollector
 
 _SECONDS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 10.0, 30.0)
@@ -33,6 +35,12 @@ class GatewayMetrics:
             "iui_gateway_protocol_refused_total",
             "Requests the HTTP protocol answered itself, before the application read them, by code.",
             ["code"], registry=registry)
+        self.connections = Gauge("iui_gateway_connections",
+                                 "Open client connections (event streams and kept-alive ones included).",
+                                 registry=registry)
+        self.connection_limit = Gauge("iui_gateway_connection_limit",
+                                      "Client connections held before requests are refused overloaded.",
+                                      registry=registry)
         ProcessCollector(registry=registry)
         for kind in EVENT_TYPES:
             self.events.labels(kind)
@@ -42,6 +50,11 @@ class GatewayMetrics:
             self.refused.labels(code)
         for code in PROTOCOL_REFUSALS:
             self.protocol_refused.labels(code)
+
+    def watch_connections(self, count: Callable[[], int], limit: int) -> None:
+        """Export the server's open connections (read at each scrape) and its connection limit."""
+        self.connections.set_function(count)
+        self.connection_limit.set(limit)
 
     def refused_by_protocol(self, code: str) -> None:
         """Count a request the HTTP protocol refused (`gateway.protocol`): the application never saw it."""

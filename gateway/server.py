@@ -19,6 +19,7 @@ from .redis_backend import RedisBackend
 
 log = logging.getLogger(__name__)
 FILES_OF_ITS_OWN = 64  # the listening socket, the pub/sub connection, logs, the interpreter's own
+UNBOUNDED = 1_000_000_000  # the connection limit of a process whose open files are unlimited
 
 
 def connection_pool(settings: Settings) -> aioredis.BlockingConnectionPool:
@@ -35,36 +36,50 @@ async def serve(settings: Settings, *, host: str, port: int, announce: Callable[
 
     `announce` is called once Redis has answered, just before the socket is bound.
     """
-    raise_file_limit(settings.gateway_max_connections + settings.gateway_redis_connections + FILES_OF_ITS_OWN)
+    limit = connection_limit(settings)
     redis = aioredis.Redis(connection_pool=connection_pool(settings))
     backend = await _backend(redis, settings)
     if announce is not None:
         announce()
     app = create_app(settings=settings, backend=backend)
+    metrics = app.state.gateway.metrics
     config = uvicorn.Config(app, host=host, port=port, log_level=settings.log_level.lower(), access_log=False,
                             proxy_headers=False, server_header=False, date_header=True, timeout_graceful_shutdown=5,
                             lifespan="on", **uvicorn_protocols(header_timeout_s=settings.gateway_header_timeout_s,
                                                                body_timeout_s=settings.gateway_body_timeout_s,
-                                                               max_connections=settings.gateway_max_connections,
-                                                               refused=app.state.gateway.metrics.refused_by_protocol))
-    await uvicorn.Server(config).serve()
+                                                               max_connections=limit,
+                                                               refused=metrics.refused_by_protocol))
+    server = uvicorn.Server(config)
+    metrics.watch_connections(lambda: len(server.server_state.connections), limit)
+    await server.serve()
 
 
-def raise_file_limit(wanted: int) -> int | None:
+def connection_limit(settings: Settings) -> int:
+    """The client connections the gateway holds: `IUI_GATEWAY_MAX_CONNECTIONS`, or, unset, what the
+    open-file limit (raised to the hard one first) leaves after the Redis pool and the process's
+    own files; a warning when the configured limit needs more files than the process may open."""
+    reserved = settings.gateway_redis_connections + FILES_OF_ITS_OWN
+    files = raise_file_limit()
+    allowed = None if files is None else files - reserved
+    if allowed is not None and allowed < (settings.gateway_max_connections or 1):
+        log.warning("gateway: the open-file limit is %d: after the Redis pool and its own files (%d) it leaves "
+                    "room for %d client connections; raise the hard limit (ulimit -Hn) or lower "
+                    "IUI_GATEWAY_MAX_CONNECTIONS", files, reserved, max(allowed, 0))
+    if settings.gateway_max_connections is not None:
+        return settings.gateway_max_connections
+    return UNBOUNDED if allowed is None else max(allowed, 1)
+
+
+def raise_file_limit() -> int | None:
     """Raise this process's soft open-file limit to its hard limit (each client connection is a file,
-    and the soft limit is often 1,024); warn when even that is below `wanted`. Returns the limit
-    (None: unlimited)."""
+    and the soft limit is often 1,024); the limit now (None: unlimited)."""
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     if soft == resource.RLIM_INFINITY:
         return None
-    target = max(soft, wanted) if hard == resource.RLIM_INFINITY else hard
-    if soft < target:
-        resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
-        soft = target
-    if soft < wanted:
-        log.warning("gateway: the open-file limit is %d, below the %d its connection limit and Redis pool may "
-                    "need: raise the hard limit (ulimit -Hn) or lower IUI_GATEWAY_MAX_CONNECTIONS", soft, wanted)
-    return soft
+    if hard != resource.RLIM_INFINITY and soft < hard:  # an infinite hard limit: the kernel caps it, leave it
+        resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+        return int(hard)
+    return int(soft)
 
 
 async def _backend(redis: aioredis.Redis, settings: Settings) -> RedisBackend:

@@ -15,7 +15,8 @@ import pytest
 import redis
 
 from bench.fuzz_http import Answer, read_answer
-from gateway.server import raise_file_limit
+from config.settings import load_settings
+from gateway.server import UNBOUNDED, connection_limit
 from tests.gateway.conftest import GatewayProcess, auth, sample
 from tests.gateway.test_api import open_ui
 from tests.gateway.test_fuzz_http import problem_of
@@ -159,22 +160,46 @@ def test_the_gateway_raises_its_open_file_limit_to_the_hard_limit(gateway: Gatew
         limits = file.read().splitlines()
     files = next(line for line in limits if line.startswith("Max open files")).split()
     assert files[3:5] == ["4096", "4096"], files  # started with a soft limit of 64
+    assert sample(gateway.url, "iui_gateway_connection_limit") == LIMIT
 
 
-@pytest.mark.parametrize(("limits", "wanted", "expected", "set_to", "warned"), [
-    ((1_024, 65_536), 10_320, 65_536, (65_536, 65_536), False),  # raised to the hard limit
-    ((1_024, 4_096), 10_320, 4_096, (4_096, 4_096), True),  # raised, still short: said so
-    ((1_024, resource.RLIM_INFINITY), 10_320, 10_320, (10_320, resource.RLIM_INFINITY), False),
-    ((resource.RLIM_INFINITY, resource.RLIM_INFINITY), 10_320, None, None, False),  # nothing to raise
-    ((65_536, 65_536), 10_320, 65_536, None, False),  # already enough: left alone
+def test_open_connections_are_exported(gateway: GatewayProcess) -> None:
+    deadline = time.monotonic() + 10  # the earlier tests' connections are gone: only the scrape's own
+    while sample(gateway.url, "iui_gateway_connections") != 1:
+        assert time.monotonic() < deadline
+        time.sleep(0.1)
+
+    async def run() -> float:
+        held = await _held(gateway.port, LIMIT - 1)
+        try:
+            return sample(gateway.url, "iui_gateway_connections")  # the scrape's own connection counts
+        finally:
+            for _, writer in held:
+                writer.close()
+
+    assert asyncio.run(run()) == LIMIT
+
+
+INF = resource.RLIM_INFINITY
+
+
+@pytest.mark.parametrize(("limits", "configured", "expected", "set_to", "warned"), [
+    ((1_024, 65_536), None, 65_536 - 256 - 64, (65_536, 65_536), False),  # raised; the files left
+    ((1_024, 4_096), None, 4_096 - 256 - 64, (4_096, 4_096), False),
+    ((1_024, 4_096), 10_000, 10_000, (4_096, 4_096), True),  # configured beyond the files: said so
+    ((65_536, 65_536), 3, 3, None, False),  # already raised: left alone
+    ((1_024, INF), None, 1_024 - 256 - 64, None, False),  # an infinite hard limit is the kernel's to cap
+    ((INF, INF), None, UNBOUNDED, None, False),  # nothing to count
+    ((200, 200), None, 1, None, True),  # no room after the Redis pool: one, and a warning
 ])
-def test_the_file_limit_is_raised_as_far_as_the_hard_limit_allows(
-        monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture, limits: tuple[int, int], wanted: int,
-        expected: int | None, set_to: tuple[int, int] | None, warned: bool) -> None:
+def test_the_connection_limit_is_configured_or_what_the_open_files_allow(
+        monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture, limits: tuple[int, int],
+        configured: int | None, expected: int, set_to: tuple[int, int] | None, warned: bool) -> None:
     calls: list[tuple[int, int]] = []
     monkeypatch.setattr(resource, "getrlimit", lambda kind: limits)
     monkeypatch.setattr(resource, "setrlimit", lambda kind, value: calls.append(value))
+    settings = load_settings(gateway_max_connections=configured, gateway_redis_connections=256)
     with caplog.at_level(logging.WARNING, logger="gateway.server"):
-        assert raise_file_limit(wanted) == expected
+        assert connection_limit(settings) == expected
     assert calls == ([] if set_to is None else [set_to])
     assert any("IUI_GATEWAY_MAX_CONNECTIONS" in record.getMessage() for record in caplog.records) is warned
