@@ -59,14 +59,14 @@ def rss_kib(pid: int) -> int:
 class Stack:
     """redis-server, one worker and one gateway process."""
 
-    def __init__(self, directory: str, max_connections: int) -> None:
+    def __init__(self, directory: str, max_connections: int | None) -> None:
         self.redis, port = start_redis_server(directory)
         self.url = f"redis://127.0.0.1:{port}/0"
         self.port = free_port()
         env = {**os.environ, "IUI_REDIS_URL": self.url, "IUI_PARTITIONS": str(PARTITIONS),
                "IUI_GATEWAY_JWT_SECRET": SECRET, "IUI_GATEWAY_PORT": str(self.port),
                "IUI_GATEWAY_MAX_LAG": "1000000", "IUI_FRAME_LOG_MAX": "100000",
-               "IUI_GATEWAY_MAX_CONNECTIONS": str(max_connections)}
+               **({} if max_connections is None else {"IUI_GATEWAY_MAX_CONNECTIONS": str(max_connections)})}
         self.worker = subprocess.Popen([sys.executable, "-m", "workers.cli", "worker"], env=env,
                                        stderr=subprocess.DEVNULL)
         self.gateway = subprocess.Popen([sys.executable, "-m", "workers.cli", "gateway"], env=env,
@@ -452,18 +452,20 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--calls", type=int, default=2000)
     parser.add_argument("--concurrency", type=int, default=32)
     parser.add_argument("--max-connections", type=int, default=None,
-                        help="the gateway's IUI_GATEWAY_MAX_CONNECTIONS (default: its own, 10,000; with "
-                             "--only limit: 1,000)")
+                        help="the gateway's IUI_GATEWAY_MAX_CONNECTIONS (default: unset, what its open files "
+                             "allow; with --only limit: 1,000)")
     parser.add_argument("--over", type=int, default=500)
     parser.add_argument("--only", action="append", choices=["idle", "fanout", "resume", "calls", "limit"])
     args = parser.parse_args(argv)
+    if "limit" in (args.only or ()) and len(set(args.only)) > 1:
+        parser.error("--only limit runs alone: its gateway's connection limit would refuse the other parts' streams")
     import resource
 
     _, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))  # the processes started below inherit it
     with tempfile.TemporaryDirectory() as directory:
-        if args.max_connections is None:
-            args.max_connections = 1_000 if "limit" in (args.only or ()) else 10_000
+        if args.max_connections is None and "limit" in (args.only or ()):
+            args.max_connections = 1_000
         stack = Stack(directory, args.max_connections)
         try:
             asyncio.run(run(stack, args))
