@@ -31,16 +31,16 @@ def connection_pool(settings: Settings) -> aioredis.BlockingConnectionPool:
         socket_connect_timeout=5)
 
 
-async def serve(settings: Settings, *, host: str, port: int, announce: Callable[[], None] | None = None) -> None:
+async def serve(settings: Settings, *, host: str, port: int, announce: Callable[[int], None] | None = None) -> None:
     """Serve until SIGINT/SIGTERM (uvicorn's handlers), then close the streams and Redis.
 
-    `announce` is called once Redis has answered, just before the socket is bound.
+    `announce(connection_limit)` is called once Redis has answered, just before the socket is bound.
     """
     limit = connection_limit(settings)
     redis = aioredis.Redis(connection_pool=connection_pool(settings))
     backend = await _backend(redis, settings)
     if announce is not None:
-        announce()
+        announce(limit)
     app = create_app(settings=settings, backend=backend)
     metrics = app.state.gateway.metrics
     config = uvicorn.Config(app, host=host, port=port, log_level=settings.log_level.lower(), access_log=False,
@@ -93,7 +93,7 @@ async def _backend(redis: aioredis.Redis, settings: Settings) -> RedisBackend:
             await asyncio.sleep(backoff.next())
 
 
-def run(settings: Settings, *, host: str, port: int, announce: Callable[[], None] | None = None) -> None:
+def run(settings: Settings, *, host: str, port: int, announce: Callable[[int], None] | None = None) -> None:
     """Run the gateway in this process (on uvloop, as uvicorn.run would: a third less CPU per request)."""
     try:
         import uvloop

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -53,4 +54,6 @@ def test_a_gateway_started_before_redis_waits_then_serves() -> None:
     waiting = next(i for i, line in enumerate(lines) if line.startswith("iui gateway: waiting for Redis at"))
     serving = next(i for i, line in enumerate(lines) if line.startswith("iui gateway: serving on"))
     assert waiting < serving
+    assert re.fullmatch(rf"iui gateway: serving on http://127\.0\.0\.1:{port} \(at most [0-9,]+ client connections\)",
+                        lines[serving]), lines[serving]
     assert any("Redis unavailable" in line for line in lines[waiting:serving])

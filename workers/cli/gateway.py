@@ -29,9 +29,9 @@ def cmd_gateway(args: argparse.Namespace) -> int:
         raise CommandError(str(error), 2) from None
     print(f"iui gateway: waiting for Redis at {location(settings.redis_url)}", file=sys.stderr, flush=True)
 
-    def announce() -> None:
-        print(f"iui gateway: serving on http://{settings.gateway_host}:{settings.gateway_port}", file=sys.stderr,
-              flush=True)
+    def announce(connection_limit: int) -> None:
+        print(f"iui gateway: serving on http://{settings.gateway_host}:{settings.gateway_port} "
+              f"(at most {connection_limit:,} client connections)", file=sys.stderr, flush=True)
 
     run(settings, host=settings.gateway_host, port=settings.gateway_port, announce=announce)
     return 0
