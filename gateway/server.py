@@ -6,9 +6,11 @@ import asyncio
 import logging
 import resource
 from collections.abc import Callable
+from typing import Any
 
 import redis.asyncio as aioredis
 import uvicorn
+from starlette.applications import Starlette
 
 from config.settings import Settings
 from workers.redisio.connection import TRANSIENT_ERRORS, Backoff
@@ -42,16 +44,23 @@ async def serve(settings: Settings, *, host: str, port: int, announce: Callable[
     if announce is not None:
         announce(limit)
     app = create_app(settings=settings, backend=backend)
+    server = gateway_server(app, settings, limit, host=host, port=port, log_level=settings.log_level.lower(),
+                            proxy_headers=False, date_header=True, timeout_graceful_shutdown=5)
+    await server.serve()
+
+
+def gateway_server(app: Starlette, settings: Settings, limit: int, **options: Any) -> uvicorn.Server:
+    """uvicorn serving the gateway's `app` (`iui gateway`, `iui demo --serve`) with its own HTTP
+    protocol (read timeouts, the connection `limit`, the refusals it answers counted) and its open
+    connections exported; `options` are the rest of `uvicorn.Config`."""
     metrics = app.state.gateway.metrics
-    config = uvicorn.Config(app, host=host, port=port, log_level=settings.log_level.lower(), access_log=False,
-                            proxy_headers=False, server_header=False, date_header=True, timeout_graceful_shutdown=5,
-                            lifespan="on", **uvicorn_protocols(header_timeout_s=settings.gateway_header_timeout_s,
-                                                               body_timeout_s=settings.gateway_body_timeout_s,
-                                                               max_connections=limit,
-                                                               refused=metrics.refused_by_protocol))
+    config = uvicorn.Config(app, access_log=False, server_header=False, lifespan="on", **options,
+                            **uvicorn_protocols(header_timeout_s=settings.gateway_header_timeout_s,
+                                                body_timeout_s=settings.gateway_body_timeout_s,
+                                                max_connections=limit, refused=metrics.refused_by_protocol))
     server = uvicorn.Server(config)
     metrics.watch_connections(lambda: len(server.server_state.connections), limit)
-    await server.serve()
+    return server
 
 
 def connection_limit(settings: Settings) -> int:

@@ -117,13 +117,10 @@ def serve_demo(settings: Settings, *, embedded: bool, port: int, pause: float,
 
 async def _serve(settings: Settings, clients: Connections, sock: socket.socket, story: DemoStory,
                  out: Callable[[str], None]) -> None:
-    import uvicorn
-
     from gateway.app import create_app
     from gateway.identity import Verifier, mint
-    from gateway.protocol import uvicorn_protocols
     from gateway.redis_backend import RedisBackend
-    from gateway.server import connection_limit
+    from gateway.server import connection_limit, gateway_server
 
     secret = secrets.token_bytes(32)  # this run's only signing key: never printed or stored
     verifier = Verifier(audience=settings.gateway_jwt_audience, issuer=settings.gateway_jwt_issuer, secret=secret)
@@ -132,15 +129,7 @@ async def _serve(settings: Settings, clients: Connections, sock: socket.socket, 
     backend = await RedisBackend.of(clients.aio(), prefix=settings.key_prefix, partitions=settings.partitions)
     registry = CollectorRegistry()
     app = create_app(settings=settings, backend=backend, registry=registry, verifier=verifier)
-    limit = connection_limit(settings)
-    config = uvicorn.Config(app, log_level="warning", access_log=False, server_header=False, lifespan="on",
-                            timeout_graceful_shutdown=2,
-                            **uvicorn_protocols(header_timeout_s=settings.gateway_header_timeout_s,
-                                                body_timeout_s=settings.gateway_body_timeout_s,
-                                                max_connections=limit,
-                                                refused=app.state.gateway.metrics.refused_by_protocol))
-    server = uvicorn.Server(config)
-    app.state.gateway.metrics.watch_connections(lambda: len(server.server_state.connections), limit)
+    server = gateway_server(app, settings, connection_limit(settings), log_level="warning", timeout_graceful_shutdown=2)
     url = f"http://{HOST}:{sock.getsockname()[1]}/app/s/{story.session}#token={token}"
     threading.Thread(target=_tell, args=(server, registry, story, url, out), name="demo-story", daemon=True).start()
     await server.serve(sockets=[sock])
