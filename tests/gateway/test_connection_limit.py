@@ -5,16 +5,17 @@ is lowered to a few connections."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import resource
 import time
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 
 import httpx
 import pytest
 import redis
 
-from bench.fuzz_http import Answer, read_answer
+from bench.fuzz_http import Answer, Slow, read_answer, send_slowly
 from config.settings import load_settings
 from gateway.server import UNBOUNDED, connection_limit
 from tests.gateway.conftest import GatewayProcess, auth, sample
@@ -38,44 +39,43 @@ def gateway(redis_server: str) -> Iterator[GatewayProcess]:
         process.stop()
 
 
-async def _held(port: int, count: int) -> list[tuple[asyncio.StreamReader, asyncio.StreamWriter]]:
-    """`count` connections that each got one answer and are kept alive."""
+@contextlib.asynccontextmanager
+async def _holding(port: int, count: int) -> AsyncIterator[None]:
+    """`count` connections that each got one answer and are kept alive while the block runs."""
     held = []
-    for _ in range(count):
-        reader, writer = await asyncio.open_connection("127.0.0.1", port)
-        writer.write(b"GET /healthz HTTP/1.1\r\nhost: x\r\n\r\n")
-        assert (await asyncio.wait_for(read_answer(reader), 10)).status == 200
-        held.append((reader, writer))
-    return held
-
-
-async def _one(port: int, request: bytes) -> tuple[Answer, bool]:
-    """One request on a new connection: its answer, and whether the gateway then closed it."""
-    reader, writer = await asyncio.open_connection("127.0.0.1", port)
     try:
-        writer.write(request)
-        answer = await asyncio.wait_for(read_answer(reader), 10)
-        return answer, await asyncio.wait_for(reader.read(), 10) == b""
+        for _ in range(count):
+            reader, writer = await asyncio.open_connection("127.0.0.1", port)
+            held.append(writer)
+            writer.write(b"GET /healthz HTTP/1.1\r\nhost: x\r\n\r\n")
+            assert (await asyncio.wait_for(read_answer(reader), 10)).status == 200
+        yield
     finally:
-        writer.close()
+        for writer in held:
+            writer.close()
+            await writer.wait_closed()
+
+
+async def _one(port: int, request: bytes) -> Answer:
+    """The answer to one request sent whole on a new connection."""
+    slow = await send_slowly(port, [(0, request)], wait_s=10)
+    assert slow.answer is not None, "no answer"
+    return slow.answer
 
 
 def test_a_request_past_the_limit_is_answered_overloaded_and_let_go(gateway: GatewayProcess) -> None:
     before = sample(gateway.url, "iui_gateway_protocol_refused_total", code="overloaded")
 
-    async def run() -> tuple[Answer, bool, Answer]:
-        held = await _held(gateway.port, LIMIT)
-        try:
-            refused, closed = await _one(gateway.port, b"GET /v1/catalog?" + MARKER + b" HTTP/1.1\r\nhost: x\r\n\r\n")
-        finally:
-            for _, writer in held:
-                writer.close()
-                await writer.wait_closed()
+    async def run() -> tuple[Slow, Answer]:
+        async with _holding(gateway.port, LIMIT):
+            request = b"GET /v1/catalog?" + MARKER + b" HTTP/1.1\r\nhost: x\r\n\r\n"
+            refused = await send_slowly(gateway.port, [(0, request)], wait_s=10)
         await asyncio.sleep(0.3)  # the gateway sees them closed
-        served, _ = await _one(gateway.port, CATALOG)
-        return refused, closed, served
+        return refused, await _one(gateway.port, CATALOG)
 
-    refused, closed, served = asyncio.run(run())
+    slow, served = asyncio.run(run())
+    refused, closed = slow.answer, slow.closed
+    assert refused is not None
     problem = problem_of(refused, 503, "overloaded")
     assert dict(refused.headers)["retry-after"] == "1"
     assert MARKER not in refused.body and "QX" not in str(problem)
@@ -88,14 +88,9 @@ def test_probes_and_metrics_are_served_past_the_limit(gateway: GatewayProcess) -
     """A liveness probe failing at the limit would restart a gateway holding its streams, and
     Prometheus would see a full gateway as down."""
     async def run() -> list[Answer]:
-        held = await _held(gateway.port, LIMIT)
-        try:
-            return [(await _one(gateway.port, f"GET {path} HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n"
-                                .encode()))[0]
+        async with _holding(gateway.port, LIMIT):
+            return [await _one(gateway.port, f"GET {path} HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n".encode())
                     for path in ("/healthz", "/readyz", "/metrics", "/healthz?x=1", "/v1/catalog")]
-        finally:
-            for _, writer in held:
-                writer.close()
 
     *probes, catalog = asyncio.run(run())
     assert [answer.status for answer in probes] == [200, 200, 200, 200]
@@ -113,12 +108,8 @@ def test_a_call_refused_at_the_limit_never_reaches_the_runtime(gateway: GatewayP
                b"content-length: " + str(len(body)).encode() + b"\r\n\r\n" + body)
 
     async def run() -> Answer:
-        held = await _held(gateway.port, LIMIT)
-        try:
-            return (await _one(gateway.port, request))[0]
-        finally:
-            for _, writer in held:
-                writer.close()
+        async with _holding(gateway.port, LIMIT):
+            return await _one(gateway.port, request)
 
     problem_of(asyncio.run(run()), 503, "overloaded")
     assert streams() == keys  # nothing was submitted, no session created
@@ -134,12 +125,8 @@ def test_event_streams_count_and_keep_streaming_while_others_are_refused(redis_u
         runtime.stop()
 
     async def run() -> Answer:
-        held = await _held(gateway.port, LIMIT - 2)
-        try:
-            return (await _one(gateway.port, CATALOG))[0]
-        finally:
-            for _, writer in held:
-                writer.close()
+        async with _holding(gateway.port, LIMIT - 2):
+            return await _one(gateway.port, CATALOG)
 
     with httpx.Client(base_url=gateway.url, timeout=10) as first, httpx.Client(base_url=gateway.url) as second, \
             first.stream("GET", "/v1/sessions/limit2/events", headers=auth("viewer")) as one, \
@@ -170,12 +157,8 @@ def test_open_connections_are_exported(gateway: GatewayProcess) -> None:
         time.sleep(0.1)
 
     async def run() -> float:
-        held = await _held(gateway.port, LIMIT - 1)
-        try:
+        async with _holding(gateway.port, LIMIT - 1):
             return sample(gateway.url, "iui_gateway_connections")  # the scrape's own connection counts
-        finally:
-            for _, writer in held:
-                writer.close()
 
     assert asyncio.run(run()) == LIMIT
 
