@@ -145,12 +145,17 @@ async def stream(port: int, session: str, auth: str, cursor: str | None = None
                  ) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
     """A raw event stream connection (request sent, response headers read)."""
     reader, writer = await asyncio.open_connection("127.0.0.1", port)
-    extra = f"last-event-id: {cursor}\r\n" if cursor else ""
-    writer.write(f"GET /v1/sessions/{session}/events HTTP/1.1\r\nhost: bench\r\nauthorization: Bearer {auth}\r\n"
-                 f"{extra}\r\n".encode())
+    writer.write(_events_request(session, auth, cursor))
     await writer.drain()
     await reader.readuntil(b"\r\n\r\n")
     return reader, writer
+
+
+def _events_request(session: str, auth: str, cursor: str | None = None) -> bytes:
+    """The raw request of a session's event stream."""
+    extra = f"last-event-id: {cursor}\r\n" if cursor else ""
+    return (f"GET /v1/sessions/{session}/events HTTP/1.1\r\nhost: bench\r\nauthorization: Bearer {auth}\r\n"
+            f"{extra}\r\n").encode()
 
 
 async def frames(reader: asyncio.StreamReader) -> Any:
@@ -239,8 +244,7 @@ async def _status(port: int, session: str, auth: str) -> tuple[int, float]:
     started = time.perf_counter()
     reader, writer = await asyncio.open_connection("127.0.0.1", port)
     try:
-        writer.write(f"GET /v1/sessions/{session}/events HTTP/1.1\r\nhost: bench\r\n"
-                     f"authorization: Bearer {auth}\r\n\r\n".encode())
+        writer.write(_events_request(session, auth))
         head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), 30)
         return int(head.split(b" ", 2)[1]), time.perf_counter() - started
     finally:
