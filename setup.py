@@ -1,8 +1,10 @@
-"""Build hook of setuptools: `IUI_COMPILE=1 pip install .` compiles `core/` with mypyc.
+"""Build hook of setuptools: `IUI_COMPILE=1 pip install .` compiles `core/` and the worker's
+hot path with mypyc.
 
 Without `IUI_COMPILE=1` (and so with `pip install -e .`) nothing is compiled: the package is
 the pure-Python source.  The metadata is in pyproject.toml; this file only adds the extension
-modules.  `core.COMPILED` tells which build runs (docs/deployment.md).
+modules.  `core.COMPILED` and `workers.runtime.build.COMPILED` tell which build runs
+(docs/deployment.md).
 """
 
 from __future__ import annotations
@@ -14,13 +16,28 @@ from setuptools import setup
 
 # Modules mypyc does not compile, with the reason in docs/decisions.md ("compiled core").
 EXCLUDED: frozenset[str] = frozenset({"core/document/_parsed.py"})
+# The modules of `workers/` that every tool call runs through (the dispatcher's round, the
+# partition's decision and its writes, the stored state and its cache, the keys), compiled with
+# core: docs/decisions.md ("The compiled worker hot path") says why these and not the others.
+WORKERS_HOT_PATH: tuple[str, ...] = (
+    "workers/redisio/keys.py",
+    "workers/redisio/scripts.py",
+    "workers/runtime/batch.py",
+    "workers/runtime/build.py",
+    "workers/runtime/dispatcher.py",
+    "workers/runtime/partition.py",
+    "workers/sessions/cache.py",
+    "workers/sessions/store.py",
+    "workers/streams/tools.py",
+)
 
 
 def compiled_sources() -> list[str]:
-    """Every module of `core/` except the excluded ones, as paths relative to this file."""
+    """Every module of `core/` except the excluded ones, then the worker's hot path, as paths
+    relative to this file."""
     root = Path(__file__).parent
     paths = sorted(path.relative_to(root).as_posix() for path in (root / "core").rglob("*.py"))
-    return [path for path in paths if path not in EXCLUDED]
+    return [path for path in paths if path not in EXCLUDED] + list(WORKERS_HOT_PATH)
 
 
 def extension_modules() -> list[object]:

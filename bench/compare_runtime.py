@@ -7,8 +7,9 @@ submitted at once, as `bench workers` does) and we read its CPU from `/proc`; a 
 drains one patch of each of `--cold-sessions` sessions of the 200-component document (cold:
 nothing cached) and at once one more each (warm).  Each round also runs the two floors of
 `bench workers` (the runtime's commit script with no validation; the contract minimum of
-`bench.minimum`).  The compiled worker runs this tree's `workers` and `config` with the other
-interpreter's `core`: an overlay folder on PYTHONPATH links every top-level package but core.
+`bench.minimum`).  The compiled worker is the other interpreter's installed build as it is (its
+compiled `core` and worker hot path, `IUI_COMPILE=1 pip install .` of this tree), started from an
+empty folder without PYTHONPATH so that nothing of this tree can shadow it.
 
 `--baseline REF` adds a third side, alternated with the other two: a pure worker of an earlier
 commit (a `git worktree` of REF, removed afterwards), so "today's" worker and this tree's are
@@ -44,39 +45,36 @@ SIDES = ("pure", "compiled")
 class Side:
     """How to start a worker of one build: interpreter, environment and working folder."""
 
-    def __init__(self, name: str, compiled_python: str, overlay: Path, tree: Path = ROOT) -> None:
+    def __init__(self, name: str, compiled_python: str, empty: Path, tree: Path = ROOT) -> None:
         self.name = name
-        if name == "compiled":
+        if name == "compiled":  # the installed build only: no tree on the path
             self.python: tuple[str, ...] = (compiled_python,)
-            self.env, self.cwd = {**os.environ, "PYTHONPATH": str(overlay)}, str(overlay)
+            self.env = {key: value for key, value in os.environ.items() if key != "PYTHONPATH"}
+            self.cwd = str(empty)
         else:  # "pure" (this tree) or "baseline" (an earlier commit's tree), both pure Python
             self.python = (sys.executable,)
             self.env, self.cwd = {**os.environ, "PYTHONPATH": str(tree)}, str(tree)
         self._tree = tree
 
     def check(self) -> None:
-        """Refuse a side whose workers would not run the core it stands for."""
-        probe = "import core; print('compiled' if core.COMPILED else 'pure', core.__file__)"
+        """Refuse a side whose workers would not run the builds it stands for (a compiled side whose
+        core or worker hot path is pure, a pure side that would not load this tree's modules)."""
+        probe = ("import core, workers.runtime.build as worker; "
+                 "print(int(core.COMPILED), int(worker.COMPILED), core.__file__, worker.__file__)")
         done = subprocess.run([*self.python, "-c", probe], env=self.env, cwd=self.cwd, capture_output=True, text=True,
                               check=False)
-        core = "pure" if self.name == "baseline" else self.name
-        where = done.stdout.split(" ", 1)[-1].strip()
-        if (done.returncode != 0 or not done.stdout.startswith(core + " ")
-                or (core == "pure" and not where.startswith(str(self._tree)))):
-            raise SystemExit(f"bench compare: the {self.name} worker would run {done.stdout.strip() or done.stderr}")
+        fields = done.stdout.split()
+        if done.returncode != 0 or len(fields) != 4:
+            raise SystemExit(f"bench compare: the {self.name} worker would not start: {done.stderr.strip()}")
+        compiled = self.name == "compiled"
+        builds = ["compiled" if flag == "1" else "pure" for flag in fields[:2]]
+        inside = all(path.startswith(str(self._tree)) for path in fields[2:])
+        if builds != ["compiled" if compiled else "pure"] * 2 or (not compiled and not inside):
+            raise SystemExit(f"bench compare: the {self.name} worker would run the {builds[0]} core and the "
+                             f"{builds[1]} worker ({fields[2]}, {fields[3]})")
 
     def start(self, url: str) -> list[Any]:
         return start_workers(url, 1, python=self.python, env=self.env, cwd=self.cwd)
-
-
-@contextmanager
-def overlay() -> Iterator[Path]:
-    """A folder linking every top-level package of the tree but `core`."""
-    with tempfile.TemporaryDirectory() as folder:
-        path = Path(folder)
-        for package in ("workers", "config", "gateway", "bench"):
-            (path / package).symlink_to(ROOT / package)
-        yield path
 
 
 def drained(url: str, side: Side, name: str, document: dict[str, Any], run: int) -> tuple[float, float]:
@@ -137,13 +135,14 @@ def run_rounds(compiled_python: str, repeat: int, cold_sessions: int,
                baseline: str | None = None) -> list[dict[str, Any]]:
     """`repeat` rounds on one private redis-server, the sides' order alternated."""
     rounds = []
-    with overlay() as path, tempfile.TemporaryDirectory() as directory, baseline_tree(baseline) as tree:
+    with tempfile.TemporaryDirectory() as empty, tempfile.TemporaryDirectory() as directory, \
+            baseline_tree(baseline) as tree:
         server, port = start_redis_server(directory)
         url = f"redis://127.0.0.1:{port}/0"
         try:
-            sides = [Side(name, compiled_python, path) for name in SIDES]
+            sides = [Side(name, compiled_python, Path(empty)) for name in SIDES]
             if tree is not None:
-                sides.insert(0, Side("baseline", compiled_python, path, tree))
+                sides.insert(0, Side("baseline", compiled_python, Path(empty), tree))
             for side in sides:
                 side.check()
             for run in range(repeat):

@@ -17,16 +17,19 @@ from workers.redisio.local_server import REDIS_BINARY, start_redis_server
 
 def pytest_sessionstart(session: pytest.Session) -> None:
     """With `IUI_EXPECT_CORE=compiled` (or `pure`), refuse to run against the other build of
-    `core`: `.ci/run` runs the unit tests against an installed compiled core, and a source tree
-    earlier on `sys.path` would silently test the pure one instead."""
+    `core` or of the worker's hot path: `.ci/run` runs the unit and integration tests against an
+    installed compiled build, and a source tree earlier on `sys.path` would silently test the pure
+    one instead."""
     expected = os.environ.get("IUI_EXPECT_CORE")
     if expected is None:
         return
     import core
+    import workers.runtime.build as worker
 
-    running = "compiled" if core.COMPILED else "pure"
-    if running != expected:
-        raise pytest.UsageError(f"IUI_EXPECT_CORE={expected} but the {running} core runs ({core.__file__})")
+    for name, module, compiled in (("core", core, core.COMPILED), ("worker", worker, worker.COMPILED)):
+        running = "compiled" if compiled else "pure"
+        if running != expected:
+            raise pytest.UsageError(f"IUI_EXPECT_CORE={expected} but the {running} {name} runs ({module.__file__})")
 
 
 @pytest.fixture(scope="session")

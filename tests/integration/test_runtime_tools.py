@@ -43,7 +43,7 @@ def patch_with_the_examples(rt: Runtime, frame: dict) -> list[dict]:
 def assert_rejected_and_unchanged(rt: Runtime, reply: dict, code: str, before: dict, log: int) -> None:
     assert reply["ok"] is False
     assert reply["error"]["code"] == code
-    assert rt.generation(SESSION, "sales-report", before["generation"]) == before
+    assert rt.generation(SESSION, "sales-report", int(before["generation"])) == before
     assert rt.log_length(SESSION) == log
     assert rt.rejections(code) >= 1
 

@@ -33,14 +33,14 @@ def test_fewer_than_three_rounds_are_refused():
         compare.main(["--repeat", "2"])
 
 
-def test_a_worker_side_must_run_the_core_it_stands_for(tmp_path):
+def test_a_worker_side_must_run_the_builds_it_stands_for(tmp_path):
     from bench.compare_runtime import Side
 
     pure = Side("pure", sys.executable, tmp_path)
     pure.check()  # the tree's source core on PYTHONPATH: pure, whichever build runs the tests
     posing = Side("compiled", sys.executable, tmp_path)
     posing.env, posing.cwd = pure.env, pure.cwd  # an interpreter that would load the source core
-    with pytest.raises(SystemExit, match="the compiled worker would run pure"):
+    with pytest.raises(SystemExit, match="the compiled worker would run the pure core and the pure worker"):
         posing.check()
 
 

@@ -247,13 +247,13 @@ def test_the_image_is_pinned_layered_non_root_and_health_checked():
     assert "HEALTHCHECK" in runtime and "--no-deps" in runtime
 
 
-def test_the_image_carries_the_compiled_core_and_no_compiler():
+def test_the_image_carries_the_compiled_build_and_no_compiler():
     lines = [line for line in (ROOT / "ops" / "Dockerfile").read_text().splitlines() if line and line[0] != "#"]
     runtime_from = max(i for i, line in enumerate(lines) if line.startswith("FROM "))
     build, runtime = "\n".join(lines[:runtime_from]), "\n".join(lines[runtime_from:])
     assert "IUI_COMPILE=1" in build and "pip wheel" in build and "gcc" in build
     assert "gcc" not in runtime and "IUI_COMPILE" not in runtime
-    assert "core.COMPILED" in runtime  # the build fails unless the installed core is the compiled one
+    assert "core.COMPILED" in runtime and "w.COMPILED" in runtime  # the build fails unless both are compiled
 
 
 def test_the_build_context_holds_only_what_the_image_copies():

@@ -84,7 +84,7 @@ def test_iui_demo_runs_from_a_wheel_installed_in_a_fresh_venv(tmp_path):
     assert "converged=True" in demo.stdout
     version = subprocess.run([str(venv / "bin" / "iui"), "--version"], cwd=run, env=env, capture_output=True,
                              text=True, timeout=60, check=True).stdout
-    assert version.startswith("iui ") and version.endswith(" (pure core)\n"), version
+    assert version.startswith("iui ") and version.endswith(" (pure core, pure worker)\n"), version
 
 
 def test_a_compiled_editable_install_is_refused(monkeypatch, tmp_path):
@@ -97,6 +97,8 @@ def test_a_compiled_editable_install_is_refused(monkeypatch, tmp_path):
     monkeypatch.setenv("IUI_COMPILE", "1")
     with pytest.raises(RuntimeError, match="regular install"):
         backend.build_editable(str(tmp_path))
-    assert "mypy>=2.4,<2.5" in backend._compile_requires()
+    requires = backend._compile_requires()
+    assert "mypy>=2.4,<2.5" in requires  # mypyc, and what the compiled worker modules are type-checked against:
+    assert {"redis[hiredis]>=8.1,<9", "pydantic>=2.13,<3", "rq>=3.0,<4", "orjson>=3.13,<4"} <= set(requires)
     monkeypatch.delenv("IUI_COMPILE")
     assert backend._compile_requires() == []

@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import contextlib
+import json
+from pathlib import Path
 
+from core.stream.lifecycle import start_ui_stream
 from workers.sessions.cache import ENTRY_OVERHEAD, MISSING, PARSED_FACTOR, GenerationCache, estimate
+from workers.sessions.store import Generation
 
 
 def test_an_entry_is_estimated_at_its_parsed_size() -> None:
@@ -106,3 +110,18 @@ def test_hostile_inputs_to_every_public_core_function_leave_no_cyclic_garbage() 
     finally:
         if enabled:
             gc.enable()
+
+
+def test_generations_are_equal_by_every_stored_field_and_never_by_their_core_state() -> None:
+    stored = {"ui_id": "u", "generation": 1, "source": "c1", "seq": 2, "revision": 1, "status": "streaming",
+              "frames": 2, "bytes": 10, "checkpoint": "{}", "last_call": "c2", "last_digest": "d",
+              "last_receipt": "r", "call_ids": frozenset({"a:"})}
+    # a new attribute must be listed here and compared (a compiled class lists them in `__mypyc_attrs__`)
+    assert set(stored) | {"state"} == set(getattr(Generation, "__slots__", None) or Generation.__mypyc_attrs__)
+    base = Generation(**stored)
+    document = json.loads((Path(__file__).resolve().parents[2] / "examples" / "stream-initial.json").read_text("utf-8"))
+    assert base == Generation(**stored, state=start_ui_stream(document, "c1", 1))
+    for name, value in stored.items():
+        other = {**stored, name: frozenset({"b:"}) if name == "call_ids" else value + 1 if isinstance(value, int)
+                 else value + "x"}
+        assert base != Generation(**other), name

@@ -123,14 +123,15 @@ def test_a_redis_that_never_answers_fails_in_one_line_within_the_command_timeout
     assert elapsed < 3.0  # redis-py's own default would wait 5 s
 
 
-def test_version_prints_the_installed_version_and_which_core_runs(capsys: pytest.CaptureFixture[str]) -> None:
+def test_version_prints_the_installed_version_and_which_builds_run(capsys: pytest.CaptureFixture[str]) -> None:
     from core import COMPILED
     from workers.observability.metrics import build_version
+    from workers.runtime.build import COMPILED as WORKER_COMPILED
 
     with pytest.raises(SystemExit) as exit_:
         main(["--version"])
-    build = "compiled" if COMPILED else "pure"
-    assert exit_.value.code == 0 and capsys.readouterr().out == f"iui {build_version()} ({build} core)\n"
+    core, worker = ("compiled" if flag else "pure" for flag in (COMPILED, WORKER_COMPILED))
+    assert exit_.value.code == 0 and capsys.readouterr().out == f"iui {build_version()} ({core} core, {worker} worker)\n"
 
 
 def test_every_option_of_every_command_has_help() -> None:

@@ -56,7 +56,7 @@ class Harness:
                                              "call": call, "body": json.dumps(arguments)})
         [(_, entries)] = self.redis.xreadgroup(GROUP, CONSUMER, {self.keys.input(0): ">"})
         for entry_id, fields in entries:
-            self.consumer._handle(entry_id, fields, 1)
+            self.consumer._handle(entry_id.decode(), fields, 1)  # as the dispatcher hands it over: text
         reply_key = self.keys.reply(0, SESSION, request)
         replies = self.redis.lrange(reply_key, 0, -1)
         assert len(replies) == 1, "exactly one reply per entry"

@@ -213,7 +213,8 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 
 class _Version(argparse.Action):
-    """`--version`: the installed distribution's version and which core runs (compiled or pure Python)."""
+    """`--version`: the installed distribution's version and which builds of the core and of the
+    worker's hot path run (compiled or pure Python)."""
 
     def __init__(self, option_strings: Sequence[str], dest: str = argparse.SUPPRESS, **_: Any) -> None:
         super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS,
@@ -223,8 +224,10 @@ class _Version(argparse.Action):
         from core import COMPILED
 
         from ..observability.metrics import build_version
+        from ..runtime.build import COMPILED as WORKER_COMPILED
 
-        print(f"iui {build_version()} ({'compiled' if COMPILED else 'pure'} core)")
+        print(f"iui {build_version()} ({'compiled' if COMPILED else 'pure'} core, "
+              f"{'compiled' if WORKER_COMPILED else 'pure'} worker)")
         parser.exit()
 
 

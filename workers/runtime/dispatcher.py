@@ -98,17 +98,18 @@ class Dispatcher:
         self._lock = threading.Lock()
         self._reading = threading.Lock()  # held while a read is in flight
         self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="iui-dispatcher", daemon=True)
+        # not `_thread`: mypyc names the C field of an attribute after it, and `__thread` is a C keyword
+        self._loop = threading.Thread(target=self._run, name="iui-dispatcher", daemon=True)
 
     def start(self) -> None:
         """Start the loop thread."""
-        self._thread.start()
+        self._loop.start()
 
     def stop(self) -> None:
         """End the loop after the batch in hand (consumers still attached are left as they are)."""
         self._stop.set()
-        if self._thread.is_alive():
-            self._thread.join()
+        if self._loop.is_alive():
+            self._loop.join()
 
     def attach(self, consumer: PartitionConsumer) -> None:
         """Serve a newly leased partition (its pending entries are replayed first)."""
@@ -204,15 +205,18 @@ class Dispatcher:
             if consumer is None or not entries:
                 continue
             with consumer.busy:
-                if consumer.stopping:
-                    continue  # left pending: the next owner (or this one's replay) takes them
-                self._flush()
-                if self._held > self._held_budget:
-                    self._settle(self._exchange({}, 0)[0])  # the round holds enough: confirm it first
-                if consumer.take(entries, defer=not self._cluster) is not None:
-                    self._hold(consumer)
-                self._turns_due = self._turns_due or consumer.replaying
-            self._more = self._more or len(entries) >= self._batch_size
+                if not consumer.stopping:  # else left pending: the next owner (or this one's replay) takes them
+                    self._take(consumer, entries)
+
+    def _take(self, consumer: PartitionConsumer, entries: list[Entry]) -> None:
+        """Hand a woken partition its entries (holding its `busy` lock) and keep its decided writes."""
+        self._flush()
+        if self._held > self._held_budget:
+            self._settle(self._exchange({}, 0)[0])  # the round holds enough: confirm it first
+        if consumer.take(entries, defer=not self._cluster) is not None:
+            self._hold(consumer)
+        self._turns_due = self._turns_due or consumer.replaying
+        self._more = self._more or len(entries) >= self._batch_size
 
     def _settle(self, settled: list[Settled]) -> None:
         """Hand each consumer the replies of its writes (or the error that kept them from Redis)."""

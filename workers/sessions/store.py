@@ -99,7 +99,10 @@ class Generation:
                 f"revision={self.revision} seq={self.seq} status={self.status}")
 
 
-_COMPARED = tuple(name for name in Generation.__slots__ if name != "state")
+# The stored fields `__eq__` compares: every slot but the rebuilt core state (a class's
+# `__slots__` is not readable in the compiled build; tests/unit/test_workers_cache.py checks the list).
+_COMPARED = ("bytes", "call_ids", "checkpoint", "frames", "generation", "last_call", "last_digest", "last_receipt",
+             "revision", "seq", "source", "status", "ui_id")
 
 
 SharedCache: TypeAlias = GenerationCache[Generation | None]  # what every held partition's Store caches
