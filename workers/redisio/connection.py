@@ -10,16 +10,17 @@ from __future__ import annotations
 import random
 import time
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, TypeAlias, cast
+from typing import TYPE_CHECKING, Any, TypeAlias, cast
 from urllib.parse import urlsplit
 
 import redis
+from mypy_extensions import mypyc_attr
 from redis import exceptions as redis_errors
 from redis.backoff import NoBackoff
 from redis.cluster import ClusterNode, RedisCluster
 from redis.connection import Connection
 from redis.retry import Retry
-from redis.typing import EncodableT, FieldT
+from redis.typing import EncodableT
 
 from .client import ClusterClient, RedisClient, Reply, ServerClient, Wire
 
@@ -140,6 +141,7 @@ def stream_id(value: Reply) -> tuple[int, int]:
     return int(ms), int(seq or 0)
 
 
+@mypyc_attr(native_class=False)  # mypyc makes no native subclass of `ConnectionError`
 class ScriptUnavailable(ConnectionError):
     """A script the server lost could not be loaded again (a fail-over in progress): retry later."""
 
@@ -250,7 +252,8 @@ def logged(fields: Mapping[Reply, Reply], name: str) -> bytes | str:
 def add_entry(client: RedisClient, key: str, fields: Mapping[str, str]) -> str:
     """XADD `fields` to the stream `key`; returns the new entry's id."""
     # redis-py types the fields as an invariant dict of its own value types: any mapping of text works
-    return text(client.xadd(key, cast(dict[FieldT, EncodableT], fields)))
+    # (each cast to redis-py's types here is to `Any`: the compiled build checks a cast at run time)
+    return text(client.xadd(key, cast(Any, fields)))
 
 
 def rotate_first(client: RedisClient, key: str, timeout: float) -> bytes | None:
@@ -261,7 +264,7 @@ def rotate_first(client: RedisClient, key: str, timeout: float) -> bytes | None:
     """
     if not type(client).__module__.startswith("fakeredis"):
         # redis-py types the timeout as int; Redis takes seconds with decimals (Redis >= 6.0)
-        return value_bytes(client.blmove(key, key, cast(int, timeout), "LEFT", "RIGHT"))
+        return value_bytes(client.blmove(key, key, cast(Any, timeout), "LEFT", "RIGHT"))
     deadline = time.monotonic() + timeout
     while True:
         value = value_bytes(client.lmove(key, key, "LEFT", "RIGHT"))
@@ -272,7 +275,7 @@ def rotate_first(client: RedisClient, key: str, timeout: float) -> bytes | None:
 
 def remove_first(client: RedisClient, key: str, value: bytes) -> None:
     """`LREM key 1 value`: drop the first copy of `value` (a reply in hand) from a list."""
-    client.lrem(key, 1, cast(str, value))  # redis-py types the value as str; Redis compares any bytes
+    client.lrem(key, 1, cast(Any, value))  # redis-py types the value as str; Redis compares any bytes
 
 
 def is_no_script(result: object) -> bool:
