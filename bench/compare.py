@@ -82,6 +82,9 @@ def main(argv: list[str] | None = None) -> int:
                              "(bench/compare_runtime.py; needs redis-server)")
     parser.add_argument("--cold-sessions", type=int, default=300,
                         help="sessions of the 200-component document per cold round")
+    parser.add_argument("--paced-rate", type=float, default=1200.0, metavar="CALLS_PER_S",
+                        help="pace each side's 10-component worker at this rate after its drained run: the busiest "
+                             "thread's CPU per paced call and the p99, beside the latency floor's (0: not paced)")
     parser.add_argument("--baseline", metavar="REF",
                         help="also run a pure worker of this git commit in the runtime table (a git worktree), "
                              "to compare with an earlier build in the same run")
@@ -116,7 +119,7 @@ def _compare_runtime(args: argparse.Namespace) -> None:
     from .compare_runtime import header, rows, run_rounds
     from .stream import _print_table
 
-    rounds = run_rounds(args.compiled_python, args.repeat, args.cold_sessions, args.baseline)
+    rounds = run_rounds(args.compiled_python, args.repeat, args.cold_sessions, args.baseline, args.paced_rate)
     print()
     _print_table(header(args.baseline), rows(rounds))
     print(f"{args.repeat} alternated rounds on one private redis-server; cold: {args.cold_sessions} sessions of the "

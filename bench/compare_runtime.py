@@ -3,7 +3,10 @@ with the compiled core, the floors beside them, cold sessions beside warm ones.
 
 Each round, on one private redis-server, in alternated order of the two sides: a worker
 drains patches of the 10-component and of the 200-component document (64 sessions, all
-submitted at once, as `bench workers` does) and we read its CPU from `/proc`; a fresh worker
+submitted at once, as `bench workers` does) and we read its CPU from `/proc`; the worker of the
+10-component document is then paced at `--paced-rate` (open loop, as `bench workers` paces it):
+its busiest thread's CPU per paced call (the dispatcher's: a paced call pays a whole round) and
+the p99, beside the latency floor's p99 at the same rate in the same round; a fresh worker
 drains one patch of each of `--cold-sessions` sessions of the 200-component document (cold:
 nothing cached) and at once one more each (warm).  Each round also runs the two floors of
 `bench workers` (the runtime's commit script with no validation; the contract minimum of
@@ -18,6 +21,7 @@ measured in the same run on the same server.  REF must speak this tree's wire co
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import statistics
@@ -34,11 +38,24 @@ import redis
 
 from bench.cold import cold_then_warm, opened
 from bench.minimum import minimum_floor
-from bench.workers import Load, cpu_seconds, floor, large_document, small_document, start_workers, stop, throughput
+from bench.workers import (
+    Load,
+    cpu_seconds,
+    floor,
+    large_document,
+    latency,
+    latency_floor,
+    small_document,
+    start_workers,
+    stop,
+    thread_cpu_seconds,
+    throughput,
+)
 from workers.redisio.local_server import start_redis_server
 
 ROOT = Path(__file__).resolve().parents[1]
 SESSIONS, PER_SESSION = 64, 100
+PACED_CALLS = 4_000  # one paced run per side and round (~3 s at 1,200 calls/s)
 SIDES = ("pure", "compiled")
 
 
@@ -77,8 +94,10 @@ class Side:
         return start_workers(url, 1, python=self.python, env=self.env, cwd=self.cwd)
 
 
-def drained(url: str, side: Side, name: str, document: dict[str, Any], run: int) -> tuple[float, float]:
-    """Calls/s of one worker draining patches, and its CPU ms per call."""
+def drained(url: str, side: Side, name: str, document: dict[str, Any], run: int,
+            paced_rate: float = 0.0) -> tuple[float, ...]:
+    """Calls/s of one worker draining patches and its CPU ms per call; with `paced_rate`, then its
+    busiest thread's CPU ms per paced call and the paced p99 (ms)."""
     workers = side.start(url)
     try:
         load = Load(url, document, SESSIONS, f"{side.name}-{name}-{run}")
@@ -86,7 +105,14 @@ def drained(url: str, side: Side, name: str, document: dict[str, Any], run: int)
         before = cpu_seconds(workers[0].pid)
         rate = throughput(load, PER_SESSION)
         cpu = (cpu_seconds(workers[0].pid) - before) * 1000 / (SESSIONS * PER_SESSION)
-        return rate, cpu
+        if not paced_rate:
+            return rate, cpu
+        load.reopen_if_needed(PACED_CALLS // SESSIONS + 1)
+        threads = thread_cpu_seconds(workers[0].pid)
+        _, p99, _ = latency(load, paced_rate, PACED_CALLS)
+        after = thread_cpu_seconds(workers[0].pid)
+        busiest = max(seconds - threads.get(thread, 0.0) for thread, seconds in after.items())
+        return rate, cpu, busiest * 1000 / PACED_CALLS, p99
     finally:
         stop(workers)
 
@@ -97,11 +123,11 @@ def cold_and_warm(url: str, side: Side, sessions: int, run: int) -> tuple[float,
     return cold_then_warm(opened(url, large_document(), sessions, f"cold-{side.name}-{run}", start), start)
 
 
-def measure_round(url: str, sides: list[Side], cold_sessions: int, run: int) -> dict[str, Any]:
-    """One round: every measure of both sides (in the given order) and the two floors."""
-    result: dict[str, Any] = {}
+def measure_round(url: str, sides: list[Side], cold_sessions: int, run: int, paced_rate: float) -> dict[str, Any]:
+    """One round: every measure of both sides (in the given order), the two floors and the latency floor."""
+    result: dict[str, Any] = {"paced rate": paced_rate}
     for side in sides:
-        small = drained(url, side, "small", small_document(), run)
+        small = drained(url, side, "small", small_document(), run, paced_rate)
         large = drained(url, side, "large", large_document(), run)
         cold, warm = cold_and_warm(url, side, cold_sessions, run)
         result[side.name] = {"small": small, "large": large, "cold": cold, "warm": warm}
@@ -111,6 +137,9 @@ def measure_round(url: str, sides: list[Side], cold_sessions: int, run: int) -> 
         result[f"floor {name}"] = floor(url, frame, SESSIONS, PER_SESSION, run, batched=True)
         result[f"minimum {name}"] = minimum_floor(url, frame, SESSIONS, PER_SESSION, run)
         redis.Redis.from_url(url).flushall()
+    if paced_rate:
+        paced = argparse.Namespace(sessions=SESSIONS, latency_runs=1, latency_calls=PACED_CALLS)
+        result["latency floor"] = latency_floor(url, paced_rate, paced)[0][1]
     return result
 
 
@@ -131,8 +160,8 @@ def baseline_tree(ref: str | None) -> Iterator[Path | None]:
                            capture_output=True)
 
 
-def run_rounds(compiled_python: str, repeat: int, cold_sessions: int,
-               baseline: str | None = None) -> list[dict[str, Any]]:
+def run_rounds(compiled_python: str, repeat: int, cold_sessions: int, baseline: str | None = None,
+               paced_rate: float = 0.0) -> list[dict[str, Any]]:
     """`repeat` rounds on one private redis-server, the sides' order alternated."""
     rounds = []
     with tempfile.TemporaryDirectory() as empty, tempfile.TemporaryDirectory() as directory, \
@@ -147,7 +176,7 @@ def run_rounds(compiled_python: str, repeat: int, cold_sessions: int,
                 side.check()
             for run in range(repeat):
                 order = sides if run % 2 == 0 else sides[::-1]
-                rounds.append(measure_round(url, order, cold_sessions, run))
+                rounds.append(measure_round(url, order, cold_sessions, run, paced_rate))
                 print(f"runtime round {run + 1}/{repeat} done", flush=True)
         finally:
             server.kill()
@@ -181,6 +210,14 @@ def rows(rounds: list[dict[str, Any]]) -> list[list[str]]:
         ("warm sessions, calls/s", lambda s, r: s["warm"]),
         ("cold / warm", lambda s, r: s["cold"] / s["warm"]),
     ]
+    paced = rounds[0].get("paced rate")
+    if paced:
+        at = f"paced at {paced:,.0f} calls/s, 10 components"
+        measures += [
+            (f"busiest thread's CPU ms per call, {at}", lambda s, r: s["small"][2]),
+            (f"p99 ms, {at}", lambda s, r: s["small"][3]),
+            (f"p99 / the latency floor's p99, {at}", lambda s, r: s["small"][3] / r["latency floor"]),
+        ]
     table = []
     baseline = "baseline" in rounds[0]
     for name, pick in measures:
@@ -197,6 +234,10 @@ def rows(rounds: list[dict[str, Any]]) -> list[list[str]]:
             figures = [r[f"{floor_name} {size}"] for r in rounds]
             table.append([f"{title}, frame of {components} components, calls/s", _figure(min(figures)),
                           _figure(statistics.median(figures)), *[""] * (6 if baseline else 3)])
+    if paced:
+        figures = [r["latency floor"] for r in rounds]
+        table.append([f"latency floor, p99 ms at {paced:,.0f} calls/s", _figure(min(figures)),
+                      _figure(statistics.median(figures)), *[""] * (6 if baseline else 3)])
     return table
 
 

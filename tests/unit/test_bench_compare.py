@@ -77,6 +77,26 @@ def test_a_baseline_side_adds_its_columns_first_and_the_ratio_against_it_last():
     assert header("abc1234")[1] == "abc1234 min" and header("abc1234")[-1] == "compiled / abc1234 (medians)"
 
 
+def test_a_paced_round_adds_the_busiest_threads_cpu_the_p99_and_its_ratio_to_the_latency_floor():
+    from bench.compare_runtime import header, rows
+
+    def side(cpu: float, p99: float) -> dict:
+        return {"small": (1000.0, 0.2, cpu, p99), "large": (500.0, 0.4), "cold": 250.0, "warm": 500.0}
+
+    rounds = [{"paced rate": 1200.0, "pure": side(0.5, 10.0 * k), "compiled": side(0.4, 4.0 * k),
+               "latency floor": 2.0 * k, "floor small": 4000.0, "floor large": 2000.0, "minimum small": 8000.0,
+               "minimum large": 4000.0} for k in (1, 2, 3)]
+    table = {row[0]: row[1:] for row in rows(rounds)}
+    at = "paced at 1,200 calls/s, 10 components"
+    assert table[f"busiest thread's CPU ms per call, {at}"] == ["0.50", "0.50", "0.40", "0.40", "0.80"]
+    assert table[f"p99 ms, {at}"] == ["10.00", "20.00", "4.00", "8.00", "0.40"]
+    assert table[f"p99 / the latency floor's p99, {at}"] == ["5.00", "5.00", "2.00", "2.00", "0.40"]
+    assert table["latency floor, p99 ms at 1,200 calls/s"] == ["2.00", "4.00", "", "", ""]
+    assert {len(row) for row in rows(rounds)} == {len(header(None))}
+    assert "latency floor, p99 ms at 1,200 calls/s" not in {row[0] for row in rows([{**r, "paced rate": 0.0}
+                                                                                   for r in rounds])}
+
+
 def test_a_baseline_worker_must_run_the_pure_core_of_its_own_tree(tmp_path):
     from bench.compare_runtime import Side
 
