@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
+import redis
 
 from core.document.model import parse_document
 from core.errors import UISchemaError
@@ -10,8 +13,9 @@ from core.json.safe import assert_safe_json
 from core.limits import UI_LIMITS
 from tests.integration.conftest import Runtime, big_document, cursor_args, example
 from workers.redisio.keys import generation_field
-from workers.sessions.store import Store
+from workers.sessions.store import _COMPARED, Generation, Store
 from workers.streams import tools
+from workers.wire.entry import dumps
 
 pytestmark = pytest.mark.integration
 SESSION = "session-tools"
@@ -392,3 +396,148 @@ def test_a_cold_store_finds_no_generation_once_its_fields_expired(runtime: Runti
     key = runtime.client.keys.generations(runtime.client.partition(SESSION), SESSION)
     runtime.redis.hdel(key, generation_field("sales-report", 1, "checkpoint"))  # as if expired in between
     assert plain_store(runtime).of_source(SESSION, "open-1") == ("sales-report", None)
+
+
+class CountedRedis(redis.Redis):
+    """A real client, sharing the runtime's connections, that counts the round trips sent
+    through it (a command, or a pipeline's execute)."""
+
+    round_trips = 0
+
+    def pipeline(self, transaction: bool = True, shard_hint: Any = None) -> Any:
+        pipe = super().pipeline(transaction, shard_hint)
+        execute = pipe.execute
+
+        def counted(*args: Any, **kwargs: Any) -> Any:
+            self.round_trips += 1
+            return execute(*args, **kwargs)
+
+        pipe.execute = counted  # type: ignore[method-assign]
+        return pipe
+
+    def execute_command(self, *args: Any, **options: Any) -> Any:
+        self.round_trips += 1
+        return super().execute_command(*args, **options)
+
+
+def counted_store(rt: Runtime) -> tuple[Store, CountedRedis]:
+    counted = CountedRedis(connection_pool=rt.redis.connection_pool)
+    return Store(redis=counted, keys=rt.client.keys, partition=rt.client.partition(SESSION)), counted
+
+
+def sessions_of_one_partition(rt: Runtime, count: int) -> list[str]:
+    partition = rt.client.partition(SESSION)
+    return [s for s in (f"cold-{n}" for n in range(200)) if rt.client.partition(s) == partition][:count]
+
+
+def test_a_cold_store_reads_ahead_the_generations_of_a_batch_in_one_round_trip(runtime: Runtime) -> None:
+    runtime.start()
+    sessions = sessions_of_one_partition(runtime, 3)
+    for session in sessions:
+        open_stream(runtime, "open-1", session=session)
+    expired = sessions[2]
+    runtime.redis.hdel(runtime.client.keys.generations(runtime.client.partition(expired), expired),
+                       generation_field("sales-report", 1, "checkpoint"))
+    runtime.stop()
+    calls = [(sessions[0], "open-1"), (sessions[1], "open-1"), (expired, "open-1"), (sessions[0], "never-opened"),
+             (sessions[0], "open-1")]
+    expected = [plain_store(runtime).of_source(*call) for call in calls]  # one new store (nothing cached) each
+    store, counted = counted_store(runtime)
+    store.read_ahead(calls)
+    assert counted.round_trips == 1
+    runtime.redis.config_resetstat()
+    # What the batch's decisions read then comes from the cache, but the unknown source's
+    # (never cached: a call earlier in the batch may still open it).
+    assert [store.of_source(*call) for call in calls] == expected
+    assert counted.round_trips == 2
+    commands = {name: stats["calls"] for name, stats in runtime.redis.info("commandstats").items()}
+    assert commands == {"cmdstat_config|resetstat": 1, "cmdstat_evalsha": 1, "cmdstat_hget": 1}, commands
+    assert expected[0][1] is not None and expected[2] == ("sales-report", None) and expected[3] == (None, None)
+    store.read_ahead(calls[:3])  # all cached now: nothing is read
+    assert counted.round_trips == 2
+
+
+def test_a_read_ahead_never_replaces_a_newer_cached_generation(runtime: Runtime) -> None:
+    runtime.start()
+    frame = open_stream(runtime)
+    runtime.stop()
+    store = plain_store(runtime)
+    stored = plain_store(runtime).of_source(SESSION, "open-1")[1]
+    assert stored is not None
+    # As a batch's optimistic commit, unconfirmed: cached under its uiId, its source not yet remembered.
+    newer = Generation(**{**{name: getattr(stored, name) for name in _COMPARED}, "seq": stored.seq + 1})
+    store.remember(SESSION, newer, opened=False)
+    store.read_ahead([(SESSION, "open-1")])
+    assert store.of_source(SESSION, "open-1") == ("sales-report", newer)
+    assert frame["seq"] == stored.seq
+
+
+def test_patches_of_cold_sessions_and_hostile_entries_read_ahead_are_decided_as_one_by_one(runtime: Runtime) -> None:
+    runtime.start()
+    sessions = [f"cold-e2e-{n}" for n in range(12)]
+    frames = {session: open_stream(runtime, "open-1", session=session) for session in sessions}
+    runtime.stop()  # the next worker holds nothing of them: every session is cold
+    mutation = example("stream-mutations.json")[0]
+    client = runtime.client
+    good = {session: client.submit(session, PATCH, {**cursor_args(frames[session]), "mutation": mutation},
+                                   call="patch-1") for session in sessions}
+    first = sessions[0]
+    hostile = {
+        "not json": client.add(client.entry(first, PATCH, "{not json", call="bad-1")),
+        "no source": client.submit(first, PATCH, {"generation": 1, "baseRevision": 0, "mutation": mutation},
+                                   call="bad-2"),
+        "source not a string": client.submit(first, COMPLETE, {**cursor_args(frames[first]), "sourceCallId": 7},
+                                             call="bad-3"),
+        "unknown source": client.submit(sessions[1], CANCEL, {**cursor_args(frames[sessions[1]]),
+                                                              "sourceCallId": "never-opened"}, call="bad-4"),
+        "stale cursor": client.submit(sessions[2], PATCH, {**cursor_args(frames[sessions[2]]), "mutation": mutation},
+                                      call="patch-2"),
+        "array body": client.add(client.entry(sessions[3], CANCEL, "[1, 2]", call="bad-5")),
+    }
+    runtime.start()
+    for session, request in good.items():
+        reply = client.reply(session, request, timeout=10)
+        assert reply["ok"], reply
+        assert reply["result"]["frame"]["seq"] == frames[session]["seq"] + 1
+    codes = {name: client.reply(session, hostile[name], timeout=10)["error"]["code"]
+             for name, session in (("not json", first), ("no source", first), ("source not a string", first),
+                                   ("unknown source", sessions[1]), ("stale cursor", sessions[2]),
+                                   ("array body", sessions[3]))}
+    assert codes == {"not json": "invalid_json", "no source": "invalid_arguments",
+                     "source not a string": "invalid_source_call_id", "unknown source": "unknown_source",
+                     "stale cursor": "cursor_conflict", "array body": "invalid_arguments"}, codes
+    for session in sessions:
+        assert runtime.log_length(session) == 2  # the open and the one accepted patch, nothing else
+
+
+def test_the_tool_handler_reads_ahead_only_the_well_formed_advances_of_cold_sessions(runtime: Runtime) -> None:
+    runtime.start()
+    cold, other, held = sessions_of_one_partition(runtime, 3)
+    frames = {session: open_stream(runtime, "open-1", session=session) for session in (cold, other, held)}
+    runtime.stop()
+    store, counted = counted_store(runtime)
+    handler = tools.ToolHandler(settings=runtime.settings, keys=runtime.client.keys,
+                                partition=runtime.client.partition(SESSION), store=store)
+    store.of_source(held, "open-1")
+    counted.round_trips = 0
+
+    def entry(session: str, name: str, body: Any, kind: str = "tool") -> dict[str, str]:
+        return runtime.client.entry(session, name, body, kind=kind)
+
+    args = {**cursor_args(frames[cold]), "mutation": {"type": "noop"}}
+    hostile = [
+        entry(cold, OPEN, args), entry(cold, "intelligent_ui", args), entry(cold, PATCH, args, kind="action"),
+        entry(cold, PATCH, "{not json"), entry(cold, PATCH, "[1]"), entry(cold, PATCH, '"text"'),
+        entry(cold, PATCH, {**args, "sourceCallId": 7}), entry(cold, PATCH, {**args, "sourceCallId": "x" * 257}),
+        entry(cold, PATCH, {**args, "sourceCallId": "tab\there"}), entry(cold, PATCH, {k: v for k, v in args.items()
+                                                                                        if k != "sourceCallId"}),
+        entry(cold, PATCH, {**args, "pad": "x" * (runtime.settings.max_document_bytes + 5_000)}),
+        entry("bad:session", PATCH, args), {"kind": "tool", "name": PATCH, "body": dumps(args)},
+        entry(held, CANCEL, cursor_args(frames[held])),  # the store holds it: its body is not even parsed
+    ]
+    handler.read_ahead(hostile)
+    assert counted.round_trips == 0
+    handler.read_ahead([*hostile, entry(cold, PATCH, args), entry(other, COMPLETE, cursor_args(frames[other]))])
+    assert counted.round_trips == 1
+    assert store.of_source(cold, "open-1")[1] is not None and store.of_source(other, "open-1")[1] is not None
+    assert counted.round_trips == 1

@@ -70,6 +70,35 @@ def run_script(script: Script, keys: list[str], args: list[EncodableT]) -> Reply
     return reply
 
 
+def run_many(redis: RedisClient, script: Script, name: str,
+             calls: Sequence[tuple[list[str], list[EncodableT]]]) -> list[Reply]:
+    """Independent calls of one script pipelined (one round trip; on a cluster one per node).
+
+    A NOSCRIPT reply (a restarted server, a promoted replica) changed nothing: the script is
+    loaded (on a cluster, on every master) and only those calls are sent again.
+    """
+    results: list[Reply] = [None] * len(calls)
+    todo = list(range(len(calls)))
+    for _ in range(2):
+        pipe = redis.pipeline(transaction=False)
+        for i in todo:
+            keys, args = calls[i]
+            pipe.execute_command("EVALSHA", script.sha, len(keys), *keys, *args)
+        missing = []
+        for i, result in zip(todo, pipe.execute(raise_on_error=False), strict=True):
+            if is_no_script(result):
+                missing.append(i)
+            elif isinstance(result, BaseException):
+                raise result
+            else:
+                results[i] = result
+        if not missing:
+            return results
+        redis.script_load(script.script)
+        todo = missing
+    raise ScriptUnavailable(f"script {name} could not be loaded on the cluster")
+
+
 class Acquired(enum.StrEnum):
     """Outcome of a lease acquisition (the code `lease_acquire.lua` returns)."""
 
@@ -330,34 +359,7 @@ class Scripts:
         return attempts
 
     def _many(self, name: str, calls: Sequence[tuple[list[str], list[EncodableT]]]) -> list[Reply]:
-        """Independent calls of one script pipelined (one round trip; on a cluster one per node).
-
-        A NOSCRIPT reply (a restarted server, a promoted replica) changed nothing: the script is
-        loaded (on a cluster, on every master) and only those calls are sent again.
-        """
-        script = self._scripts[name]
-        results: list[Reply] = [None] * len(calls)
-        todo = list(range(len(calls)))
-        for _ in range(2):
-            pipe = self._redis.pipeline(transaction=False)
-            for i in todo:
-                keys, args = calls[i]
-                pipe.execute_command("EVALSHA", script.sha, len(keys), *keys, *args)
-            missing = []
-            for i, result in zip(todo, pipe.execute(raise_on_error=False), strict=True):
-                if is_no_script(result):
-                    missing.append(i)
-                elif isinstance(result, BaseException):
-                    raise result
-                else:
-                    results[i] = result
-            if not missing:
-                break
-            self._redis.script_load(script.script)
-            todo = missing
-        else:
-            raise ScriptUnavailable(f"script {name} could not be loaded on the cluster")
-        return results
+        return run_many(self._redis, self._scripts[name], name, calls)
 
     def renew(self, leases: Sequence[tuple[str, str, str]], ttl_ms: int) -> list[Renewal | LostLease]:
         """Extend (lease key, fence, input stream) triples in one round trip, counting each
@@ -493,18 +495,32 @@ class GenerationRead:
     """The typed wrapper of `generation.lua`: a session store's one-round-trip read."""
 
     def __init__(self, redis: RedisClient) -> None:
+        self._redis = redis
         self._script = register_scripts(redis, ("generation",))["generation"]
 
     def __call__(self, session_key: str, generations_key: str, source_field: str, ui_prefix: str,
                  names: Sequence[str]) -> StoredGeneration:
         """The uiId `source_field` names and that UI's latest generation's fields `names`."""
-        values = array(run_script(self._script, [session_key, generations_key], [source_field, ui_prefix, *names]))
-        if not values:
-            return StoredGeneration(None)
-        if len(values) == 1:
-            return StoredGeneration(text(values[0]))
-        return StoredGeneration(text(values[0]), integer(values[1]),
-                                tuple(None if value is None else text(value) for value in values[2:]))
+        return _stored(run_script(self._script, [session_key, generations_key], [source_field, ui_prefix, *names]))
+
+    def many(self, reads: Sequence[tuple[str, str, str, str]], names: Sequence[str]) -> list[StoredGeneration]:
+        """`self(*read, names)` of each (session key, generations key, source field, uiId prefix)
+        read, in one round trip."""
+        calls: list[tuple[list[str], list[EncodableT]]] = [
+            ([session_key, generations_key], [source_field, ui_prefix, *names])
+            for session_key, generations_key, source_field, ui_prefix in reads]
+        return [_stored(reply) for reply in run_many(self._redis, self._script, "generation", calls)]
+
+
+def _stored(reply: Reply) -> StoredGeneration:
+    """The `StoredGeneration` of one `generation.lua` reply."""
+    values = array(reply)
+    if not values:
+        return StoredGeneration(None)
+    if len(values) == 1:
+        return StoredGeneration(text(values[0]))
+    return StoredGeneration(text(values[0]), integer(values[1]),
+                            tuple(None if value is None else text(value) for value in values[2:]))
 
 
 def _renewal(result: Reply) -> Renewal | LostLease:

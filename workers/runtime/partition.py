@@ -47,7 +47,7 @@ from ..redisio.scripts import PENDING, ScriptCall, Scripts
 from ..sessions.owners import SessionOwners
 from ..sessions.store import SharedCache, Store
 from ..streams.tools import Decision, ToolHandler
-from ..wire.entry import address_of, decode_fields, error_reply, ok_reply_text, parse_body, parse_entry
+from ..wire.entry import BODY_MARGIN, address_of, decode_fields, error_reply, ok_reply_text, parse_body, parse_entry
 from ..wire.errors import ErrorCode, Fenced, HostError, OutOfOrder, StaleCache
 from ..wire.names import TOOLS
 from .batch import Queued, WriteBatch
@@ -55,7 +55,6 @@ from .batch import Queued, WriteBatch
 log = logging.getLogger(__name__)
 QUEUED = "queued"  # `_process` queued the write (its metrics are recorded already)
 TRIM_EVERY_S = 30.0
-BODY_MARGIN = 4_096  # envelope room above the document budget for one tool call body
 
 
 def own_group(groups: Reply) -> dict[Reply, Reply] | None:
@@ -275,7 +274,9 @@ class PartitionConsumer:
             if not batch.entries:
                 return replayed
             replayed = True
-            for entry_id, fields in batch.entries:
+            decoded = [(entry_id, decode_fields(fields or {})) for entry_id, fields in batch.entries]
+            self._handler.read_ahead([fields for _, fields in decoded])
+            for entry_id, fields in decoded:
                 if self._stop.is_set():
                     return replayed
                 self._handle(entry_id, fields, batch.deliveries.get(entry_id, 1))
@@ -285,8 +286,10 @@ class PartitionConsumer:
         """Decide delivered entries in order against the cache, then write them in one round trip."""
         self._batch = WriteBatch(self._scripts.batch())
         try:
-            for entry_id, fields in entries:
-                self._handle(text(entry_id), fields, 1)
+            decoded = [(text(entry_id), decode_fields(fields or {})) for entry_id, fields in entries]
+            self._handler.read_ahead([fields for _, fields in decoded])
+            for entry_id, fields in decoded:
+                self._handle(entry_id, fields, 1)
                 if self._stop.is_set():
                     break
             if defer and len(self._batch) and not self._stop.is_set():
@@ -301,8 +304,7 @@ class PartitionConsumer:
             self._batch = None
         return True
 
-    def _handle(self, entry_id: str, raw_fields: dict[Reply, Reply] | dict[str, str], deliveries: int) -> None:
-        fields = decode_fields(raw_fields or {})
+    def _handle(self, entry_id: str, fields: dict[str, str], deliveries: int) -> None:
         if deliveries > self._settings.dead_letter_after:
             address = address_of(fields)
             reply_key = self._keys.reply(self.partition, *address) if address else ""

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import time
 from collections import OrderedDict
-from collections.abc import Hashable
+from collections.abc import Hashable, Iterable
 from dataclasses import dataclass
 from typing import Any, Final, TypeAlias, TypeVar
 
@@ -18,7 +18,7 @@ from core.stream.lifecycle import UIStreamState, resume_ui_stream
 from ..redisio.client import RedisClient, Reply
 from ..redisio.connection import array, integer
 from ..redisio.keys import Keys, generation_field, plain_field, source_field, ui_field
-from ..redisio.scripts import GenerationRead
+from ..redisio.scripts import GenerationRead, StoredGeneration
 from ..wire.entry import dumps, loads
 from .cache import MISSING, GenerationCache, estimate
 
@@ -188,6 +188,32 @@ class Store:
         keys, partition = self._keys, self._partition
         found = self._read_generation(keys.session(partition, session), keys.generations(partition, session),
                                       source_field(source), ui_field(""), FIELDS)
+        return self._found(session, source, found)
+
+    def holds(self, session: str) -> bool:
+        """True if this store read or wrote the session lately (its values may be cached)."""
+        return session in self._touched
+
+    def read_ahead(self, calls: Iterable[tuple[str, str]]) -> None:
+        """Read what `of_source` needs of each (session, sourceCallId) whose generation is not
+        cached, all in one round trip, and cache it: the calls of a batch of cold sessions
+        (after a fail-over, a scale-out or a restart) then wait for one read, not one each."""
+        todo = [(session, source) for session, source in dict.fromkeys(calls) if not self._has(session, source)]
+        if not todo:
+            return
+        keys, partition = self._keys, self._partition
+        found = self._read_generation.many([(keys.session(partition, session), keys.generations(partition, session),
+                                             source_field(source), ui_field("")) for session, source in todo], FIELDS)
+        for (session, source), each in zip(todo, found, strict=True):
+            self._found(session, source, each)
+
+    def _has(self, session: str, source: str) -> bool:
+        """True if `of_source` would answer from the cache."""
+        ui_id = self._cached_source(session, source)
+        return ui_id is not None and self._cache.get((self._scope, session, ui_id)) is not MISSING
+
+    def _found(self, session: str, source: str, found: StoredGeneration) -> tuple[str | None, Generation | None]:
+        """Cache what `generation.lua` read of a source (unless the cache is newer) and return it."""
         if found.ui_id is None:
             return None, None
         self._remember(self._sources, (session, source), found.ui_id)

@@ -9,7 +9,7 @@ nothing here writes to Redis, so a rejection can never change the stored checkpo
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 from config.settings import Settings
@@ -24,12 +24,13 @@ from core.stream.lifecycle import UIStreamState, advance_ui_stream, start_ui_str
 from ..redisio.keys import Keys, generation_field, plain_field, source_field, ui_field
 from ..redisio.scripts import CommitPlan, PlainFields
 from ..sessions.store import Generation, Store, call_id_of
-from ..wire.entry import InputEntry, dumps, is_call_id
+from ..wire.entry import BODY_MARGIN, InputEntry, dumps, is_call_id, is_session_id, loads
 from ..wire.errors import BudgetError, ConflictError, ErrorCode, HostError
 from ..wire.names import CANCEL, COMPLETE, OPEN, PATCH, PLAIN, STREAM_TOOLS, TOOLS
 
 MAX_STREAM_BYTES = UI_PROTOCOL_LIMITS["maxStreamBytes"]
 ENVELOPE_BYTES = UI_PROTOCOL_LIMITS["maxStreamFrameBytes"] - UI_LIMITS["maxDocumentBytes"]
+_ADVANCES = (PATCH, COMPLETE, CANCEL)  # the calls that read a stored generation by sourceCallId
 _CURSOR_ARGS = ("sourceCallId", "generation", "baseRevision")
 _DOCUMENT_ARGS_BYTES = len('{"document":}')  # the canonical text of {"document": D} around D
 
@@ -139,11 +140,38 @@ class ToolHandler:
                 return self._plain(entry, args, text, content, measured)
             if entry.name == OPEN:
                 return self._open(entry, args, text, digest, measured)
-            if entry.name in (PATCH, COMPLETE, CANCEL):
+            if entry.name in _ADVANCES:
                 return self._advance(entry, args, digest)
         except UIError as error:
             raise _translate(error) from None
         raise HostError("unknown tool; use one of " + ", ".join(TOOLS), code=ErrorCode.UNKNOWN_TOOL)
+
+    def read_ahead(self, entries: Sequence[Mapping[str, str]]) -> None:
+        """Read, in one round trip, the stored generations that the patch, complete and cancel
+        calls among a batch's `entries` (decoded fields) will need, for the sessions the store
+        holds nothing of: a cold batch would otherwise wait for one read per call.
+
+        A hint: the entries are not validated here (their decisions check everything again), a
+        malformed one is passed over, and the body of a session the store holds is never parsed.
+        """
+        calls = [call for call in map(self._advanced_source, entries) if call is not None]
+        if calls:
+            self._store.read_ahead(calls)
+
+    def _advanced_source(self, fields: Mapping[str, str]) -> tuple[str, str] | None:
+        """(session, sourceCallId) of an advance of a session the store does not hold, or None."""
+        session = fields.get("session", "")
+        if fields.get("kind") != "tool" or fields.get("name") not in _ADVANCES or self._store.holds(session):
+            return None
+        body = fields.get("body", "")
+        if not is_session_id(session) or len(body) > self._settings.max_document_bytes + BODY_MARGIN:
+            return None
+        try:
+            args = loads(body)
+        except ValueError:  # orjson.JSONDecodeError: the decision rejects it
+            return None
+        source = args.get("sourceCallId") if isinstance(args, dict) else None
+        return (session, source) if isinstance(source, str) and is_call_id(source) else None
 
     # -- documents ------------------------------------------------------------------------
 

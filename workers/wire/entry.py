@@ -94,6 +94,9 @@ def parse_entry(fields: Mapping[str, str]) -> InputEntry:
         raise MalformedEntry(f"entry field {field!r} {what}") from None
 
 
+BODY_MARGIN = 4_096  # envelope room above the document budget for one tool call body
+
+
 def parse_body(body: str, max_bytes: int) -> dict[str, Any]:
     """The JSON arguments object of a tool call, size-checked before parsing."""
     if len(body.encode("utf-8")) > max_bytes:
