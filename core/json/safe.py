@@ -139,8 +139,9 @@ def _walk(value: Any, max_depth: int, max_values: int) -> int:
     return _measure(value, max_depth, max_values)[0]
 
 
-def _measure(value: Any, max_depth: int, max_values: int) -> tuple[int, int]:
-    """(byte correction for JS number text, deepest nesting level seen)."""
+def _measure(value: Any, max_depth: int, max_values: int) -> tuple[int, int, int]:
+    """(byte correction for JS number text, deepest nesting level seen, values counted: each
+    container and each of its members)."""
     correction = 0
     deepest = 1
     count = 1
@@ -151,7 +152,7 @@ def _measure(value: Any, max_depth: int, max_values: int) -> tuple[int, int]:
             raise UISchemaError([Issue("", problem, "unsafe_json")])
         if type(value) is float:
             correction += len(js_number_string(value)) - len(orjson.dumps(value))
-        return correction, 0
+        return correction, 0, 1
     while stack:
         container, depth, path = stack.pop()
         deepest = depth if depth > deepest else deepest
@@ -178,7 +179,7 @@ def _measure(value: Any, max_depth: int, max_values: int) -> tuple[int, int]:
                 raise UISchemaError([Issue(_pointer(path, key), problem, "unsafe_json")])
             if kind is float:
                 correction += len(js_number_string(item)) - len(orjson.dumps(item))
-    return correction, deepest
+    return correction, deepest, count
 
 
 def json_type_problem(value: Any) -> str | None:
@@ -218,7 +219,7 @@ def json_measure(value: Any) -> tuple[int, int]:
 
     Depth counts containers: a scalar is 0, `[]` is 1, `[[1]]` is 2.
     """
-    correction, depth = _measure(value, MAX_JSON_DEPTH, MAX_JSON_VALUES)
+    correction, depth, _ = _measure(value, MAX_JSON_DEPTH, MAX_JSON_VALUES)
     return _encoded_size(value, correction), depth
 
 
@@ -253,11 +254,23 @@ def measure_safe_json(
     max_values: int = MAX_JSON_VALUES,
 ) -> tuple[int, int]:
     """`assert_safe_json` that also returns the nesting depth (as `json_measure` counts it)."""
-    correction, depth = _measure(value, max_depth, max_values)
+    size, depth, _ = count_safe_json(value, max_bytes=max_bytes, max_depth=max_depth, max_values=max_values)
+    return size, depth
+
+
+def count_safe_json(
+    value: Any,
+    *,
+    max_bytes: int | None = None,
+    max_depth: int = MAX_JSON_DEPTH,
+    max_values: int = MAX_JSON_VALUES,
+) -> tuple[int, int, int]:
+    """`measure_safe_json` that also returns how many values it counted against `max_values`."""
+    correction, depth, count = _measure(value, max_depth, max_values)
     size = _encoded_size(value, correction)
     if max_bytes is not None:
         check_budget(size, max_bytes)
-    return size, depth
+    return size, depth, count
 
 
 def check_budget(size: int, max_bytes: int) -> None:

@@ -22,6 +22,7 @@ from workers.observability.metrics import Metrics
 from workers.redisio.keys import CONSUMER, GROUP, Keys, ui_field
 from workers.redisio.scripts import Scripts
 from workers.runtime.partition import PartitionConsumer
+from workers.wire.entry import decode_fields
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 DOCUMENT = json.loads((EXAMPLES / "stream-initial.json").read_text("utf-8"))
@@ -56,7 +57,7 @@ class Harness:
                                              "call": call, "body": json.dumps(arguments)})
         [(_, entries)] = self.redis.xreadgroup(GROUP, CONSUMER, {self.keys.input(0): ">"})
         for entry_id, fields in entries:
-            self.consumer._handle(entry_id.decode(), fields, 1)  # as the dispatcher hands it over: text
+            self.consumer._handle(entry_id.decode(), decode_fields(fields), 1)  # as `take` hands it over: text
         reply_key = self.keys.reply(0, SESSION, request)
         replies = self.redis.lrange(reply_key, 0, -1)
         assert len(replies) == 1, "exactly one reply per entry"
