@@ -13,7 +13,8 @@ from core.json.safe import assert_safe_json
 from core.limits import UI_LIMITS
 from tests.integration.conftest import Runtime, big_document, cursor_args, example
 from workers.redisio.keys import generation_field
-from workers.sessions.store import _COMPARED, Generation, Store
+from workers.sessions.cache import estimate
+from workers.sessions.store import _COMPARED, READ_AHEAD_SHARE, Generation, SharedCache, Store
 from workers.streams import tools
 from workers.wire.entry import dumps
 
@@ -541,3 +542,25 @@ def test_the_tool_handler_reads_ahead_only_the_well_formed_advances_of_cold_sess
     assert counted.round_trips == 1
     assert store.of_source(cold, "open-1")[1] is not None and store.of_source(other, "open-1")[1] is not None
     assert counted.round_trips == 1
+
+
+def test_a_read_ahead_caches_no_more_than_its_share_of_the_cache_the_earliest_calls_first(runtime: Runtime) -> None:
+    runtime.start()
+    sessions = sessions_of_one_partition(runtime, 3)
+    for session in sessions:
+        open_stream(runtime, "open-1", session=session)
+    runtime.stop()
+    record = plain_store(runtime).of_source(sessions[0], "open-1")[1]
+    assert record is not None
+    each = estimate(record.checkpoint)  # the three checkpoints are alike but for the session
+    counted = CountedRedis(connection_pool=runtime.redis.connection_pool)
+    # The read-ahead's share holds one generation and not two.
+    cache = SharedCache(max_bytes=READ_AHEAD_SHARE * (2 * each - 1))
+    store = Store(redis=counted, keys=runtime.client.keys, partition=runtime.client.partition(SESSION), cache=cache)
+    store.read_ahead([(session, "open-1") for session in sessions])
+    assert counted.round_trips == 1
+    assert store.of_source(sessions[0], "open-1")[1] == record
+    assert counted.round_trips == 1  # the first call's generation was kept
+    for session in sessions[1:]:
+        assert store.of_source(session, "open-1")[1] is not None
+    assert counted.round_trips == 3  # the others are read at their decision, as without a read-ahead

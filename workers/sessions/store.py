@@ -27,6 +27,7 @@ FIELDS = ("checkpoint", "calls", "source", "seq", "revision", "status", "frames"
           "last_call", "last_digest", "last_receipt")
 CACHE_SIZE = 4_096  # sessions whose counters and sources one partition remembers
 DEFAULT_CACHE_BYTES = 64 * 1024 * 1024  # a Store built without the process's shared cache
+READ_AHEAD_SHARE = 8  # a read-ahead caches at most 1/8 of the cache's budget (as the cache estimates)
 
 
 def call_id_of(digest: str) -> str:
@@ -197,14 +198,22 @@ class Store:
     def read_ahead(self, calls: Iterable[tuple[str, str]]) -> None:
         """Read what `of_source` needs of each (session, sourceCallId) whose generation is not
         cached, all in one round trip, and cache it: the calls of a batch of cold sessions
-        (after a fail-over, a scale-out or a restart) then wait for one read, not one each."""
+        (after a fail-over, a scale-out or a restart) then wait for one read, not one each.
+
+        What it caches is bounded (`READ_AHEAD_SHARE`), the earliest calls first: a batch of
+        more cold sessions than the cache holds would evict what it read before its decisions
+        came to it; the calls beyond are read at their decision, as without a read-ahead."""
         todo = [(session, source) for session, source in dict.fromkeys(calls) if not self._has(session, source)]
         if not todo:
             return
         keys, partition = self._keys, self._partition
         found = self._read_generation.many([(keys.session(partition, session), keys.generations(partition, session),
                                              source_field(source), ui_field("")) for session, source in todo], FIELDS)
+        budget = self._cache.max_bytes // READ_AHEAD_SHARE
         for (session, source), each in zip(todo, found, strict=True):
+            budget -= estimate(each.fields[0] if each.fields else None)  # FIELDS[0] is the checkpoint
+            if budget < 0:
+                break
             self._found(session, source, each)
 
     def _has(self, session: str, source: str) -> bool:
