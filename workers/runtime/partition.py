@@ -51,6 +51,7 @@ from ..wire.entry import BODY_MARGIN, address_of, decode_fields, error_reply, ok
 from ..wire.errors import ErrorCode, Fenced, HostError, OutOfOrder, StaleCache
 from ..wire.names import TOOLS
 from .batch import Queued, WriteBatch
+from .heap import HeapPolicy
 
 log = logging.getLogger(__name__)
 QUEUED = "queued"  # `_process` queued the write (its metrics are recorded already)
@@ -81,7 +82,8 @@ class PartitionConsumer:
 
     def __init__(self, *, redis: RedisClient, settings: Settings, keys: Keys, scripts: Scripts,
                  metrics: Metrics, partition: int, epoch: int, fence: str, actions: ActionServices | None = None,
-                 cache: SharedCache | None = None, valid_until: float = float("inf")) -> None:
+                 cache: SharedCache | None = None, valid_until: float = float("inf"),
+                 heap: HeapPolicy | None = None) -> None:
         self.partition = partition
         self.epoch = epoch
         self.fence = fence  # "<epoch>:<owner>": what every fenced script checks
@@ -116,6 +118,7 @@ class PartitionConsumer:
         self._active_operations: int | None = None  # queued/running operations at the last look
         self._operations_seen = False  # an action request or job report arrived since then
         self._backoff = Backoff(limit=settings.lease_renew_ms / 1000)  # a retry never outlasts a renewal
+        self._heap = heap  # the process's collector policy, asked after each decided entry
 
     def stop(self) -> None:
         """Stop taking entries (the dispatcher finishes the batch in hand first)."""
@@ -280,6 +283,7 @@ class PartitionConsumer:
                 if self._stop.is_set():
                     return replayed
                 self._handle(entry_id, fields, batch.deliveries.get(entry_id, 1))
+                self._relieve_heap()
         return replayed
 
     def _take(self, entries: list[Entry], defer: bool) -> bool:
@@ -290,6 +294,7 @@ class PartitionConsumer:
             self._handler.read_ahead([fields for _, fields in decoded])
             for entry_id, fields in decoded:
                 self._handle(entry_id, fields, 1)
+                self._relieve_heap()
                 if self._stop.is_set():
                     break
             if defer and len(self._batch) and not self._stop.is_set():
@@ -303,6 +308,10 @@ class PartitionConsumer:
         finally:
             self._batch = None
         return True
+
+    def _relieve_heap(self) -> None:
+        if self._heap is not None:
+            self._heap.relieve()  # a cold session's resumed state is long-lived: frozen, not collected
 
     def _handle(self, entry_id: str, fields: dict[str, str], deliveries: int) -> None:
         if deliveries > self._settings.dead_letter_after:

@@ -261,7 +261,8 @@ class WorkerPool:
         consumer = PartitionConsumer(redis=self._redis, settings=self._settings, keys=self._keys,
                                      scripts=self._scripts, metrics=self._metrics, partition=partition, epoch=epoch,
                                      fence=fence,
-                                     actions=self._actions, cache=self._cache, valid_until=valid_until)
+                                     actions=self._actions, cache=self._cache, valid_until=valid_until,
+                                     heap=self._heap)
         self._held[partition] = consumer
         self._metrics.leases_acquired.inc()
         self._dispatcher.attach(consumer)
