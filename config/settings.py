@@ -116,8 +116,8 @@ class Settings(BaseSettings):
     recently used entries go first. It also bounds a dispatcher round: once its decided, unsettled writes
     hold an eighth of this, the round settles them before deciding more."""
     gc_freeze_s: float = Field(default=1.0, ge=0, le=86_400)
-    """The worker freezes its heap (`gc.freeze`) after start-up and then this often, so no collection walks the
-    cache; `0` leaves CPython's collector as it is."""
+    """The worker freezes its heap (`gc.freeze`) after start-up, then this often and whenever 50,000 young
+    objects accumulate, so no collection walks the cache; `0` leaves CPython's collector as it is."""
     # The action runtime: the admin capability catalog, the files root of the built-in file
     # capabilities, bounds of a session's operations, and the job liveness timings.
     capabilities: Path = Field(default=Path(__file__).with_name("capabilities.toml"))
