@@ -206,6 +206,36 @@ def test_a_live_pool_makes_no_cyclic_garbage(runtime: Runtime) -> None:
         gc.enable()
 
 
+@pytest.mark.parametrize("scripts_lost", [False, True])
+def test_cold_sessions_read_ahead_and_resumed_make_no_cyclic_garbage(runtime: Runtime, scripts_lost: bool) -> None:
+    """The worker also freezes its heap whenever 50,000 young objects accumulate (workers.heap):
+    the read-ahead and the resume of cold sessions must make no cycles either, nor the NOSCRIPT
+    error replies of a server that lost its scripts (kept among a pipeline's replies)."""
+    import gc
+
+    runtime.start()
+    sessions = [f"cold-gc-{n}" for n in range(8)]
+    frames = [runtime.call(s, "intelligent_ui_open", {"document": example("stream-initial.json")},
+                           call="open-1")["result"]["frame"] for s in sessions]
+    runtime.stop()
+    runtime.start()  # a new pool: every session is cold
+    runtime.call("cold-gc-warm-up", "no_such_tool", {}, call="x")
+    if scripts_lost:
+        runtime.redis.script_flush()  # the read-ahead and the batch's commits come back NOSCRIPT
+    gc.collect()
+    gc.disable()
+    try:
+        calls = [(f"p-{s}", {**cursor_args(f), "mutation": _update(1)}) for s, f in zip(sessions, frames, strict=True)]
+        calls.append(("unknown", {**cursor_args(frames[0]), "sourceCallId": "never-opened", "mutation": _update(1)}))
+        requests = _submit_together(runtime.client, calls, [*sessions, sessions[0]])
+        replies = [runtime.client.reply(s, r, timeout=10) for s, r in zip([*sessions, sessions[0]], requests,
+                                                                         strict=True)]
+        assert [reply["ok"] for reply in replies] == [True] * len(sessions) + [False]
+        assert gc.collect() == 0
+    finally:
+        gc.enable()
+
+
 def test_a_batch_after_the_server_lost_its_scripts_is_written_once_each(runtime: Runtime) -> None:
     runtime.start()
     frame = runtime.call(SESSION, "intelligent_ui_open", {"document": example("stream-initial.json")},

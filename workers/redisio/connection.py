@@ -278,6 +278,13 @@ def remove_first(client: RedisClient, key: str, value: bytes) -> None:
     client.lrem(key, 1, cast(Any, value))  # redis-py types the value as str; Redis compares any bytes
 
 
+def detached(error: BaseException) -> BaseException:
+    """`error` without its traceback.  An error reply kept among the replies of a pipeline holds,
+    through its traceback's frames, the list that holds it: a reference cycle, which the worker's
+    frozen heap would never collect (`workers/runtime/heap.py`)."""
+    return error.with_traceback(None)
+
+
 def is_no_script(result: object) -> bool:
     """True for the NOSCRIPT error of an EVALSHA whose script the server does not hold."""
     return isinstance(result, redis.exceptions.NoScriptError)
@@ -377,7 +384,7 @@ class RoundTrip:
                 try:
                     replies.append(connection.read_response())
                 except redis.ResponseError as error:
-                    replies.append(error)
+                    replies.append(detached(error))
         except BaseException:
             self._close(broken=True)  # a reply may be left unread: never reuse the connection
             raise

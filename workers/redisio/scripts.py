@@ -29,6 +29,7 @@ from .client import ClusterClient, RedisClient, Reply
 from .connection import (
     ScriptUnavailable,
     array,
+    detached,
     field_map,
     integer,
     is_cluster,
@@ -86,6 +87,8 @@ def run_many(redis: RedisClient, script: Script, name: str,
             pipe.execute_command("EVALSHA", script.sha, len(keys), *keys, *args)
         missing = []
         for i, result in zip(todo, pipe.execute(raise_on_error=False), strict=True):
+            if isinstance(result, BaseException):
+                detached(result)
             if is_no_script(result):
                 missing.append(i)
             elif isinstance(result, BaseException):
@@ -306,6 +309,8 @@ class ScriptBatch:
         calls, self._calls = self._calls, []
         outcomes: list[BaseException | None] = []
         for call, result in zip(calls, results, strict=True):
+            if isinstance(result, BaseException):
+                detached(result)
             try:
                 if is_no_script(result):
                     raise StaleCache(f"script {call.name} is not loaded on the server")
@@ -314,7 +319,7 @@ class ScriptBatch:
                 call.check(result)
                 outcomes.append(None)
             except (Fenced, OutOfOrder, StaleCache) as error:
-                outcomes.append(error)
+                outcomes.append(detached(error))  # kept in a list: no frame may hold it
         return outcomes
 
 
@@ -335,7 +340,7 @@ class Scripts:
         self._scripts = register_scripts(redis, _NAMES)
 
     def load(self) -> None:
-        """SCRIPT LOAD every script (one round trip), so that the first batched EVALSHAs find
+        """SCRIPT LOAD every script and `generation.lua` (one round trip), so that the first batched EVALSHAs find
         them: a batch whose script is missing comes back NOSCRIPT, and every entry of it is
         decided again on its own.  A cluster loads on demand per node (`_many`)."""
         if is_cluster(self._redis):
@@ -343,6 +348,7 @@ class Scripts:
         pipe = self._redis.pipeline(transaction=False)
         for script in self._scripts.values():
             pipe.script_load(script.script)
+        pipe.script_load(script_source("generation"))  # the session store's, which its read-ahead pipelines
         pipe.execute()
 
     def acquire(self, lease_key: str, epoch_key: str, owner: str, ttl_ms: int) -> LeaseAttempt:

@@ -4,7 +4,9 @@ A worker keeps many long-lived containers: the parsed documents of its generatio
 CPython's older-generation collections walk every one of them; with a full cache they took
 25-250 ms and stalled every partition at once.  Neither core nor the worker makes reference
 cycles (tests run hostile inputs through every public core function, and a live pool through
-accepted, rejected and unknown calls, with the collector off, and find no cyclic garbage), so
+accepted, rejected and unknown calls and cold sessions, before and after the server lost its
+scripts, with the collector off, and find no cyclic garbage; an error reply or a failed write's
+exception kept in a list is detached from its traceback, `redisio.connection.detached`), so
 the worker freezes its heap (`gc.freeze`) after start-up and then every `IUI_GC_FREEZE_S`
 seconds (default 1), and sooner whenever the young generation passes `RELIEVE_AT` objects.
 Frozen objects are never examined by the collector again, so any collection only walks what was
