@@ -87,14 +87,12 @@ def run_many(redis: RedisClient, script: Script, name: str,
             pipe.execute_command("EVALSHA", script.sha, len(keys), *keys, *args)
         missing = []
         for i, result in zip(todo, pipe.execute(raise_on_error=False), strict=True):
-            if isinstance(result, BaseException):
-                detached(result)
-            if is_no_script(result):
-                missing.append(i)
-            elif isinstance(result, BaseException):
-                raise result
-            else:
+            if not isinstance(result, BaseException):
                 results[i] = result
+            elif is_no_script(detached(result)):
+                missing.append(i)
+            else:
+                raise result
         if not missing:
             return results
         redis.script_load(script.script)

@@ -54,8 +54,8 @@ class HeapPolicy:
             self.freeze()
 
     def relieve(self) -> None:
-        """Freeze now if the young generation holds more than RELIEVE_AT objects (the dispatcher
-        asks after each entry it decides); a no-op when the collector is left as it is."""
+        """Freeze now if the young generation holds more than RELIEVE_AT objects (a partition asks
+        before each entry it decides); a no-op when the collector is left as it is."""
         if self._every_s > 0 and gc.get_count()[0] > RELIEVE_AT:
             self.freeze()
 

@@ -19,7 +19,7 @@ import logging
 import random
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Final
 
 from redis.typing import EncodableT
@@ -118,7 +118,7 @@ class PartitionConsumer:
         self._active_operations: int | None = None  # queued/running operations at the last look
         self._operations_seen = False  # an action request or job report arrived since then
         self._backoff = Backoff(limit=settings.lease_renew_ms / 1000)  # a retry never outlasts a renewal
-        self._heap = heap  # the process's collector policy, asked after each decided entry
+        self._heap = heap  # the process's collector policy, asked before each entry is decided
 
     def stop(self) -> None:
         """Stop taking entries (the dispatcher finishes the batch in hand first)."""
@@ -277,24 +277,18 @@ class PartitionConsumer:
             if not batch.entries:
                 return replayed
             replayed = True
-            decoded = [(entry_id, decode_fields(fields or {})) for entry_id, fields in batch.entries]
-            self._handler.read_ahead([fields for _, fields in decoded])
-            for entry_id, fields in decoded:
+            for entry_id, fields in self._read_ahead(batch.entries):
                 if self._stop.is_set():
                     return replayed
                 self._handle(entry_id, fields, batch.deliveries.get(entry_id, 1))
-                self._relieve_heap()
         return replayed
 
     def _take(self, entries: list[Entry], defer: bool) -> bool:
         """Decide delivered entries in order against the cache, then write them in one round trip."""
         self._batch = WriteBatch(self._scripts.batch())
         try:
-            decoded = [(text(entry_id), decode_fields(fields or {})) for entry_id, fields in entries]
-            self._handler.read_ahead([fields for _, fields in decoded])
-            for entry_id, fields in decoded:
+            for entry_id, fields in self._read_ahead(entries):
                 self._handle(entry_id, fields, 1)
-                self._relieve_heap()
                 if self._stop.is_set():
                     break
             if defer and len(self._batch) and not self._stop.is_set():
@@ -309,11 +303,16 @@ class PartitionConsumer:
             self._batch = None
         return True
 
-    def _relieve_heap(self) -> None:
-        if self._heap is not None:
-            self._heap.relieve()  # a cold session's resumed state is long-lived: frozen, not collected
+    def _read_ahead(self, entries: Sequence[Entry]) -> list[tuple[str, dict[str, str]]]:
+        """Entries (id, fields) as text, once the stored generations their cold sessions' calls
+        will need were read in one round trip (`ToolHandler.read_ahead`)."""
+        decoded = [(text(entry_id), decode_fields(fields or {})) for entry_id, fields in entries]
+        self._handler.read_ahead([fields for _, fields in decoded])
+        return decoded
 
     def _handle(self, entry_id: str, fields: dict[str, str], deliveries: int) -> None:
+        if self._heap is not None:
+            self._heap.relieve()  # what the entries before decided (resumed cold states) is long-lived: frozen
         if deliveries > self._settings.dead_letter_after:
             address = address_of(fields)
             reply_key = self._keys.reply(self.partition, *address) if address else ""
