@@ -22,6 +22,9 @@ ENV_PREFIX = "IUI_"
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 
 
+MIN_STATE_KEY_BYTES = 32  # an HMAC-SHA256 key as long as its output
+
+
 class SettingsError(Exception):
     """A configuration value is invalid; the message is one line naming the variable."""
 
@@ -115,6 +118,12 @@ class Settings(BaseSettings):
     """Estimated memory of the process-wide generation cache (checkpoint bytes × 24 + 2 KiB per entry); least
     recently used entries go first. It also bounds a dispatcher round: once its decided, unsettled writes
     hold an eighth of this, the round settles them before deciding more."""
+    state_key: SecretStr | None = None
+    """Key of the seal over every stored generation (HMAC-SHA256, at least 32 bytes; the same for every worker
+    of a deployment). A cold session whose record's seal verifies is restored without validating its tree
+    again; unset, the seal is keyed by its version only and proves the record intact, not who wrote it."""
+    state_key_file: Path | None = None
+    """A file holding IUI_STATE_KEY (one line; a final newline is dropped)."""
     gc_freeze_s: float = Field(default=1.0, ge=0, le=86_400)
     """The worker freezes its heap (`gc.freeze`) after start-up, then this often and whenever 50,000 young
     objects accumulate, so no collection walks the cache; `0` leaves CPython's collector as it is."""
@@ -211,6 +220,11 @@ class Settings(BaseSettings):
         if data.get("rq_redis_password_file") and not data.get("rq_redis_url"):
             raise ValueError("rq_redis_password_file needs IUI_RQ_REDIS_URL (without it the RQ queues use "
                              "IUI_REDIS_URL and its password)")
+        if data.get("state_key_file") and not data.get("state_key"):
+            try:
+                data["state_key"] = read_password(Path(data["state_key_file"]))
+            except ValueError as error:
+                raise ValueError(f"state_key_file {error}") from None
         for url_field, file_field in (("redis_url", "redis_password_file"), ("rq_redis_url", "rq_redis_password_file")):
             if data.get(file_field):
                 url = data.get(url_field) or cls.model_fields[url_field].default
@@ -219,6 +233,13 @@ class Settings(BaseSettings):
                 except ValueError as error:
                     raise ValueError(f"{file_field} {error}") from None
         return data
+
+    @field_validator("state_key")
+    @classmethod
+    def _long_key(cls, value: SecretStr | None) -> SecretStr | None:
+        if value is not None and len(value.get_secret_value().encode("utf-8")) < MIN_STATE_KEY_BYTES:
+            raise ValueError(f"must be at least {MIN_STATE_KEY_BYTES} bytes")
+        return value
 
     @field_validator("log_level", mode="before")
     @classmethod

@@ -73,6 +73,7 @@ ISSUE_CODES: dict[str, str] = {
     "not_found": "unknown node",
     "not_layout": "parent not a layout",
     "root": "root removal",
+    "restore": "a stored checkpoint, or its restore facts, that `restore_ui_stream` cannot take back",
     # answer-ui@1 blocks, final answers and reports
     "unsupported_version": "a block of another answer-ui version",
     "children_not_allowed": "children on a leaf component",

@@ -23,154 +23,41 @@ document (720 KiB after 250 patches) alive in every producer.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Mapping
 from operator import is_not
-from typing import Any, TypeGuard
+from typing import Any
 
 from core.document._checker import Checker, IssueLimit
+from core.document._facts import (
+    CHILDREN_BYTES,
+    UNMEASURED,
+    Facts,
+    FactTree,
+    complete,
+    measure_children,
+    measured,
+    own_part,
+    primed_checker,
+    unmeasured,
+)
+from core.document._restored import RestoredFacts, RestoredTree, own_expressions, restored_tree, unrestorable
 from core.document._tree import (
     MAX_COMPONENTS,
     MAX_EXPRESSION_NODES,
     ComponentTree,
     finish_document,
+    with_select_domains,
 )
-from core.document.model import DocumentModel, ParsedDocument, parse_document, parse_walked
+from core.document.model import DocumentModel, ParsedDocument, check_declarations, parse_document, parse_walked
 from core.errors import ROOT, Place, UISchemaError
-from core.json._frozen import FrozenDict, FrozenList, freeze
+from core.json._frozen import FrozenDict, FrozenList, freeze, freeze_json
 from core.json.safe import MAX_JSON_DEPTH, json_measure
 from core.limits import UI_LIMITS
 
 MAX_DOCUMENT_BYTES = UI_LIMITS["maxDocumentBytes"]
 _ROOT_KEY_BYTES = len(',"root":')
-_CHILDREN_BYTES = len(',"children":[]')
-_UNMEASURED = -1
 SWEEP_SLACK = 8  # stale memo entries allowed before a sweep, at least (an eighth of the components, at most)
-
-
-class _Facts:
-    """What validating one node object established about its subtree.
-
-    A plain class, not a dataclass: several are built per patch, and a compiled dataclass's
-    `__init__` stays interpreted (see `DocumentModel`)."""
-
-    __slots__ = ("children", "children_depth", "children_size", "components", "depth", "expressions", "in_form",
-                 "json_depth", "node", "own_depth", "own_expressions", "own_size", "rebuild", "selects", "size",
-                 "types")
-
-    def __init__(self, node: Any, depth: int, in_form: bool, components: int, expressions: int, size: int,
-                 json_depth: int, types: dict[str, str], selects: dict[str, frozenset[str]], *,
-                 own_expressions: int = 0, children: list[_Facts] | None = None,
-                 rebuild: tuple[Any, ...] | None = None) -> None:
-        self.node = node
-        self.depth = depth
-        self.in_form = in_form
-        self.components = components
-        self.expressions = expressions
-        self.size = size
-        self.json_depth = json_depth
-        self.types = types
-        self.selects = selects
-        self.own_expressions = own_expressions
-        self.own_size = 0
-        self.own_depth = 0
-        self.children_size = 0
-        self.children_depth = 0
-        self.children: list[_Facts] = [] if children is None else children
-        self.rebuild = rebuild  # (old children, prefix, suffix, new middle facts)
-
-
-class _FactTree(ComponentTree):
-    """The document tree walk, reusing memoized subtrees and recording new facts."""
-
-    def __init__(self, check: Checker, memo: dict[int, _Facts], *, measure: bool = True) -> None:
-        super().__init__(check)
-        self.memo = memo
-        self.measure = measure  # False: byte counts are left for `_measured` (the parse's own walk)
-        self.sinks: list[list[_Facts | None]] = [[]]
-
-    def node(self, node: Any, place: Place, depth: int, in_form: bool) -> None:
-        known = self.memo.get(id(node)) if isinstance(node, FrozenDict) else None
-        if known is not None and known.node is node and known.depth == depth and known.in_form == in_form:
-            self._reuse(known, place)
-            return
-        self.sinks.append([])
-        issues, expressions = len(self.check.issues), self.check.budget.nodes
-        super().node(node, place, depth, in_form)
-        children = self.sinks.pop()
-        fresh = None
-        if len(self.check.issues) == issues and _complete(children):
-            fresh = _new_facts(node, depth, in_form, children, self.check.budget.nodes - expressions, self.measure)
-        self.sinks[-1].append(fresh)
-
-    def _reuse(self, known: _Facts, place: Place) -> None:
-        self.components += known.components
-        self.check.budget.nodes += known.expressions
-        if self.components > MAX_COMPONENTS or not self.node_types.keys().isdisjoint(known.types):
-            self.check.add(place, "shared subtree conflicts with the candidate", "fallback")  # triggers the fallback
-        self.node_types.update(known.types)
-        for key, domain in known.selects.items():
-            seen = self.selects.get(key)
-            if seen is None:
-                self.selects[key] = (domain, place)
-            elif seen[0] != domain:
-                self.check.add(place, "Select domains differ", "fallback")  # triggers the fallback
-        self.sinks[-1].append(known)
-
-
-def _new_facts(node: Mapping[str, Any], depth: int, in_form: bool, children: list[_Facts], expressions: int,
-               measure: bool = True) -> _Facts:
-    types = {node["id"]: node["type"]}
-    selects: dict[str, frozenset[str]] = {}
-    if node["type"] == "Select":
-        selects[node["props"]["bind"]] = frozenset(option["value"] for option in node["props"]["options"])
-    components = 1
-    for child in children:
-        components += child.components
-        types.update(child.types)
-        selects.update(child.selects)
-    facts = _Facts(node, depth, in_form, components, expressions, _UNMEASURED, _UNMEASURED, types, selects,
-                   own_expressions=expressions - sum(child.expressions for child in children), children=children)
-    if measure:
-        facts.own_size, facts.own_depth = json_measure(_own(node))
-        _measure_children(facts, "children" in node, sum(_measured(child).size for child in children),
-                          max((child.json_depth for child in children), default=0), len(children))
-    return facts
-
-
-def _complete(facts: list[_Facts | None]) -> TypeGuard[list[_Facts]]:
-    """Whether every child left its facts (none had a problem)."""
-    return None not in facts
-
-
-def _own(node: Mapping[str, Any]) -> dict[str, Any]:
-    return {key: value for key, value in node.items() if key != "children"}
-
-
-def _measured(facts: _Facts) -> _Facts:
-    """`facts` with its JSON byte counts, measured on first need from its (frozen) node.
-
-    Facts kept from a parse leave them out: most subtrees are never patched.  Depths read
-    from a measured parent (`children_depth`) may be upper bounds, which keeps the depth
-    budget check sound; byte counts are always exact.
-    """
-    if facts.size == _UNMEASURED:
-        node = facts.node
-        facts.own_size, facts.own_depth = json_measure(_own(node))
-        facts.size, facts.json_depth = json_measure(node)
-        if "children" in node:
-            count = len(node["children"])
-            facts.children_size = facts.size - facts.own_size - _CHILDREN_BYTES - max(count - 1, 0)
-            facts.children_depth = max(facts.json_depth - 2, 0)
-    return facts
-
-
-def _measure_children(facts: _Facts, layout: bool, children_size: int, children_depth: int, count: int) -> None:
-    """Set the subtree's JSON bytes and depth from its own part and its children's."""
-    facts.children_size, facts.children_depth = children_size, children_depth
-    facts.size, facts.json_depth = facts.own_size, facts.own_depth
-    if layout:
-        facts.size += _CHILDREN_BYTES + children_size + max(count - 1, 0)
-        facts.json_depth = max(facts.own_depth, 2, children_depth + 2 if count else 0)
 
 
 def _common_ends(old: list[Any], new: list[Any]) -> tuple[int, int]:
@@ -203,30 +90,97 @@ class DocumentCache:
         The tree is walked once: the parse records each node's facts, and the byte counts
         of a subtree are measured only when a patch first needs them.
         """
-        memo: dict[int, _Facts] = {}
-        document, tree, depth = parse_walked(value, lambda check: _FactTree(check, memo, measure=False))
+        memo: dict[int, Facts] = {}
+        document, tree, depth = parse_walked(value, lambda check: FactTree(check, memo, measure=False))
         cache = cls(document, walk=False)  # not `cls.__new__`, which mypyc does not compile
         root = tree.sinks[0][0]
         assert root is not None, "a valid document leaves the facts of its root"
         cache._attach(root, document["root"])
         # The root's byte count is the document's minus the header's; its depth at most the document's.
-        root.own_size, root.own_depth = json_measure(_own(root.node))
+        root.own_size, root.own_depth = json_measure(own_part(root.node))
         count = len(root.node.get("children", ()))
         root.size = document.model.byte_size - cache._header_size
-        root.children_size = root.size - root.own_size - _CHILDREN_BYTES - max(count - 1, 0)
+        root.children_size = root.size - root.own_size - CHILDREN_BYTES - max(count - 1, 0)
         root.children_depth = max(depth - 3, 0)  # document > root > children > child: an upper bound
         root.json_depth = max(root.own_depth, 2, root.children_depth + 2 if count else 0)
         cache._header_expressions = cache.info.expression_nodes - root.expressions
         return cache
 
+    @classmethod
+    def restored(cls, value: Any, *, byte_size: int, json_depth: int,
+                 expression_nodes: int) -> tuple[DocumentCache, RestoredTree]:
+        """The cache of a document this library validated before, from its decoded JSON and the
+        `restore_facts` its cache gave when it was stored, without validating its tree again
+        (core/document/_restored.py: only the header is checked again).  The facts of a node
+        below the root are found when a patch first needs them, by validating that node's
+        subtree alone.  Raises `UISchemaError` for a value or facts no stored document has."""
+        try:
+            frozen = freeze_json(value, MAX_JSON_DEPTH)
+        except ValueError:
+            raise unrestorable("a stored document must be decoded JSON within the depth limit") from None
+        if type(frozen) is not FrozenDict or type(frozen.get("root")) is not FrozenDict:
+            raise unrestorable("a stored document must be an object with a root component")
+        document = ParsedDocument(frozen)
+        check = Checker()
+        with contextlib.suppress(IssueLimit):
+            check_declarations(check, document)
+        if check.issues:
+            raise UISchemaError(check.issues)
+        tree = restored_tree(document["root"], check.fields)
+        check.fields = with_select_domains(check.fields, tree.select_domains)
+        header_expressions = check.budget.nodes
+        own = own_expressions(check, document["root"], 1, False)
+        if own is None:
+            raise UISchemaError(check.issues)
+        if not (_counted(byte_size, 1, UI_LIMITS["maxDocumentBytes"]) and _counted(json_depth, 3, MAX_JSON_DEPTH)
+                and _counted(expression_nodes, header_expressions + own, MAX_EXPRESSION_NODES)):
+            raise unrestorable("the stored facts cannot be those of this document")
+        document.model = DocumentModel(
+            version=check.version, mode=check.mode, id=document["id"], fields=check.fields,
+            derived=document["derived"], derived_types=check.derived_types,
+            actions=document.get("actions", FrozenDict()), initial=check.initial, defaults=check.defaults,
+            byte_size=byte_size, components=tree.components, expression_nodes=expression_nodes,
+            node_types=tree.node_types, select_domains=tree.select_domains,
+        )  # fmt: skip
+        cache = cls(document, walk=False)
+        cache._restored = RestoredFacts(cache._memo, document.model, tree.places)
+        cache._header_expressions = header_expressions
+        cache._restore_root(tree, own, json_depth)
+        return cache, tree
+
+    def _restore_root(self, tree: RestoredTree, own_expressions: int, json_depth: int) -> None:
+        """The root's facts from the document's stored totals (as `parsed` sets them from its walk);
+        its types and domains are the model's very dictionaries, as `_successor` shares them."""
+        model, node = self.info, self.document["root"]
+        root = Facts(node, 1, False, model.components, model.expression_nodes - self._header_expressions,
+                     model.byte_size - self._header_size, UNMEASURED, tree.node_types, tree.select_domains,
+                     own_expressions=own_expressions)
+        root.own_size, root.own_depth = json_measure(own_part(node))
+        count = len(node.get("children", ()))
+        root.children_size = root.size - root.own_size - CHILDREN_BYTES - max(count - 1, 0)
+        root.children_depth = max(json_depth - 3, 0)  # document > root > children > child: an upper bound
+        root.json_depth = max(root.own_depth, 2, root.children_depth + 2 if count else 0)
+        self._memo[id(node)] = root
+
+    def restore_facts(self, document: ParsedDocument) -> tuple[int, int, int] | None:
+        """(JSON bytes, JSON depth bound, expression nodes) of `document`, a document this cache
+        validated: with its JSON, what `restored` needs to rebuild this cache's facts of it; None
+        when the cache keeps no facts of its root."""
+        root = document["root"]
+        facts = self._memo.get(id(root))
+        if facts is None or facts.node is not root or facts.base is not None:
+            return None
+        return document.model.byte_size, measured(facts).json_depth + 1, document.model.expression_nodes
+
     def _start(self, document: ParsedDocument) -> None:
         self.document = document
         self.info = document.model
-        self._memo: dict[int, _Facts] = {}
+        self._memo: dict[int, Facts] = {}
+        self._restored: RestoredFacts | None = None  # a restored document's, found on need
         self._header = FrozenDict({k: v for k, v in document.items() if k != "root"})
         self._header_size = json_measure(self._header)[0] - 1 + _ROOT_KEY_BYTES + 1
 
-    def _attach(self, facts: _Facts, node: Any) -> None:
+    def _attach(self, facts: Facts, node: Any) -> None:
         """Give the facts recorded on the decoded tree the frozen nodes of the parsed document."""
         stack = [(facts, node)]
         while stack:
@@ -236,15 +190,20 @@ class DocumentCache:
             stack.extend(zip(each.children, frozen.get("children", ()), strict=True))
             each.children = []
 
-    def _checker(self, model: DocumentModel) -> Checker:
-        """A checker primed with the generation's header, as the full parse leaves it."""
-        return Checker(version=model.version, mode=model.mode, fields=model.fields,
-                       derived_types=dict(model.derived_types), defaults=dict(model.defaults),
-                       actions=model.actions if model.version == "1.1" else None, initial=model.initial)
+    def _known(self, node: Any, depth: int, in_form: bool, bound: int) -> Facts | None:
+        """The facts of a node, memoized or (a node of a restored document) found on first need."""
+        facts = self._memo.get(id(node))
+        if facts is not None or self._restored is None:
+            return facts
+        return self._restored.known(node, depth, in_form, bound)
 
-    def _walk(self, model: DocumentModel, root: Any) -> _Facts | None:
-        check = self._checker(model)
-        tree = _FactTree(check, self._memo)
+    def _settled(self, removed: list[Facts], added: list[Facts]) -> list[Facts] | None:
+        """`removed` with no relative facts that `added` does not extend (`RestoredFacts.settled`)."""
+        return removed if self._restored is None else self._restored.settled(removed, added)
+
+    def _walk(self, model: DocumentModel, root: Any) -> Facts | None:
+        check = primed_checker(model)
+        tree = FactTree(check, self._memo)
         try:
             tree.node(root, ROOT / "root", 1, False)
             finish_document(check, tree)
@@ -258,7 +217,7 @@ class DocumentCache:
             self._remember(facts)
         return facts
 
-    def _remember(self, facts: _Facts) -> Any:
+    def _remember(self, facts: Facts) -> Any:
         """Freeze new nodes (reusing shared ones) and memoize their facts."""
         if facts.node is not None and self._memo.get(id(facts.node)) is facts:
             return facts.node
@@ -298,7 +257,7 @@ class DocumentCache:
                 facts = self._walk(model, root)
         except UISchemaError:  # unsafe JSON inside a new node: let the full parse say so
             facts = None
-        if facts is None or not self._within_budgets(facts):
+        if facts is None or facts.base is not None or not self._within_budgets(facts):
             document = parse_document(self._with_root(root))
             return document, document.model
         document = ParsedDocument(self._with_root(facts.node))
@@ -310,7 +269,7 @@ class DocumentCache:
 
     def _sweep(self, *roots: Any) -> None:
         """Keep only the facts of the nodes under `roots` (the candidate and its base)."""
-        kept: dict[int, _Facts] = {}
+        kept: dict[int, Facts] = {}
         stack = [root for root in roots if root is not None]
         while stack:
             node = stack.pop()
@@ -319,11 +278,12 @@ class DocumentCache:
                 continue  # no facts (the roots are validated, so only a stale id) or met already
             kept[id(node)] = facts
             stack.extend(node.get("children", ()))
-        self._memo = kept
+        self._memo.clear()  # in place: a restored document's `RestoredFacts` memoizes into it too
+        self._memo.update(kept)
 
     # ------------------------------------------------------------------ delta walk
-    def _delta(self, model: DocumentModel, known: _Facts, root: Any) -> _Facts | None:
-        check = self._checker(model)
+    def _delta(self, model: DocumentModel, known: Facts, root: Any) -> Facts | None:
+        check = primed_checker(model)
         try:
             facts = self._pair(check, root, known, ROOT / "root", 1, False)
             for deferred in check.deferred:
@@ -335,12 +295,12 @@ class DocumentCache:
         self._remember(facts)
         return facts
 
-    def _fresh(self, check: Checker, node: Any, place: Place, depth: int, in_form: bool) -> _Facts | None:
-        tree = _FactTree(check, self._memo)
+    def _fresh(self, check: Checker, node: Any, place: Place, depth: int, in_form: bool) -> Facts | None:
+        tree = FactTree(check, self._memo)
         tree.node(node, place, depth, in_form)
         return tree.sinks[0][0]
 
-    def _pair(self, check: Checker, node: Any, known: _Facts, place: Place, depth: int, in_form: bool) -> _Facts | None:
+    def _pair(self, check: Checker, node: Any, known: Facts, place: Place, depth: int, in_form: bool) -> Facts | None:
         """Facts of `node`, a new version of the layout node `known` at the same place."""
         if node is known.node:
             return known
@@ -355,16 +315,18 @@ class DocumentCache:
             return None
         own_expressions = check.budget.nodes - expressions
         prefix, suffix = _common_ends(old["children"], node["children"])
-        removed = [self._memo.get(id(child)) for child in old["children"][prefix:len(old["children"]) - suffix]]
-        if not _complete(removed):
+        inner, bound = in_form or old["type"] == "Form", measured(known).children_depth
+        gone = old["children"][prefix:len(old["children"]) - suffix]
+        removed = [self._known(child, depth + 1, inner, bound) for child in gone]
+        if not complete(removed):
             return None
         added = self._middle(check, node, removed, prefix, suffix, place, depth + 1, in_form or node["type"] == "Form")
         if added is None:
             return None
         return self._merged(node, known, removed, added, own_expressions, (old["children"], prefix, suffix))
 
-    def _middle(self, check: Checker, node: Mapping[str, Any], removed: list[_Facts], prefix: int, suffix: int,
-                place: Place, depth: int, in_form: bool) -> list[_Facts] | None:
+    def _middle(self, check: Checker, node: Mapping[str, Any], removed: list[Facts], prefix: int, suffix: int,
+                place: Place, depth: int, in_form: bool) -> list[Facts] | None:
         counterparts = {facts.node["id"]: facts for facts in removed}
         added = []
         children = node["children"]
@@ -380,8 +342,12 @@ class DocumentCache:
             added.append(facts)
         return added
 
-    def _merged(self, node: Mapping[str, Any], known: _Facts, removed: list[_Facts], added: list[_Facts],
-                own_expressions: int, recipe: tuple[Any, ...]) -> _Facts | None:
+    def _merged(self, node: Mapping[str, Any], known: Facts, removed: list[Facts], added: list[Facts],
+                own_expressions: int, recipe: tuple[Any, ...]) -> Facts | None:
+        settled = self._settled(removed, added)
+        if settled is None:
+            return None
+        removed = settled
         types = dict(known.types)
         for facts in removed:
             for key in facts.types:
@@ -392,41 +358,48 @@ class DocumentCache:
             types.update(facts.types)
         selects: dict[str, frozenset[str]] | None = known.selects
         if any(facts.selects for facts in removed) or any(facts.selects for facts in added):
-            selects = self._merged_selects(node, added)
+            selects = self._merged_selects(node, added, known.depth + 1, known.in_form or node["type"] == "Form",
+                                           measured(known).children_depth)
         if selects is None:
             return None
-        merged = _Facts(node, known.depth, known.in_form,
+        merged = Facts(node, known.depth, known.in_form,
                         known.components - sum(f.components for f in removed) + sum(f.components for f in added),
                         known.expressions - known.own_expressions + own_expressions
                         - sum(f.expressions for f in removed) + sum(f.expressions for f in added),
                         0, 0, types, selects, own_expressions=own_expressions, children=added, rebuild=recipe)
-        merged.own_size, merged.own_depth = json_measure(_own(node))
-        _measured(known)
-        removed = [_measured(f) for f in removed]
-        added = [_measured(f) for f in added]
+        merged.base, merged.base_shell = known.base, known.base_shell  # a patched restored node stays relative
+        merged.own_size, merged.own_depth = json_measure(own_part(node))
+        measured(known)
+        removed = [measured(f) for f in removed]
+        added = [measured(f) for f in added]
         deepest = known.children_depth
         if any(f.json_depth >= deepest for f in removed):
             deepest = max((self._child_depth(child, added, deepest) for child in node["children"]), default=0)
         deepest = max([deepest] + [f.json_depth for f in added])
         size = known.children_size - sum(f.size for f in removed) + sum(f.size for f in added)
-        _measure_children(merged, True, size, deepest, len(node["children"]))
+        measure_children(merged, True, size, deepest, len(node["children"]))
         return merged
 
-    def _child_depth(self, child: Any, added: list[_Facts], bound: int) -> int:
-        """A child's JSON depth, or `bound` (the parent's) while the child is unmeasured."""
+    def _child_depth(self, child: Any, added: list[Facts], bound: int) -> int:
+        """A child's JSON depth, or `bound` (the parent's) while the child is unmeasured or
+        unknown (a node of a restored document no patch needed yet)."""
         facts = self._child_facts(child, added)
-        return bound if facts.size == _UNMEASURED else facts.json_depth
+        return bound if facts is None or unmeasured(facts) else facts.json_depth
 
-    def _child_facts(self, child: Any, added: list[_Facts]) -> _Facts:
+    def _child_facts(self, child: Any, added: list[Facts]) -> Facts | None:
         known = self._memo.get(id(child))
         if known is not None and known.node is child:
             return known
-        return next(f for f in added if f.node is child)
+        return next((f for f in added if f.node is child), None)
 
-    def _merged_selects(self, node: Mapping[str, Any], added: list[_Facts]) -> dict[str, frozenset[str]] | None:
+    def _merged_selects(self, node: Mapping[str, Any], added: list[Facts], depth: int, in_form: bool,
+                        bound: int) -> dict[str, frozenset[str]] | None:
         selects: dict[str, frozenset[str]] = {}
         for child in node["children"]:
-            for key, domain in self._child_facts(child, added).selects.items():
+            facts = self._child_facts(child, added) or self._known(child, depth, in_form, bound)
+            if facts is None:
+                return None
+            for key, domain in facts.selects.items():
                 if selects.setdefault(key, domain) != domain:
                     return None
         return selects
@@ -434,13 +407,17 @@ class DocumentCache:
     def _with_root(self, root: Any) -> dict[str, Any]:
         return {key: root if key == "root" else value for key, value in self.document.items()}
 
-    def _within_budgets(self, facts: _Facts) -> bool:
+    def _within_budgets(self, facts: Facts) -> bool:
         return (facts.components <= MAX_COMPONENTS
                 and self._header_expressions + facts.expressions <= MAX_EXPRESSION_NODES
                 and self._header_size + facts.size <= MAX_DOCUMENT_BYTES
                 and facts.json_depth + 1 <= MAX_JSON_DEPTH)
 
 
-def _successor(model: DocumentModel, facts: _Facts, size: int, expressions: int) -> DocumentModel:
+def _counted(value: Any, low: int, high: int) -> bool:
+    return type(value) is int and low <= value <= high
+
+
+def _successor(model: DocumentModel, facts: Facts, size: int, expressions: int) -> DocumentModel:
     return model.revised(byte_size=size, components=facts.components, expression_nodes=expressions,
                          node_types=facts.types, select_domains=facts.selects)

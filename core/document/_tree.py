@@ -13,7 +13,7 @@ from typing import Any
 
 from core.document._checker import Checker, IssueLimit
 from core.document._components import COMPONENTS, check_props
-from core.document._fields import StringField
+from core.document._fields import Field, StringField
 from core.errors import ROOT, Place
 from core.limits import UI_LIMITS
 
@@ -99,14 +99,19 @@ class ComponentTree:
                            "every Select bound to one field must offer the same option values", "select_domain")
 
 
+def with_select_domains(fields: Mapping[str, Field], domains: Mapping[str, frozenset[str]]) -> dict[str, Field]:
+    """The declared fields, each string field bound by Selects given their option values."""
+    kept = dict(fields)
+    for key, domain in domains.items():
+        field = kept[key]
+        if isinstance(field, StringField):  # a Select domain is only kept for a string field
+            kept[key] = replace(field, options=domain)
+    return kept
+
+
 def finish_document(check: Checker, tree: ComponentTree) -> None:
     """Checks that need the whole tree: Select domains, deferred set values, budgets."""
-    fields = dict(check.fields)
-    for key, (domain, _) in tree.selects.items():
-        field = fields[key]
-        if isinstance(field, StringField):  # a Select domain is only kept for a string field
-            fields[key] = replace(field, options=domain)
-    check.fields = fields
+    check.fields = with_select_domains(check.fields, {key: domain for key, (domain, _) in tree.selects.items()})
     for deferred in check.deferred:
         deferred(check)
     if check.budget.nodes > MAX_EXPRESSION_NODES:

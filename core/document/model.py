@@ -51,6 +51,16 @@ def _header(check: Checker, value: Mapping[str, Any]) -> str | None:
     return version
 
 
+def check_declarations(check: Checker, value: Mapping[str, Any]) -> None:
+    """The header of a document object: version, id, mode, title, state, derived, actions."""
+    _header(check, value)
+    check.fields = check_state(check, value.get("state", {}))
+    check.initial = FrozenDict({key: field.initial for key, field in check.fields.items()})
+    check_derived(check, value.get("derived", {}))
+    if check.version == "1.1":
+        check.actions = check_action_definitions(check, value.get("actions", {}), ROOT / "actions")
+
+
 def _validate(value: Any, make_tree: Callable[[Checker], TreeT]) -> tuple[Checker, TreeT]:
     check = Checker()
     tree = make_tree(check)
@@ -58,12 +68,7 @@ def _validate(value: Any, make_tree: Callable[[Checker], TreeT]) -> tuple[Checke
         if not isinstance(value, dict):
             check.add(ROOT, "a document must be a JSON object", "type")
             raise IssueLimit
-        _header(check, value)
-        check.fields = check_state(check, value.get("state", {}))
-        check.initial = FrozenDict({key: field.initial for key, field in check.fields.items()})
-        check_derived(check, value.get("derived", {}))
-        if check.version == "1.1":
-            check.actions = check_action_definitions(check, value.get("actions", {}), ROOT / "actions")
+        check_declarations(check, value)
         if "root" in value:
             tree.node(value["root"], ROOT / "root", 1, False)
         finish_document(check, tree)

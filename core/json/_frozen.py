@@ -11,6 +11,7 @@ the mutators that raise and the copy hooks, none on a hot path.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from typing import Any
 
@@ -99,6 +100,7 @@ SCALAR_KINDS: frozenset[type] = frozenset((str, int, float, bool, type(None)))
 
 
 _EXACT_INTEGERS = 2.0**53
+_MAGNITUDE = 1e15  # UI_LIMITS["maxNumberMagnitude"] (core.limits imports nothing of this module's)
 _KEPT = frozenset((str, int, bool, type(None)))  # scalars `freeze` returns as they are
 
 
@@ -138,6 +140,54 @@ def _frozen_item(item: Any) -> Any:
     if kind is float:
         return int(item) if item.is_integer() and -_EXACT_INTEGERS <= item <= _EXACT_INTEGERS else item
     return freeze(item)
+
+
+def freeze_json(value: Any, max_depth: int) -> Any:
+    """`freeze` of a value that must be decoded JSON (exact types, text keys, finite numbers
+    within 1e15, valid Unicode) nested at most `max_depth` levels; anything else raises
+    `ValueError`.  For a stored value taken back without a validating walk: this one walk both
+    checks what every later step relies on (no foreign type, nothing orjson cannot write back)
+    and freezes."""
+    kind = type(value)
+    if kind is dict:
+        if max_depth < 1:
+            raise ValueError("nested too deep")
+        obj: dict[Any, Any] = value  # typed: compiled, the loop is mypyc's dict iteration
+        frozen: dict[str, Any] = {}
+        for key, item in obj.items():
+            if type(key) is not str:
+                raise ValueError("an object key is not text")
+            frozen[key] = _json_item(item, max_depth - 1)
+        return FrozenDict(frozen)
+    if kind is list:
+        if max_depth < 1:
+            raise ValueError("nested too deep")
+        array: list[Any] = value
+        return FrozenList([_json_item(item, max_depth - 1) for item in array])
+    return _json_item(value, max_depth)
+
+
+def _json_item(item: Any, max_depth: int) -> Any:
+    kind = type(item)
+    if kind is str:
+        text: str = item
+        if not text.isascii():
+            text.encode("utf-8")  # a lone surrogate raises UnicodeEncodeError, a ValueError
+        return item
+    if kind is int:
+        if not -_MAGNITUDE <= item <= _MAGNITUDE:
+            raise ValueError("a number exceeds 1e15 in magnitude")
+        return item
+    if kind is bool or item is None:
+        return item
+    if kind is float:
+        number: float = item
+        if not (math.isfinite(number) and -_MAGNITUDE <= number <= _MAGNITUDE):
+            raise ValueError("a number is not finite or exceeds 1e15 in magnitude")
+        return int(number) if number.is_integer() else number
+    if kind is dict or kind is list:
+        return freeze_json(item, max_depth)
+    raise ValueError("a value is not a JSON type")
 
 
 def thaw(value: Any) -> Any:

@@ -24,12 +24,15 @@ from core.document.model import DocumentModel, ParsedDocument
 from core.errors import Issue, UISchemaError, UIStreamError
 from core.json._frozen import FrozenDict
 from core.json.canonical import hash_canonical_json
+from core.json.safe import count_safe_json
 from core.limits import MAX_GENERATION, SOURCE_CALL_ID_LENGTH, UI_PROTOCOL_LIMITS
 from core.stream._checkpoint import (
+    ENVELOPE_ORDER,
     FRAME_BYTES,
     MAX_SEQ,
     TERMINAL_TYPES,
     build_checkpoint,
+    envelope_issues,
     frame_bytes,
     parse_checkpoint,
 )
@@ -143,6 +146,18 @@ class UIStreamState:
             return self
         log = DigestLog(None, self.seq, self.checkpoint)
         return UIStreamState(self.checkpoint, self.status, self.frame_count, self.byte_count, log, self._memo)
+
+    @property
+    def restore_facts(self) -> tuple[int, int, int]:
+        """(JSON bytes, JSON depth bound, expression nodes) of the current snapshot: what
+        `restore_ui_stream` needs, beside the checkpoint and the counters, to rebuild this state
+        without validating the snapshot's tree again (a host stores them with the checkpoint)."""
+        lineage = self._lineage()
+        facts = lineage.cache.restore_facts(self.document)
+        if facts is None:  # the cache of an earlier document (a receiver's memo): walk this one
+            facts = DocumentCache(self.document).restore_facts(self.document)
+            assert facts is not None, "a walked document's cache holds its root's facts"
+        return facts
 
     def _number(self, key: str) -> int:
         value: int = self.checkpoint[key]  # a validated envelope field
@@ -343,7 +358,58 @@ def resume_ui_stream(frame: Any, *, frame_count: Any, byte_count: Any) -> UIStre
     checkpoint, size, cache = parse_checkpoint(frame)
     # A producer hashes a frame only when asked (`digests`): the receiver's eager hash of a
     # 200-component checkpoint would be a tenth of a cold session's first call.
-    state = _first(checkpoint, size, cache, eager=False)
+    return _with_counters(_first(checkpoint, size, cache, eager=False), frame_count, byte_count)
+
+
+def restore_ui_stream(frame: Any, *, frame_count: Any, byte_count: Any, facts: Any) -> UIStreamState:
+    """A producer's state rebuilt from a checkpoint this library produced, without validating its
+    snapshot's component tree again (core/document/_restored.py).
+
+    Only for a frame its caller can prove it stored unchanged, with the `restore_facts` of the
+    state it came from (a host's own record under its MAC, say): the envelope, the budgets and
+    the snapshot's header are checked, the tree only for its shape, and each node's facts are
+    found when a patch first needs them.  Of anything else, `resume_ui_stream` checks everything.
+    """
+    if type(frame) is not dict and type(frame) is not FrozenDict:
+        raise UIStreamError([Issue("", "a checkpoint must be an object", "type")])
+    issues = _restorable_envelope(frame)
+    if issues:
+        raise UIStreamError(issues)
+    if not (type(facts) is tuple and len(facts) == 3):
+        raise UIStreamError([Issue("/facts", "facts must be the state's restore_facts", "type")])
+    try:
+        cache, tree = DocumentCache.restored(frame["snapshot"], byte_size=facts[0], json_depth=facts[1],
+                                             expression_nodes=facts[2])
+    except UISchemaError as error:
+        raise UIStreamError([issue.prefixed("/snapshot") for issue in error.issues]) from None
+    document = cache.document
+    if frame["uiId"] != document["id"]:
+        raise UIStreamError([Issue("/uiId", "uiId must equal the snapshot's document id", "binding")])
+    fields = {key: frame[key] for key in ENVELOPE_ORDER if key in frame}
+    for key in ("generation", "seq", "baseRevision", "revision"):
+        if fields[key] is not None:
+            fields[key] = int(fields[key])  # a JSON `3.0` is the JS number 3
+    fields["snapshot"] = document
+    checkpoint = FrozenDict(fields)
+    size = frame_bytes(checkpoint, cache.info.byte_size)
+    if size > FRAME_BYTES:
+        raise UIStreamError([Issue("", f"the frame is {size} bytes; the limit is {FRAME_BYTES}", "too_large")])
+    lineage = _Lineage(cache, cache.info, tree.index, cache.info.node_types, document["root"])
+    state = _state(checkpoint, None, size, DigestLog(None, checkpoint["seq"], checkpoint), lineage)
+    return _with_counters(state, frame_count, byte_count)
+
+
+def _restorable_envelope(frame: Mapping[str, Any]) -> list[Issue]:
+    """The envelope's problems, its values first held to safe JSON (the snapshot is the restore's)."""
+    try:
+        count_safe_json({key: None if key == "snapshot" else value for key, value in frame.items()})
+    except UISchemaError as error:
+        return error.issues
+    return envelope_issues(frame)
+
+
+def _with_counters(state: UIStreamState, frame_count: Any, byte_count: Any) -> UIStreamState:
+    """`state` with a stored generation's budget counters (checked as the budgets bound them)."""
     issues = [issue.prefixed("/frame_count") for issue in integer(1, MAX_FRAMES)(frame_count)]
     issues += [issue.prefixed("/byte_count") for issue in integer(0, MAX_STREAM_BYTES)(byte_count)]
     if issues:

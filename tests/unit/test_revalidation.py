@@ -5,6 +5,8 @@ from __future__ import annotations
 from typing import Any
 from unittest import mock
 
+import orjson
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -93,6 +95,38 @@ def test_revalidate_agrees_with_a_full_parse_after_random_patches(data):
         assert incremental == scratch
         if incremental[0] == "ok":
             document = incremental[1]
+
+
+def _restored(document: Any) -> DocumentCache:
+    """The cache `DocumentCache.restored` rebuilds from a document's JSON and restore facts."""
+    facts = DocumentCache(document).restore_facts(document)
+    assert facts is not None
+    byte_size, json_depth, expression_nodes = facts
+    return DocumentCache.restored(orjson.loads(orjson.dumps(document)), byte_size=byte_size, json_depth=json_depth,
+                                  expression_nodes=expression_nodes)[0]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.data())
+def test_a_restored_cache_judges_every_patch_as_a_full_parse_does(data):
+    """Restored without a walk of its tree, the cache finds each node's facts when a patch first
+    needs them (relative to the restored node for a layout): every outcome, the model's facts
+    included, must be the full parse's, over several patches of the same lineage."""
+    cache = _restored(parse_document(base_document()))
+    document = cache.document
+    assert document == parse_document(base_document()) and document.model == parse_document(base_document()).model
+    header = {k: v for k, v in document.items() if k != "root"}
+    for _ in range(data.draw(st.integers(1, 5))):
+        candidate = _mutate(document["root"], data)
+        incremental = _outcome(lambda: cache.revalidate(candidate, base=document)[0])  # noqa: B023 - called at once
+        assert incremental == _outcome(lambda: parse_document({**header, "root": candidate}))  # noqa: B023
+        if incremental[0] == "ok":
+            document = incremental[1]
+            facts = cache.restore_facts(document)  # None when the full parse decided (a Select domain changed)
+            exact = DocumentCache(document).restore_facts(document)
+            assert exact is not None
+            # bytes and expression nodes exact, the depth an upper bound (as a parse's own cache keeps it)
+            assert facts is None or (facts[0], facts[2]) == (exact[0], exact[2]) and facts[1] >= exact[1]
 
 
 def test_unchanged_subtrees_keep_their_identity():

@@ -14,7 +14,14 @@ from core.document.model import parse_document
 from core.errors import UISchemaError, UIStreamError
 from core.json._frozen import thaw
 from core.json.canonical import canonical_json_string
-from core.stream.lifecycle import UIStreamState, accept_checkpoint, advance_ui_stream, start_ui_stream
+from core.stream.lifecycle import (
+    UIStreamState,
+    accept_checkpoint,
+    advance_ui_stream,
+    restore_ui_stream,
+    resume_ui_stream,
+    start_ui_stream,
+)
 
 LAYOUTS = ("Row", "Column", "Card", "Form")
 SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -203,6 +210,37 @@ def test_after_valid_and_invalid_events_the_state_equals_the_state_after_only_th
         replayed = advance_ui_stream(replayed, event)
     assert replayed == state
     assert replayed.digests == state.digests and replayed.byte_count == state.byte_count
+
+
+def restored(state: UIStreamState) -> UIStreamState:
+    """`state` as a host rebuilds it from its stored checkpoint and restore facts (no walk of the tree)."""
+    frame = json.loads(json.dumps(state.checkpoint))
+    return restore_ui_stream(frame, frame_count=state.frame_count, byte_count=state.byte_count,
+                             facts=state.restore_facts)
+
+
+@SETTINGS
+@given(st.data())
+def test_a_producer_restored_from_its_stored_checkpoint_decides_every_event_as_the_live_one(data):
+    """Restored at random points (a worker's cold session), the producer must accept and reject
+    every event exactly as the live producer does, with the same frames and restore facts; and
+    a restored state is the state a full parse of the checkpoint resumes."""
+    live = start_ui_stream(base_document(), "call-r", 2)
+    cold = restored(live)
+    for _ in range(data.draw(st.integers(1, 12))):
+        assert cold.without_history() == resume_ui_stream(json.loads(json.dumps(cold.checkpoint)),
+                                                          frame_count=cold.frame_count, byte_count=cold.byte_count)
+        event = data.draw(events(live.document))
+        expected, got = outcome(live, event), outcome(cold, event)
+        assert expected[0] == got[0] and (expected[0] == "ok" or expected[1] == got[1])
+        if expected[0] == "ok":
+            live, cold = expected[1], got[1]
+            assert cold.without_history() == live.without_history() and cold.document.model == live.document.model
+            bytes_, depth, expressions = cold.restore_facts
+            assert (bytes_, expressions) == (live.restore_facts[0], live.restore_facts[2])
+            assert depth >= live.restore_facts[1]  # an upper bound, never below the live one's
+            if data.draw(st.booleans()):
+                cold = restored(cold)
 
 
 def untouched_nodes_are_shared(before: Any, after: Any, changed_ids: set[str]) -> bool:

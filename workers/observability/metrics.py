@@ -24,6 +24,7 @@ from prometheus_client import (
 from core.stream._checkpoint import FRAME_TYPES
 
 from ..redisio.dead_letter import DEAD_LETTER_REASONS
+from ..redisio.seal import SEAL_OUTCOMES
 from ..wire.errors import REJECTION_CODES
 from ..wire.names import ACTION_NAMES, ANSWER_TOOLS, RESULT_NAMES, TOOLS, VIEW_NAMES
 
@@ -114,6 +115,10 @@ class Metrics:
                                            ["capability"], buckets=_JOB_BUCKETS, registry=registry)
         self.jobs_enqueued = Counter("iui_jobs_enqueued_total", "RQ jobs enqueued (by the commit or the reaper).",
                                      ["capability"], registry=registry)
+        self.state_reads = Counter("iui_state_reads_total",
+                                   "Stored generations read for a session this process held nothing of, by what "
+                                   "their seal proved: valid (restored), missing or invalid (validated in full).",
+                                   ["seal"], registry=registry)
         ProcessCollector(registry=registry)
         PlatformCollector(registry=registry)
         GCCollector(registry=registry)
@@ -150,6 +155,11 @@ class Metrics:
             self._frames_of[frame_type] = self.frames.labels(frame_type)
         for tool in ENTRY_TOOLS:
             self._latency_of[tool] = self.latency.labels(tool)
+        self._state_reads_of = {outcome: self.state_reads.labels(outcome) for outcome in SEAL_OUTCOMES}
+
+    def count_state_read(self, seal: str) -> None:
+        """One stored generation read, with what its seal proved (`SEAL_OUTCOMES`)."""
+        self._state_reads_of[seal].inc()
 
     def initialise_capabilities(self, capability_ids: list[str]) -> None:
         """Export 0 for every capability of the catalog (and `none`) from start-up, so the first

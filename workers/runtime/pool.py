@@ -28,6 +28,7 @@ from ..redisio.connection import TRANSIENT_ERRORS, Backoff, array, integer, mapp
 from ..redisio.durability import CHECK_EVERY_S, Durability, Mode, check_server
 from ..redisio.keys import GROUP, PROTOCOL, Keys
 from ..redisio.scripts import Acquired, LostLease, Scripts
+from ..redisio.seal import Seal
 from ..sessions.store import SharedCache
 from .dispatcher import Dispatcher
 from .heap import HeapPolicy
@@ -86,6 +87,8 @@ class WorkerPool:
         self._dispatcher = Dispatcher(redis=redis, batch_size=settings.batch_size,
                                       held_bytes=settings.cache_bytes // HELD_SHARE)
         self._cache = SharedCache(max_bytes=settings.cache_bytes)  # shared by every held partition
+        key = settings.state_key
+        self._seal = Seal(key.get_secret_value().encode("utf-8") if key is not None else None)
         self._heap = HeapPolicy(every_s=settings.gc_freeze_s)
         self._stop = threading.Event()
         self._tick_s = min(settings.heartbeat_ms, settings.lease_renew_ms) / 1000
@@ -262,7 +265,7 @@ class WorkerPool:
                                      scripts=self._scripts, metrics=self._metrics, partition=partition, epoch=epoch,
                                      fence=fence,
                                      actions=self._actions, cache=self._cache, valid_until=valid_until,
-                                     heap=self._heap)
+                                     heap=self._heap, seal=self._seal)
         self._held[partition] = consumer
         self._metrics.leases_acquired.inc()
         self._dispatcher.attach(consumer)

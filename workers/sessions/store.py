@@ -9,22 +9,26 @@ from __future__ import annotations
 
 import time
 from collections import OrderedDict
-from collections.abc import Hashable, Iterable
+from collections.abc import Callable, Hashable, Iterable
 from dataclasses import dataclass
 from typing import Any, Final, TypeAlias, TypeVar
 
-from core.stream.lifecycle import UIStreamState, resume_ui_stream
+from core.errors import UIStreamError
+from core.stream.lifecycle import UIStreamState, restore_ui_stream, resume_ui_stream
 
 from ..redisio.client import RedisClient, Reply
 from ..redisio.connection import array, integer
 from ..redisio.keys import Keys, generation_field, plain_field, source_field, ui_field
 from ..redisio.scripts import GenerationRead, StoredGeneration
+from ..redisio.seal import Seal, parse_facts
 from ..wire.entry import dumps, loads
 from .cache import MISSING, GenerationCache, estimate
 
-# The stored fields of a generation, in the order `_load` reads them.
-FIELDS = ("checkpoint", "calls", "source", "seq", "revision", "status", "frames", "bytes",
-          "last_call", "last_digest", "last_receipt")
+# The stored fields of a generation, in the order `_load` reads them: the required ones, then the
+# restore facts and the seal (absent from a record written before seals: it is validated in full).
+REQUIRED_FIELDS = ("checkpoint", "calls", "source", "seq", "revision", "status", "frames", "bytes",
+                   "last_call", "last_digest", "last_receipt")
+FIELDS = (*REQUIRED_FIELDS, "facts", "seal")
 CACHE_SIZE = 4_096  # sessions whose counters and sources one partition remembers
 DEFAULT_CACHE_BYTES = 64 * 1024 * 1024  # a Store built without the process's shared cache
 READ_AHEAD_SHARE = 8  # a read-ahead caches at most 1/8 of the cache's budget (as the cache estimates)
@@ -46,12 +50,15 @@ class Generation:
         "bytes",
         "call_ids",
         "checkpoint",
+        "facts",
         "frames",
         "generation",
         "last_call",
         "last_digest",
         "last_receipt",
+        "restorable",
         "revision",
+        "seal",
         "seq",
         "source",
         "state",
@@ -61,7 +68,8 @@ class Generation:
 
     def __init__(self, *, ui_id: str, generation: int, source: str, seq: int, revision: int, status: str,
                  frames: int, bytes: int, checkpoint: str, last_call: str, last_digest: str, last_receipt: str,
-                 call_ids: frozenset[str], state: UIStreamState | None = None) -> None:
+                 call_ids: frozenset[str], facts: str = "", seal: str = "", state: UIStreamState | None = None,
+                 restorable: tuple[int, int, int] | None = None) -> None:
         self.ui_id: Final = ui_id
         self.generation: Final = generation
         self.source: Final = source
@@ -75,7 +83,11 @@ class Generation:
         self.last_digest: Final = last_digest
         self.last_receipt: Final = last_receipt
         self.call_ids: Final = call_ids  # the call-id part ("<sha256[:32]>:") of every digest in the call ledger
+        self.facts: Final = facts  # the stored restore facts of `checkpoint` ("" when none were stored)
+        self.seal: Final = seal  # the stored seal of the record ("" when none was stored)
         self.state = state  # the core state of `checkpoint`, built once after a cache miss
+        # The restore facts when the seal verified (the state is then restored, not parsed in full).
+        self.restorable: Final = restorable
 
     def __eq__(self, other: object) -> bool:
         """Equal stored fields (the rebuilt core state is not compared)."""
@@ -84,9 +96,18 @@ class Generation:
         return all(getattr(self, name) == getattr(other, name) for name in _COMPARED)
 
     def stream_state(self) -> UIStreamState:
-        """The core `UIStreamState` of the stored checkpoint (rebuilt once after a cache miss)."""
+        """The core `UIStreamState` of the stored checkpoint (rebuilt once after a cache miss):
+        restored when its seal verified, else parsed in full."""
         if self.state is None:
-            self.state = resume_ui_stream(loads(self.checkpoint), frame_count=self.frames, byte_count=self.bytes)
+            frame = loads(self.checkpoint)
+            if self.restorable is not None:
+                try:
+                    self.state = restore_ui_stream(frame, frame_count=self.frames, byte_count=self.bytes,
+                                                   facts=self.restorable)
+                    return self.state
+                except UIStreamError:
+                    pass  # sealed, yet not what this build restores: the full check decides
+            self.state = resume_ui_stream(frame, frame_count=self.frames, byte_count=self.bytes)
         return self.state
 
     @property
@@ -100,10 +121,11 @@ class Generation:
                 f"revision={self.revision} seq={self.seq} status={self.status}")
 
 
-# The stored fields `__eq__` compares: every slot but the rebuilt core state (a class's
-# `__slots__` is not readable in the compiled build; tests/unit/test_workers_cache.py checks the list).
-_COMPARED = ("bytes", "call_ids", "checkpoint", "frames", "generation", "last_call", "last_digest", "last_receipt",
-             "revision", "seq", "source", "status", "ui_id")
+# The stored fields `__eq__` compares: every slot but the rebuilt core state and what the seal's check
+# found (a class's `__slots__` is not readable in the compiled build; tests/unit/test_workers_cache.py
+# checks the list).
+_COMPARED = ("bytes", "call_ids", "checkpoint", "facts", "frames", "generation", "last_call", "last_digest",
+             "last_receipt", "revision", "seal", "seq", "source", "status", "ui_id")
 
 
 SharedCache: TypeAlias = GenerationCache[Generation | None]  # what every held partition's Store caches
@@ -131,7 +153,8 @@ class Store:
     """Cached reads of one partition's session state."""
 
     def __init__(self, *, redis: RedisClient, keys: Keys, partition: int, session_ttl_s: float = 0,
-                 cache: SharedCache | None = None, scope: Hashable = None) -> None:
+                 cache: SharedCache | None = None, scope: Hashable = None, seal: Seal | None = None,
+                 on_read: Callable[[str], None] | None = None) -> None:
         self._redis = redis
         self._keys = keys
         self._partition = partition
@@ -145,6 +168,13 @@ class Store:
         self._idle_limit = session_ttl_s / 2 if session_ttl_s > 0 else float("inf")
         self._touched: OrderedDict[str, tuple[float, set[str]]] = OrderedDict()  # session -> (when, uiIds)
         self._read_generation = GenerationRead(redis)
+        self._seal = seal if seal is not None else Seal()
+        self._on_read = on_read  # told each stored generation's seal outcome (a metric)
+
+    @property
+    def seal(self) -> Seal:
+        """The seal this store checks records with (and its partition's commits seal them with)."""
+        return self._seal
 
     def forget(self, session: str) -> None:
         """Drop every cached value of a session (after a CAS failure or a possible expiry)."""
@@ -231,7 +261,7 @@ class Store:
             return found.ui_id, cached
         record = None
         if found.generation is not None:
-            record = _generation(found.ui_id, found.generation, dict(zip(FIELDS, found.fields, strict=True)))
+            record = self._generation(found.ui_id, found.generation, dict(zip(FIELDS, found.fields, strict=True)))
         self._keep(session, found.ui_id, record)
         return found.ui_id, record
 
@@ -329,20 +359,31 @@ class Store:
         generation = integer(number)
         raw = self._redis.hmget(self._keys.generations(self._partition, session),
                                 [generation_field(ui_id, generation, name) for name in FIELDS])
-        return _generation(ui_id, generation, {name: None if value is None else _text(value)
-                                               for name, value in zip(FIELDS, raw, strict=True)})
+        return self._generation(ui_id, generation, {name: None if value is None else _text(value)
+                                                    for name, value in zip(FIELDS, raw, strict=True)})
 
-
-def _generation(ui_id: str, generation: int, stored: dict[str, str | None]) -> Generation | None:
-    """The `Generation` of its stored fields; None when one is missing (expired in between: the
-    session's keys share one deadline)."""
-    if any(value is None for value in stored.values()):
-        return None
-    values = {name: str(value) for name, value in stored.items()}
-    return Generation(
-        ui_id=ui_id, generation=generation, source=values["source"], seq=int(values["seq"]),
-        revision=int(values["revision"]), status=values["status"], frames=int(values["frames"]),
-        bytes=int(values["bytes"]), checkpoint=values["checkpoint"], last_call=values["last_call"],
-        last_digest=values["last_digest"], last_receipt=values["last_receipt"],
-        call_ids=frozenset(call_id_of(digest) for digest in values["calls"].split()),
-    )
+    def _generation(self, ui_id: str, generation: int, stored: dict[str, str | None]) -> Generation | None:
+        """The `Generation` of its stored fields, its seal checked; None when a required field is
+        missing (expired in between: the session's keys share one deadline)."""
+        if any(stored[name] is None for name in REQUIRED_FIELDS):
+            return None
+        values = {name: str(value) for name, value in stored.items() if value is not None}
+        frames, byte_count = int(values["frames"]), int(values["bytes"])
+        facts, seal = values.get("facts"), values.get("seal")
+        restorable = None
+        if facts is None or seal is None:
+            outcome = "missing"
+        elif self._seal.verifies(seal, values["checkpoint"].encode("utf-8"), frames, byte_count, facts):
+            outcome, restorable = "valid", parse_facts(facts)
+        else:
+            outcome = "invalid"
+        if self._on_read is not None:
+            self._on_read(outcome)
+        return Generation(
+            ui_id=ui_id, generation=generation, source=values["source"], seq=int(values["seq"]),
+            revision=int(values["revision"]), status=values["status"], frames=frames, bytes=byte_count,
+            checkpoint=values["checkpoint"], last_call=values["last_call"], last_digest=values["last_digest"],
+            last_receipt=values["last_receipt"],
+            call_ids=frozenset(call_id_of(digest) for digest in values["calls"].split()),
+            facts=facts or "", seal=seal or "", restorable=restorable,
+        )

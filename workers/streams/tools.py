@@ -23,6 +23,7 @@ from core.stream.lifecycle import UIStreamState, advance_ui_stream, start_ui_str
 
 from ..redisio.keys import Keys, generation_field, plain_field, source_field, ui_field
 from ..redisio.scripts import CommitPlan, PlainFields
+from ..redisio.seal import facts_text
 from ..sessions.store import Generation, Store, call_id_of
 from ..wire.entry import BODY_MARGIN, InputEntry, dumps, is_call_id, is_session_id, loads
 from ..wire.errors import BudgetError, ConflictError, ErrorCode, HostError
@@ -297,18 +298,21 @@ class ToolHandler:
                 raise BudgetError(f"the patched document would be {size} bytes; the limit is "
                                   f"{self._settings.max_document_bytes}", code=ErrorCode.DOCUMENT_TOO_LARGE)
         text = dumps(frame)
-        size = len(text.encode("utf-8"))
+        encoded = text.encode("utf-8")
+        size = len(encoded)
         used = extended.bytes if extended else 0
         reserve = 0 if state.status != "streaming" else self._settings.max_document_bytes + ENVELOPE_BYTES
         if used + size + reserve > MAX_STREAM_BYTES:
             raise BudgetError(f"byte budget exhausted ({used} bytes used); only a terminal frame remains",
                               code=ErrorCode.BYTE_BUDGET)
+        frames, facts = extended.frames + 1 if extended else 1, facts_text(state.restore_facts)
         record = Generation(
             ui_id=str(frame["uiId"]), generation=int(frame["generation"]), source=str(frame["sourceCallId"]),
             seq=int(frame["seq"]), revision=int(frame["revision"]), status=str(state.status),
-            frames=extended.frames + 1 if extended else 1, bytes=used + size, checkpoint=text,
+            frames=frames, bytes=used + size, checkpoint=text,
             last_call=entry.call, last_digest=digest, last_receipt=receipt(tool, frame),
             call_ids=(extended.call_ids if extended else frozenset()) | {call_id_of(digest)},
+            facts=facts, seal=self._store.seal.of(encoded, frames, used + size, facts),
             state=state.without_history(),  # the host stores each frame; digests of earlier ones are never read
         )
         result = record.last_result
@@ -333,5 +337,5 @@ class ToolHandler:
                     ("status", record.status), ("frames", record.frames), ("bytes", record.bytes),
                     ("source", record.source), ("uiId", record.ui_id), ("generation", record.generation),
                     ("last_call", record.last_call), ("last_digest", record.last_digest),
-                    ("last_receipt", record.last_receipt)],
+                    ("last_receipt", record.last_receipt), ("facts", record.facts), ("seal", record.seal)],
         )

@@ -1,0 +1,160 @@
+"""Sealed generations: a cold session whose record's seal verifies is restored without a parse of
+its tree, any other record is validated in full, and both answer every call as a warm worker does."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+
+import orjson
+import pytest
+
+from core.stream.lifecycle import resume_ui_stream
+from tests.integration.conftest import Runtime, cursor_args, example
+from tests.integration.test_runtime_tools import SESSION, open_stream, patch
+from workers.redisio.keys import generation_field
+from workers.redisio.seal import SEAL_VERSION, Seal, facts_text, parse_facts
+from workers.sessions.store import FIELDS, Store
+
+pytestmark = pytest.mark.integration
+KEY = "k" * 32
+UI_ID = "sales-report"
+
+
+def reads(rt: Runtime, seal: str) -> float:
+    """How many stored generations the pools read whose seal was `seal` (valid, missing, invalid)."""
+    return rt.metrics.registry.get_sample_value("iui_state_reads_total", {"seal": seal}) or 0.0
+
+
+def stored(rt: Runtime) -> dict[str, str]:
+    return rt.generation(SESSION, UI_ID, 1)
+
+
+def set_field(rt: Runtime, name: str, value: str | None) -> None:
+    key = rt.client.keys.generations(rt.client.partition(SESSION), SESSION)
+    field = generation_field(UI_ID, 1, name)
+    if value is None:
+        rt.redis.hdel(key, field)
+    else:
+        rt.redis.hset(key, field, value)
+
+
+def opened_then_cold(rt: Runtime) -> dict:
+    """Open and patch a stream, then restart the pool: the session is cold.  The last frame."""
+    rt.start()
+    frame = patch(rt, open_stream(rt), example("stream-mutations.json")[0], "patch-0")["result"]["frame"]
+    rt.stop()
+    return frame
+
+
+def test_every_commit_stores_the_restore_facts_and_a_seal_over_checkpoint_counters_and_facts(
+        runtime: Runtime) -> None:
+    runtime.configure(state_key=KEY)
+    frame = opened_then_cold(runtime)
+    record = stored(runtime)
+    state = resume_ui_stream(orjson.loads(record["checkpoint"]), frame_count=2, byte_count=int(record["bytes"]))
+    assert parse_facts(record["facts"]) is not None and record["facts"] == facts_text(state.restore_facts)
+    key = hashlib.sha256(SEAL_VERSION + b"\0" + KEY.encode()).digest()
+    message = f"{record['frames']} {record['bytes']} {record['facts']}\n".encode() + record["checkpoint"].encode()
+    assert record["seal"] == hmac.new(key, message, hashlib.sha256).hexdigest()
+    assert orjson.loads(record["checkpoint"]) == frame
+
+
+def test_a_cold_session_with_a_valid_seal_is_restored_and_answers_as_a_warm_worker(runtime: Runtime) -> None:
+    runtime.configure(state_key=KEY)
+    frame = opened_then_cold(runtime)
+    runtime.start()
+    reply = patch(runtime, frame, example("stream-mutations.json")[1], "patch-1")
+    assert reply["ok"], reply
+    assert (reads(runtime, "valid"), reads(runtime, "missing"), reads(runtime, "invalid")) == (1, 0, 0)
+    warm = patch(runtime, reply["result"]["frame"], example("stream-mutations.json")[2], "patch-2")
+    assert warm["ok"] and reads(runtime, "valid") == 1  # the second call found it cached
+    done = runtime.call(SESSION, "intelligent_ui_complete", cursor_args(warm["result"]["frame"]), call="done")
+    assert done["ok"] and done["result"]["frame"]["type"] == "complete"
+
+
+@pytest.mark.parametrize(("change", "outcome"), [
+    ("no seal", "missing"),  # a record written before seals existed
+    ("no facts", "missing"),
+    ("other key", "invalid"),  # a worker of the deployment with another IUI_STATE_KEY
+    ("altered checkpoint", "invalid"),
+    ("altered counters", "invalid"),
+    ("altered facts", "invalid"),
+])
+def test_a_record_whose_seal_does_not_verify_is_validated_in_full_and_decided_alike(
+        runtime: Runtime, change: str, outcome: str) -> None:
+    runtime.configure(state_key=KEY)
+    frame = opened_then_cold(runtime)
+    record = stored(runtime)
+    if change == "no seal":
+        set_field(runtime, "seal", None)
+    elif change == "no facts":
+        set_field(runtime, "facts", None)
+    elif change == "other key":
+        runtime.configure(state_key="o" * 32)
+    elif change == "altered checkpoint":  # still a valid checkpoint: the full check accepts it
+        set_field(runtime, "checkpoint", orjson.dumps(orjson.loads(record["checkpoint"])).decode() + " ")
+    elif change == "altered counters":
+        set_field(runtime, "bytes", str(int(record["bytes"]) + 1))
+    else:
+        bytes_, depth, expressions = parse_facts(record["facts"]) or (0, 0, 0)
+        set_field(runtime, "facts", facts_text((bytes_, depth, expressions + 1)))
+    runtime.start()
+    reply = patch(runtime, frame, example("stream-mutations.json")[1], "patch-1")
+    assert reply["ok"], reply
+    assert reads(runtime, outcome) == 1 and reads(runtime, "valid") == 0
+    again = stored(runtime)  # the commit sealed the new record under the key in force
+    assert Store(redis=runtime.redis, keys=runtime.client.keys, partition=runtime.client.partition(SESSION),
+                 seal=Seal(runtime.settings.state_key.get_secret_value().encode()  # type: ignore[union-attr]
+                           )).current(SESSION, UI_ID).restorable == parse_facts(again["facts"])
+
+
+def test_an_altered_checkpoint_that_is_not_valid_is_refused_as_before_seals(runtime: Runtime) -> None:
+    runtime.configure(state_key=KEY)
+    frame = opened_then_cold(runtime)
+    record = stored(runtime)
+    checkpoint = orjson.loads(record["checkpoint"])
+    checkpoint["snapshot"]["root"]["children"].append({"id": "x", "type": "Marquee", "props": {}})
+    set_field(runtime, "checkpoint", orjson.dumps(checkpoint).decode())  # the seal no longer verifies
+    runtime.start()
+    reply = patch(runtime, frame, example("stream-mutations.json")[1], "patch-1")
+    assert reply["ok"] is False and reply["error"]["code"] == "invalid_mutation"
+    assert any(issue["path"].startswith("/snapshot/root/children") for issue in reply["error"]["issues"])
+    assert reads(runtime, "invalid") == 1
+    assert stored(runtime)["checkpoint"] == orjson.dumps(checkpoint).decode()  # nothing written
+
+
+def test_a_sealed_record_with_facts_no_document_has_is_validated_in_full(runtime: Runtime) -> None:
+    """A seal proves who wrote the record, not that this build can restore it: a restore that
+    refuses the facts falls back to the full check, which decides."""
+    runtime.configure(state_key=KEY)
+    frame = opened_then_cold(runtime)
+    record = stored(runtime)
+    facts = "1 3 0"  # no document of this header is one byte long
+    seal = Seal(KEY.encode()).of(record["checkpoint"].encode(), int(record["frames"]), int(record["bytes"]), facts)
+    set_field(runtime, "facts", facts)
+    set_field(runtime, "seal", seal)
+    runtime.start()
+    reply = patch(runtime, frame, example("stream-mutations.json")[1], "patch-1")
+    assert reply["ok"], reply
+    assert reads(runtime, "valid") == 1
+
+
+def test_the_store_reads_the_seal_and_the_facts_with_the_other_fields(runtime: Runtime) -> None:
+    assert FIELDS[-2:] == ("facts", "seal")
+    runtime.start()
+    open_stream(runtime)
+    runtime.stop()
+    store = Store(redis=runtime.redis, keys=runtime.client.keys, partition=runtime.client.partition(SESSION))
+    _, record = store.of_source(SESSION, "open-1")
+    assert record is not None and record.restorable is not None  # keyless: sealed by the version alone
+    assert record.restorable == parse_facts(record.facts) and record.seal == stored(runtime)["seal"]
+    restored = record.stream_state()
+    assert restored._memo is not None and restored._memo.cache._restored is not None  # no parse of the tree
+    set_field(runtime, "seal", None)
+    _, unsealed = Store(redis=runtime.redis, keys=runtime.client.keys,
+                        partition=runtime.client.partition(SESSION)).of_source(SESSION, "open-1")
+    assert unsealed is not None and unsealed.restorable is None
+    parsed = unsealed.stream_state()
+    assert parsed._memo is not None and parsed._memo.cache._restored is None  # parsed in full
+    assert parsed == restored and parsed.document.model == restored.document.model
