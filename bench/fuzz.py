@@ -293,6 +293,10 @@ class CoreCorpus:
         self.events = [*_load("stream-mutations.json"), {"type": "complete"}, {"type": "error", "message": "m"}]
         self.streams = [core.start_ui_stream(d, "call-1", 1) for d in self.documents]
         self.streams.append(core.advance_ui_stream(self.streams[-1], self.events[-2]))
+        # The same producers as a host restores them from their stored checkpoints (no walk of the tree):
+        # their facts are found as each hostile event needs them.
+        self.streams += [core.restore_ui_stream(orjson.loads(orjson.dumps(s.checkpoint)), frame_count=s.frame_count,
+                                                byte_count=s.byte_count, facts=s.restore_facts) for s in self.streams]
         self.frames = [orjson.loads(orjson.dumps(s.checkpoint)) for s in self.streams]
         self.remote = _remote_seeds()
 
@@ -379,6 +383,20 @@ def core_probes(rng: random.Random, only: frozenset[str] | None = None) -> Itera
     def frame(stream: Any) -> Any:
         return mutate(orjson.loads(orjson.dumps(stream.checkpoint)), r, r.randrange(0, 3))
 
+    picked: list[Any] = []  # the stream `restore_frame` took its frame from, for the facts beside it
+
+    def restore_frame() -> tuple:
+        picked[:] = [r.choice(c.streams)]
+        return (frame(picked[-1]),)
+
+    def restore_facts(stream: Any) -> Any:
+        """The stream's restore facts, sometimes with a number off or of another type."""
+        facts = list(stream.restore_facts)
+        if r.random() < 0.3:
+            at = r.randrange(3)
+            facts[at] = r.choice([facts[at] + r.choice([-1, 1]), 0, -5, 10**9, float(facts[at]), True, None])
+        return tuple(facts) if r.random() < 0.9 else facts
+
     def chain_pair() -> tuple:
         document = core.parse_document(_derived_chain(r))
         return document, core.initial_state(document)
@@ -429,6 +447,10 @@ def core_probes(rng: random.Random, only: frozenset[str] | None = None) -> Itera
         _core_probe("resume_ui_stream", lambda: (frame(r.choice(c.streams)),),
                     lambda: {"frame_count": chance(0.8, lambda: r.randrange(0, 300)),
                              "byte_count": chance(0.8, lambda: r.randrange(0, 20_000_000))}),
+        _core_probe("restore_ui_stream", restore_frame,
+                    lambda: {"frame_count": chance(0.8, lambda: r.randrange(0, 300)),
+                             "byte_count": chance(0.8, lambda: r.randrange(0, 20_000_000)),
+                             "facts": chance(0.7, lambda: restore_facts(picked[-1]))}),
     ]
     probes += [
         _core_probe("parse_view_state", lambda: (nodes(), block())),

@@ -51,6 +51,7 @@ from core.stream.lifecycle import (
     UIStreamState,
     accept_checkpoint,
     advance_ui_stream,
+    restore_ui_stream,
     resume_ui_stream,
     start_ui_stream,
 )
@@ -101,6 +102,7 @@ __all__ = [
     "resolve_ui_action",
     "resolve_value",
     "restore_state",
+    "restore_ui_stream",
     "resume_ui_stream",
     "start_ui_stream",
     "update_state",

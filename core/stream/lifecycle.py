@@ -24,7 +24,7 @@ from core.document.model import DocumentModel, ParsedDocument
 from core.errors import Issue, UISchemaError, UIStreamError
 from core.json._frozen import FrozenDict
 from core.json.canonical import hash_canonical_json
-from core.json.safe import count_safe_json
+from core.json.safe import NON_STRING_KEY, count_safe_json
 from core.limits import MAX_GENERATION, SOURCE_CALL_ID_LENGTH, UI_PROTOCOL_LIMITS
 from core.stream._checkpoint import (
     ENVELOPE_ORDER,
@@ -401,6 +401,8 @@ def restore_ui_stream(frame: Any, *, frame_count: Any, byte_count: Any, facts: A
 
 def _restorable_envelope(frame: Mapping[str, Any]) -> list[Issue]:
     """The envelope's problems, its values first held to safe JSON (the snapshot is the restore's)."""
+    if any(type(key) is not str for key in frame):  # by exact type, before any key is hashed or compared
+        return [Issue("", NON_STRING_KEY, "unsafe_json")]
     try:
         count_safe_json({key: None if key == "snapshot" else value for key, value in frame.items()})
     except UISchemaError as error:
