@@ -1,18 +1,19 @@
 #!/bin/sh
 # The secrets of the local stack (compose's one-shot `secrets` service): the passwords of the Redis
-# ACL users and the gateway's token secret.
+# ACL users, the gateway's token secret and the workers' state key.
 #   secrets.sh DIR                    create DIR/<name> for each secret whose file is missing or empty
 #   secrets.sh DIR --rotate NAME...   replace the named secrets (then restart Redis and their readers)
-# Names: admin, worker, producer, viewer, gateway (Redis users) and gateway-jwt (the HS256 secret that
-# `iui gateway` checks bearer tokens with and `iui token` signs them with).  A secret is 32 random
+# Names: admin, worker, producer, viewer, gateway (Redis users), gateway-jwt (the HS256 secret that
+# `iui gateway` checks bearer tokens with and `iui token` signs them with) and state-key (the key of
+# the seal every worker puts on the generations it stores, IUI_STATE_KEY).  A secret is 32 random
 # bytes as 64 hex digits (URL-safe).  Existing files are kept, so the secrets survive restarts;
-# their owner and mode are set again on every run: `worker`, `gateway` and `gateway-jwt` root:10001
+# their owner and mode are set again on every run: `worker`, `gateway`, `gateway-jwt`, `state-key` root:10001
 # 0440 (read by the iui image's group), the others root:root 0400 (read by Redis, which starts as
 # root).  Only the names are printed, never a secret.
 set -eu
 umask 077
 USERS="admin worker producer viewer gateway"
-NAMES="$USERS gateway-jwt"
+NAMES="$USERS gateway-jwt state-key"
 IUI_GID=10001
 
 usage() {
@@ -37,13 +38,14 @@ generate() {  # generate NAME: a new secret, written whole (a temporary file ren
     mv -f "$tmp" "$dir/$1"
     case "$1" in
         gateway-jwt) echo "secrets.sh: generated the JWT secret $1" ;;
+        state-key) echo "secrets.sh: generated the state key $1" ;;
         *) echo "secrets.sh: generated the password of $1" ;;
     esac
 }
 
 protect() {  # protect NAME: owner and mode of its file
     case "$1" in
-        worker|gateway|gateway-jwt) chown "0:$IUI_GID" "$dir/$1" && chmod 0440 "$dir/$1" ;;
+        worker|gateway|gateway-jwt|state-key) chown "0:$IUI_GID" "$dir/$1" && chmod 0440 "$dir/$1" ;;
         *) chown 0:0 "$dir/$1" && chmod 0400 "$dir/$1" ;;
     esac
 }

@@ -166,9 +166,10 @@ def test_each_service_reads_its_password_files_from_the_secrets_volume_read_only
             assert "iui-secrets:/run/iui/secrets:ro" in service["volumes"], name
         assert all(re.fullmatch(r"/run/iui/secrets/(admin|worker|producer|viewer|gateway)", path)
                    for path in files), name
-    for name in ("worker", "rq-worker"):  # the image's user reads the worker password, and only that one
-        assert {v for k, v in compose["services"][name]["environment"].items() if k.endswith("_FILE")} == \
-            {"/run/iui/secrets/worker"}
+    # the image's user reads the worker password (and a worker the state key), and only those
+    for name, readable in (("worker", {"/run/iui/secrets/worker", "/run/iui/secrets/state-key"}),
+                           ("rq-worker", {"/run/iui/secrets/worker"})):
+        assert {v for k, v in compose["services"][name]["environment"].items() if k.endswith("_FILE")} == readable
     assert {v for k, v in compose["services"]["gateway"]["environment"].items() if k.endswith("_FILE")} == \
         {"/run/iui/secrets/gateway", "/run/iui/secrets/gateway-jwt"}
 
@@ -184,14 +185,15 @@ def test_the_secrets_service_generates_missing_passwords_keeps_them_and_rotates_
     first = _secrets(directory)
     assert first.returncode == 0, first.stderr
     passwords = {user: (directory / user).read_text()
-                 for user in ("admin", "worker", "producer", "viewer", "gateway", "gateway-jwt")}
+                 for user in ("admin", "worker", "producer", "viewer", "gateway", "gateway-jwt", "state-key")}
     assert all(re.fullmatch(r"[0-9a-f]{64}", password) for password in passwords.values())
-    assert len(set(passwords.values())) == 6
+    assert len(set(passwords.values())) == 7
     assert not any(password in first.stdout + first.stderr for password in passwords.values())
     modes = {user: (oct((directory / user).stat().st_mode & 0o777), (directory / user).stat().st_uid,
                     (directory / user).stat().st_gid) for user in passwords}
     assert modes == {"admin": ("0o400", 0, 0), "worker": ("0o440", 0, 10001), "producer": ("0o400", 0, 0),
-                     "viewer": ("0o400", 0, 0), "gateway": ("0o440", 0, 10001), "gateway-jwt": ("0o440", 0, 10001)}
+                     "viewer": ("0o400", 0, 0), "gateway": ("0o440", 0, 10001), "gateway-jwt": ("0o440", 0, 10001),
+                     "state-key": ("0o440", 0, 10001)}
     assert sorted(path.name for path in directory.iterdir()) == sorted(passwords)  # no temporary file left
     (directory / "admin").chmod(0o644)  # an operator's slip: the next start restores the mode
     again = _secrets(directory)
