@@ -1,7 +1,8 @@
 """`python -m bench compare`: the pure and the compiled core's decisions side by side, in one run.
 
-Times `advance_ui_stream` (one `update` patch) and `start_ui_stream` (an open of a decoded
-document) on the 10- and the 200-component documents of `python -m bench stream`, once with
+Times `advance_ui_stream` (one `update` patch), `start_ui_stream` (an open of a decoded
+document), `resume_ui_stream` and `restore_ui_stream` (a cold session's producer rebuilt from its
+stored checkpoint: parsed in full, or restored under a seal) on the 10- and the 200-component documents of `python -m bench stream`, once with
 the pure-Python core of this source tree and once with a compiled core installed in another
 interpreter (`IUI_COMPILE=1 pip install .` into a venv, docs/deployment.md).  Each side runs
 in its own process (`bench/compare_side.py`), the two alternated for `--repeat` rounds, and
@@ -58,7 +59,9 @@ def _run_side(side: str, compiled_python: str, request: str) -> dict[str, Any]:
 def _rows(runs: dict[str, list[dict[str, Any]]]) -> list[list[str]]:
     rows = []
     for name in runs["pure"][0]["times"]:
-        for measure in ("patch", "open"):
+        for measure in ("patch", "open", "resume", "restore"):
+            if any(measure not in run["times"][name] for side in runs.values() for run in side):
+                continue  # a core without it (restore: an older compiled build)
             pure = [run["times"][name][measure] for run in runs["pure"]]
             compiled = [run["times"][name][measure] for run in runs["compiled"]]
             rows.append([name, measure, f"{min(pure):.1f}", f"{statistics.median(pure):.1f}", f"{min(compiled):.1f}",

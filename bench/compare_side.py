@@ -4,7 +4,8 @@ Run as a script (`python -P bench/compare_side.py`), never as `bench.compare_sid
 nothing but `core` and the standard library, so the interpreter's own `core` is the one timed
 (the compiled one installed in a venv, or the source tree on PYTHONPATH).  It reads the cases
 as JSON on stdin (`{"min_time": s, "cases": {name: {"document": ..., "event": ...}}}`) and
-prints one JSON object: which core ran, µs per call of each case's patch and open, and a
+prints one JSON object: which core ran, µs per call of each case's patch, open, resume and (a
+core that has it) restore, and a
 digest of what the calls returned (both builds must return the same).
 """
 
@@ -41,10 +42,19 @@ def _case(document: Any, event: Any, min_time: float, digest: Any) -> dict[str, 
     patched = core.advance_ui_stream(base, event)
     for state in (base, patched):
         digest.update(core.canonical_json_string(state.checkpoint).encode("utf-8", "surrogatepass"))
-    return {
+    frame, counts = json.loads(json.dumps(patched.checkpoint)), {"frame_count": 2, "byte_count": patched.byte_count}
+    times = {
         "patch": _per_call(lambda: core.advance_ui_stream(base, event), min_time),
         "open": _per_call(lambda: core.start_ui_stream(document, "bench-call", 1), min_time),
+        # a cold session's producer from its stored checkpoint: parsed in full, or restored under a seal
+        "resume": _per_call(lambda: core.resume_ui_stream(frame, **counts), min_time),
     }
+    restore = getattr(core, "restore_ui_stream", None)  # a core older than issue 24's sixth pass has none
+    if restore is not None:
+        facts = patched.restore_facts
+        digest.update(core.canonical_json_string(restore(frame, **counts, facts=facts).checkpoint).encode("utf-8"))
+        times["restore"] = _per_call(lambda: restore(frame, **counts, facts=facts), min_time)
+    return times
 
 
 def main() -> int:
