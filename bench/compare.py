@@ -2,7 +2,8 @@
 
 Times `advance_ui_stream` (one `update` patch), `start_ui_stream` (an open of a decoded
 document), `resume_ui_stream` and `restore_ui_stream` (a cold session's producer rebuilt from its
-stored checkpoint: parsed in full, or restored under a seal) on the 10- and the 200-component documents of `python -m bench stream`, once with
+stored checkpoint: parsed in full, or restored under a seal) on the 10- and the 200-component
+documents of `python -m bench stream`, once with
 the pure-Python core of this source tree and once with a compiled core installed in another
 interpreter (`IUI_COMPILE=1 pip install .` into a venv, docs/deployment.md).  Each side runs
 in its own process (`bench/compare_side.py`), the two alternated for `--repeat` rounds, and

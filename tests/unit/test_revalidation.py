@@ -6,7 +6,6 @@ from typing import Any
 from unittest import mock
 
 import orjson
-
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -126,7 +125,7 @@ def test_a_restored_cache_judges_every_patch_as_a_full_parse_does(data):
             exact = DocumentCache(document).restore_facts(document)
             assert exact is not None
             # bytes and expression nodes exact, the depth an upper bound (as a parse's own cache keeps it)
-            assert facts is None or (facts[0], facts[2]) == (exact[0], exact[2]) and facts[1] >= exact[1]
+            assert facts is None or ((facts[0], facts[2]) == (exact[0], exact[2]) and facts[1] >= exact[1])
 
 
 def test_unchanged_subtrees_keep_their_identity():
