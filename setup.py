@@ -23,6 +23,7 @@ WORKERS_HOT_PATH: tuple[str, ...] = (
     "workers/redisio/connection.py",
     "workers/redisio/keys.py",
     "workers/redisio/scripts.py",
+    "workers/redisio/seal.py",
     "workers/runtime/batch.py",
     "workers/runtime/build.py",
     "workers/runtime/dispatcher.py",

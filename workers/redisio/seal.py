@@ -44,8 +44,9 @@ class Seal:
         return mac.hexdigest()
 
     def verifies(self, seal: str, checkpoint: bytes, frames: int, byte_count: int, facts: str) -> bool:
-        """True when `seal` is the seal of these values (compared in constant time)."""
-        return hmac.compare_digest(seal, self.of(checkpoint, frames, byte_count, facts))
+        """True when `seal` is the seal of these values (compared in constant time; a stored
+        value that is not even ASCII text, which `compare_digest` refuses, is simply not it)."""
+        return seal.isascii() and hmac.compare_digest(seal, self.of(checkpoint, frames, byte_count, facts))
 
 
 def facts_text(facts: tuple[int, int, int]) -> str:
