@@ -201,9 +201,11 @@ def test_the_worker_is_confined_to_the_runtime_and_rq_keys(acl_server: AclServer
     worker = acl_server.client("worker")
     for command in [("SET", "other", "1"), ("GET", "session:x"), ("FLUSHALL",), ("FLUSHDB",),
                     ("CONFIG", "SET", "appendfsync", "no"), ("CONFIG", "RESETSTAT"), ("KEYS", "*"), ("ACL", "LIST"),
-                    ("SHUTDOWN",), ("MONITOR",)]:
+                    ("SHUTDOWN",), ("MONITOR",), ("CLIENT", "KILL", "TYPE", "normal")]:
         _refused(worker, *command)
     assert worker.info("server")["redis_version"]  # RQ reads the server version
+    # A pool ends its own dispatcher's blocking read when it leases a partition (workers/runtime/wake.py).
+    assert worker.execute_command("CLIENT", "UNBLOCK", worker.client_id()) == 0
     assert worker.config_get("append*")["appendonly"] in ("yes", "no")  # IUI_DURABILITY=local checks it
 
 

@@ -38,7 +38,9 @@ arrived: POLL_MS after activity, doubling to POLL_MAX_MS while the pool stays id
 bounds the added wake-up latency by POLL_MAX_MS and costs, per pool process, about
 (held partitions) x (1000 / POLL_MAX_MS) reads a second while idle (README, Redis Cluster).
 
-The pool's tick thread attaches and detaches consumers; `detach` returns once the loop has
+The pool's tick thread attaches and detaches consumers; `attach` wakes the loop at once, ending its
+idle sleep or blocking read (`runtime/wake.py`), so a partition leased by a start or a fail-over is
+replayed now, not after a block time; `detach` returns once the loop has
 finished the batch in hand of those partitions (and, with `wait_read`, sent their decided
 writes and finished the read in flight), so their leases can be released at once.
 """
@@ -54,13 +56,24 @@ from redis.connection import Connection
 from redis.typing import EncodableT
 
 from ..redisio.client import ClusterClient, RedisClient, Reply, ServerClient
-from ..redisio.connection import Command, Entry, RoundTrip, is_cluster, pack, poll_groups, stream_entries, wire
+from ..redisio.connection import (
+    Command,
+    Entry,
+    RoundTrip,
+    integer,
+    is_cluster,
+    pack,
+    poll_groups,
+    stream_entries,
+    wire,
+)
 from ..redisio.keys import CONSUMER, GROUP
 from ..sessions.cache import PARSED_FACTOR
 from .partition import PartitionConsumer
+from .wake import Waker
 
 log = logging.getLogger(__name__)
-BLOCK_MS = 250  # bounds how long a newly attached partition may wait for the loop
+BLOCK_MS = 250  # an idle loop's read; a newly attached partition ends it at once (runtime/wake.py)
 WRITES_BLOCK_MS = 5  # a read that rides behind writes blocks this long at most: a failed write is
 # decided again only once the read returned, and its entry must not wait a whole BLOCK_MS
 LEASE_MARGIN_S = 0.05  # a partition is read only while its lease outlasts the read by this much
@@ -98,6 +111,7 @@ class Dispatcher:
         self._lock = threading.Lock()
         self._reading = threading.Lock()  # held while a read is in flight
         self._stop = threading.Event()
+        self._waker = Waker(redis=redis)  # `attach` ends an idle sleep or blocking read at once (runtime/wake.py)
         # not `_thread`: mypyc names the C field of an attribute after it, and `__thread` is a C keyword
         self._loop = threading.Thread(target=self._run, name="iui-dispatcher", daemon=True)
 
@@ -108,6 +122,7 @@ class Dispatcher:
     def stop(self) -> None:
         """End the loop after the batch in hand (consumers still attached are left as they are)."""
         self._stop.set()
+        self._waker.wake()
         if self._loop.is_alive():
             self._loop.join()
 
@@ -116,6 +131,7 @@ class Dispatcher:
         with self._lock:
             self._consumers[consumer.partition] = consumer
         self._turns_due = True  # its replay comes first
+        self._waker.wake()  # now, not after the loop's block time
 
     def detach(self, partitions: list[int], *, wait_read: bool = False) -> list[PartitionConsumer]:
         """Stop serving `partitions`; returns their consumers once no batch of theirs is in hand.
@@ -187,17 +203,22 @@ class Dispatcher:
 
     def _deliver(self, *, block: bool) -> None:
         """Send the decided writes and read new entries (blocking if `block`); settle, then hand out."""
-        now = time.monotonic()
+        now, epoch = time.monotonic(), self._waker.epoch()
         block_ms = (WRITES_BLOCK_MS if self._unsettled else self._block_ms) if block else 0
         until = now + block_ms / 1000 + LEASE_MARGIN_S
         readers = {c.input_key: c for c in self._attached() if c.readable(now, until)}
         if not readers and not self._unsettled:
             self._more = False
             if block:
-                self._stop.wait(block_ms / 1000)
+                self._waker.sleep(block_ms / 1000)
             return
+        if block_ms == self._block_ms and not self._cluster and self._round is None and not self._blocking(epoch):
+            block_ms = 0  # a partition was attached meanwhile: its replay comes first
         with self._reading:
-            settled, replies = self._exchange(readers, block_ms)
+            try:
+                settled, replies = self._exchange(readers, block_ms)
+            finally:
+                self._waker.unblocked()
         self._settle(settled)
         self._more = False
         for key, entries in replies:
@@ -207,6 +228,17 @@ class Dispatcher:
             with consumer.busy:
                 if not consumer.stopping:  # else left pending: the next owner (or this one's replay) takes them
                     self._take(consumer, entries)
+
+    def _blocking(self, epoch: int) -> bool:
+        """Register the coming blocking read with the waker (the loop's client id, asked on its own
+        connection: one round trip per idle block time); False when it must not block."""
+        trip = self._round_trip()
+        trip.send([("CLIENT", "ID")])
+        try:
+            client = integer(trip.finish()[0])
+        except Exception:  # whatever it was, the read that follows meets it again and says so
+            return False
+        return self._waker.blocking(client, epoch)
 
     def _take(self, consumer: PartitionConsumer, entries: list[Entry]) -> None:
         """Hand a woken partition its entries (holding its `busy` lock) and keep its decided writes."""
@@ -310,6 +342,6 @@ class Dispatcher:
         if delivered:
             self._poll_ms = POLL_MS
         elif block:
-            self._stop.wait(self._poll_ms / 1000)
+            self._waker.sleep(self._poll_ms / 1000)
             self._poll_ms = min(POLL_MAX_MS, self._poll_ms * 2)
         return delivered
