@@ -96,3 +96,21 @@ def test_a_pool_serves_its_first_calls_without_waiting_for_its_loops_block(runti
     elapsed = time.monotonic() - started
     assert all(reply["ok"] for reply in replies)
     assert elapsed < 0.125, elapsed  # half a block time: the opens themselves take a few ms
+
+
+def test_a_pool_that_may_not_ask_its_client_id_blocks_as_before_and_never_spins(redis_url: str) -> None:
+    admin = connect(redis_url)
+    admin.execute_command("ACL", "SETUSER", "no-client", "on", ">pw", "~*", "&*", "+@all", "-client|id",
+                          "-client|unblock")
+    runtime = Runtime(redis_url.replace("redis://", "redis://no-client:pw@"))
+    try:
+        runtime.start()
+        assert runtime.call("wake-s", "intelligent_ui_open", {"document": example("stream-initial.json")})["ok"]
+        time.sleep(0.3)  # the pool settles: idle from here on
+        before = admin.info("commandstats").get("cmdstat_xreadgroup", {}).get("calls", 0)
+        time.sleep(1.0)
+        reads = admin.info("commandstats")["cmdstat_xreadgroup"]["calls"] - before
+        assert reads <= 12, reads  # a blocking read per 250 ms (and the replays' own), not a busy loop
+    finally:
+        runtime.stop()
+        admin.execute_command("ACL", "DELUSER", "no-client")

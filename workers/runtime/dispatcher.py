@@ -231,13 +231,15 @@ class Dispatcher:
 
     def _blocking(self, epoch: int) -> bool:
         """Register the coming blocking read with the waker (the loop's client id, asked on its own
-        connection: one round trip per idle block time); False when it must not block."""
+        connection: one round trip per idle block time); False when the loop was woken since
+        `epoch` and must not block.  Without an id (a server that refuses `CLIENT ID`, a broken
+        connection) the read blocks as it always did: only an attach then waits for it."""
         trip = self._round_trip()
         trip.send([("CLIENT", "ID")])
         try:
             client = integer(trip.finish()[0])
         except Exception:  # whatever it was, the read that follows meets it again and says so
-            return False
+            return self._waker.epoch() == epoch
         return self._waker.blocking(client, epoch)
 
     def _take(self, consumer: PartitionConsumer, entries: list[Entry]) -> None:
