@@ -124,16 +124,21 @@ def parse_checkpoint(value: Any) -> tuple[FrozenDict, int, DocumentCache]:
         cache = DocumentCache.parsed(_measured_snapshot(value, size, depth, values))
     except UISchemaError as error:
         raise UIStreamError([issue.prefixed("/snapshot") for issue in error.issues]) from None
-    snapshot = cache.document
-    if value["uiId"] != snapshot["id"]:
+    return checkpoint_of(value, cache.document), size, cache
+
+
+def checkpoint_of(frame: Mapping[str, Any], snapshot: FrozenDict) -> FrozenDict:
+    """The frozen checkpoint of a frame whose envelope passed `envelope_issues`, with its
+    validated (or restored) `snapshot`: the envelope fields in the interface's order."""
+    if frame["uiId"] != snapshot["id"]:
         raise UIStreamError([Issue("/uiId", "uiId must equal the snapshot's document id", "binding")])
     # Integral fields come back as `int` (a JSON `3.0` is the JS number 3).
-    fields = {key: value[key] for key in ENVELOPE_ORDER if key in value}
+    fields = {key: frame[key] for key in ENVELOPE_ORDER if key in frame}
     for key in _INTEGER_FIELDS:
         if fields[key] is not None:
             fields[key] = int(fields[key])
     fields["snapshot"] = snapshot
-    return FrozenDict(fields), size, cache
+    return FrozenDict(fields)
 
 
 def _measured_snapshot(frame: Mapping[str, Any], size: int, depth: int, values: int) -> Any:

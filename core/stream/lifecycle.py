@@ -27,11 +27,11 @@ from core.json.canonical import hash_canonical_json
 from core.json.safe import NON_STRING_KEY, count_safe_json
 from core.limits import MAX_GENERATION, SOURCE_CALL_ID_LENGTH, UI_PROTOCOL_LIMITS
 from core.stream._checkpoint import (
-    ENVELOPE_ORDER,
     FRAME_BYTES,
     MAX_SEQ,
     TERMINAL_TYPES,
     build_checkpoint,
+    checkpoint_of,
     envelope_issues,
     frame_bytes,
     parse_checkpoint,
@@ -383,14 +383,7 @@ def restore_ui_stream(frame: Any, *, frame_count: Any, byte_count: Any, facts: A
     except UISchemaError as error:
         raise UIStreamError([issue.prefixed("/snapshot") for issue in error.issues]) from None
     document = cache.document
-    if frame["uiId"] != document["id"]:
-        raise UIStreamError([Issue("/uiId", "uiId must equal the snapshot's document id", "binding")])
-    fields = {key: frame[key] for key in ENVELOPE_ORDER if key in frame}
-    for key in ("generation", "seq", "baseRevision", "revision"):
-        if fields[key] is not None:
-            fields[key] = int(fields[key])  # a JSON `3.0` is the JS number 3
-    fields["snapshot"] = document
-    checkpoint = FrozenDict(fields)
+    checkpoint = checkpoint_of(frame, document)
     size = frame_bytes(checkpoint, cache.info.byte_size)
     if size > FRAME_BYTES:
         raise UIStreamError([Issue("", f"the frame is {size} bytes; the limit is {FRAME_BYTES}", "too_large")])
