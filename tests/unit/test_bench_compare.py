@@ -17,7 +17,7 @@ def test_a_side_reports_its_core_its_timings_and_a_digest_of_its_results():
     done = subprocess.run(command, input=request, capture_output=True, text=True, env=env, timeout=120, check=True)
     result = json.loads(done.stdout)
     assert result["compiled"] is False and result["core"].startswith(str(compare.ROOT / "core"))
-    assert set(result["times"]["10 components"]) == {"patch", "open"}
+    assert set(result["times"]["10 components"]) == {"patch", "open", "resume", "restore"}
     assert all(t > 0 for t in result["times"]["10 components"].values()) and len(result["digest"]) == 64
 
 
