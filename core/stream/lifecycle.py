@@ -375,8 +375,8 @@ def restore_ui_stream(frame: Any, *, frame_count: Any, byte_count: Any, facts: A
     issues = _restorable_envelope(frame)
     if issues:
         raise UIStreamError(issues)
-    if not (type(facts) is tuple and len(facts) == 3):
-        raise UIStreamError([Issue("/facts", "facts must be the state's restore_facts", "type")])
+    if not (type(facts) is tuple and len(facts) == 3 and all(type(fact) is int for fact in facts)):
+        raise UIStreamError([Issue("/facts", "facts must be the state's restore_facts: three integers", "type")])
     try:
         cache, tree = DocumentCache.restored(frame["snapshot"], byte_size=facts[0], json_depth=facts[1],
                                              expression_nodes=facts[2])

@@ -787,3 +787,69 @@ def test_a_long_generation_without_history_keeps_the_memory_of_its_current_frame
             tracemalloc.stop()
 
     assert retained(250) < retained(5) + 64 * 1024
+
+
+def _restore_case(change: str) -> tuple[Any, Any]:
+    """A stored frame and its restore facts with one thing wrong."""
+    from core.json._frozen import thaw
+
+    document = json.loads((EXAMPLES / "stream-initial.json").read_text())
+    state = start_ui_stream(document, "call-1", 1)
+    frame, facts = thaw(state.checkpoint), state.restore_facts
+    if change.startswith("facts:"):
+        return frame, {"facts:none": None, "facts:list": list(facts), "facts:two": facts[:2],
+                       "facts:float": (float(facts[0]), *facts[1:]), "facts:bool": (facts[0], True, facts[2]),
+                       "facts:huge": (10**9, *facts[1:]), "facts:zero": (0, *facts[1:]),
+                       "facts:expressions": (*facts[:2], 10**6)}[change]
+    if change == "snapshot:not-object":
+        frame["snapshot"] = [1, 2]
+    elif change == "snapshot:no-root":
+        del frame["snapshot"]["root"]
+    elif change == "snapshot:duplicate-id":
+        frame["snapshot"]["root"]["children"].append(dict(frame["snapshot"]["root"]["children"][0]))
+    elif change == "snapshot:unknown-component":
+        frame["snapshot"]["root"]["children"].append({"id": "x", "type": "Marquee", "props": {}})
+    elif change == "snapshot:children-not-list":
+        frame["snapshot"]["root"]["children"] = {"0": 1}
+    elif change == "snapshot:set":
+        frame["snapshot"]["title"] = {1, 2}
+    elif change == "snapshot:nan":
+        frame["snapshot"]["root"]["props"]["gap"] = float("nan")
+    elif change == "snapshot:bad-state":
+        frame["snapshot"]["state"] = {"x": {"type": "decimal"}}
+    elif change == "envelope:seq":
+        frame["seq"] = 0
+    elif change == "envelope:uiId":
+        frame["uiId"] = "another"
+    elif change == "envelope:unknown-key":
+        frame["extra"] = 1
+    elif change == "envelope:lone-surrogate":
+        frame["message"] = "\ud800"
+    return frame, facts
+
+
+@pytest.mark.parametrize(("change", "path", "code"), [
+    ("facts:none", "/facts", "type"), ("facts:list", "/facts", "type"), ("facts:two", "/facts", "type"),
+    ("facts:float", "/facts", "type"), ("facts:bool", "/facts", "type"),
+    ("facts:huge", "/snapshot", "restore"), ("facts:zero", "/snapshot", "restore"),
+    ("facts:expressions", "/snapshot", "restore"),
+    ("snapshot:not-object", "/snapshot", "type"), ("snapshot:no-root", "/snapshot", "restore"),
+    ("snapshot:duplicate-id", "/snapshot", "restore"), ("snapshot:unknown-component", "/snapshot", "restore"),
+    ("snapshot:children-not-list", "/snapshot", "restore"), ("snapshot:set", "/snapshot", "restore"),
+    ("snapshot:nan", "/snapshot", "restore"), ("snapshot:bad-state", "/snapshot/state/x/type", "enum"),
+    ("envelope:seq", "/seq", "range"), ("envelope:uiId", "/uiId", "binding"),
+    ("envelope:unknown-key", "", "unknown_property"), ("envelope:lone-surrogate", "", "unsafe_json"),
+])
+def test_a_restore_refuses_what_no_stored_state_is_with_a_located_issue(change: str, path: str, code: str) -> None:
+    from core.stream.lifecycle import restore_ui_stream, resume_ui_stream
+
+    frame, facts = _restore_case(change)
+    with pytest.raises(UIStreamError) as caught:
+        restore_ui_stream(frame, frame_count=1, byte_count=100, facts=facts)
+    issue = caught.value.issues[0]
+    assert (issue.path, issue.code) == (path, code), caught.value.issues
+    if not change.startswith("facts:"):  # what the full check of the same frame says first, where both see it
+        with pytest.raises(UIStreamError) as full:
+            resume_ui_stream(frame, frame_count=1, byte_count=100)
+        if code != "restore":
+            assert full.value.issues[0].path.startswith(path) and full.value.issues[0].code == code
