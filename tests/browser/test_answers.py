@@ -62,6 +62,8 @@ def test_view_state_is_loaded_saved_with_expected_revision_and_a_conflict_reload
         {revision: 3, nodes: stored})""", example["view_state"]["nodes"])
     publish(page, "msg-pressure-1", example["published_blocks"], example["final_answer"])
     explorer = page.locator('[data-block="pressure-explorer"]')
+    # the stored state is read asynchronously (a CI run read the page before it was applied): wait for it
+    explorer.locator('button[aria-pressed="true"]', has_text="Bar").wait_for(timeout=5000)
     # the stored state shows: the chart in bar view with J-18 hidden, the table searched and sorted
     assert explorer.get_by_role("button", name="Bar").get_attribute("aria-pressed") == "true"
     assert explorer.get_by_role("button", name="J-18 (MPa)").get_attribute("aria-pressed") == "false"
