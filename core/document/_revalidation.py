@@ -49,7 +49,14 @@ from core.document._tree import (
     finish_document,
     with_select_domains,
 )
-from core.document.model import DocumentModel, ParsedDocument, check_declarations, parse_document, parse_walked
+from core.document.model import (
+    DocumentModel,
+    ParsedDocument,
+    check_declarations,
+    checked_model,
+    parse_document,
+    parse_walked,
+)
 from core.errors import ROOT, Place, UISchemaError
 from core.json._frozen import FrozenDict, FrozenList, freeze, freeze_json
 from core.json.safe import MAX_JSON_DEPTH, json_measure
@@ -96,15 +103,19 @@ class DocumentCache:
         root = tree.sinks[0][0]
         assert root is not None, "a valid document leaves the facts of its root"
         cache._attach(root, document["root"])
-        # The root's byte count is the document's minus the header's; its depth at most the document's.
+        cache._measure_root(root, depth)
+        cache._header_expressions = cache.info.expression_nodes - root.expressions
+        return cache
+
+    def _measure_root(self, root: Facts, depth: int) -> None:
+        """The root's JSON bytes (the document's less the header's) and depths (bounded by the
+        document's JSON depth `depth`), which a parse or a restore knows without measuring them."""
         root.own_size, root.own_depth = json_measure(own_part(root.node))
         count = len(root.node.get("children", ()))
-        root.size = document.model.byte_size - cache._header_size
+        root.size = self.info.byte_size - self._header_size
         root.children_size = root.size - root.own_size - CHILDREN_BYTES - max(count - 1, 0)
         root.children_depth = max(depth - 3, 0)  # document > root > children > child: an upper bound
         root.json_depth = max(root.own_depth, 2, root.children_depth + 2 if count else 0)
-        cache._header_expressions = cache.info.expression_nodes - root.expressions
-        return cache
 
     @classmethod
     def restored(cls, value: Any, *, byte_size: int, json_depth: int,
@@ -135,13 +146,9 @@ class DocumentCache:
         if not (_counted(byte_size, 1, UI_LIMITS["maxDocumentBytes"]) and _counted(json_depth, 3, MAX_JSON_DEPTH)
                 and _counted(expression_nodes, header_expressions + own, MAX_EXPRESSION_NODES)):
             raise unrestorable("the stored facts cannot be those of this document")
-        document.model = DocumentModel(
-            version=check.version, mode=check.mode, id=document["id"], fields=check.fields,
-            derived=document["derived"], derived_types=check.derived_types,
-            actions=document.get("actions", FrozenDict()), initial=check.initial, defaults=check.defaults,
-            byte_size=byte_size, components=tree.components, expression_nodes=expression_nodes,
-            node_types=tree.node_types, select_domains=tree.select_domains,
-        )  # fmt: skip
+        document.model = checked_model(check, document, byte_size=byte_size, components=tree.components,
+                                       expression_nodes=expression_nodes, node_types=tree.node_types,
+                                       select_domains=tree.select_domains)
         cache = cls(document, walk=False)
         cache._restored = RestoredFacts(cache._memo, document.model, tree.places)
         cache._header_expressions = header_expressions
@@ -153,13 +160,8 @@ class DocumentCache:
         its types and domains are the model's very dictionaries, as `_successor` shares them."""
         model, node = self.info, self.document["root"]
         root = Facts(node, 1, False, model.components, model.expression_nodes - self._header_expressions,
-                     model.byte_size - self._header_size, UNMEASURED, tree.node_types, tree.select_domains,
-                     own_expressions=own_expressions)
-        root.own_size, root.own_depth = json_measure(own_part(node))
-        count = len(node.get("children", ()))
-        root.children_size = root.size - root.own_size - CHILDREN_BYTES - max(count - 1, 0)
-        root.children_depth = max(json_depth - 3, 0)  # document > root > children > child: an upper bound
-        root.json_depth = max(root.own_depth, 2, root.children_depth + 2 if count else 0)
+                     UNMEASURED, UNMEASURED, tree.node_types, tree.select_domains, own_expressions=own_expressions)
+        self._measure_root(root, json_depth)
         self._memo[id(node)] = root
 
     def restore_facts(self, document: ParsedDocument) -> tuple[int, int, int] | None:

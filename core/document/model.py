@@ -100,13 +100,22 @@ def parse_walked(value: Any, make_tree: Callable[[Checker], TreeT]) -> tuple[Par
 
 
 def _model(check: Checker, tree: ComponentTree, document: Mapping[str, Any], size: int) -> DocumentModel:
+    return checked_model(check, document, byte_size=size, components=tree.components,
+                         expression_nodes=check.budget.nodes, node_types=tree.node_types,
+                         select_domains={key: domain for key, (domain, _) in tree.selects.items()})
+
+
+def checked_model(check: Checker, document: Mapping[str, Any], *, byte_size: int, components: int,
+                  expression_nodes: int, node_types: Mapping[str, str],
+                  select_domains: Mapping[str, frozenset[str]]) -> DocumentModel:
+    """The model of a frozen document whose header `check` checked, with its tree's facts (a
+    parse's walk counted them; a restore was given the totals only a walk counts)."""
     return DocumentModel(
         version=check.version, mode=check.mode, id=document["id"],
         fields=check.fields, derived=document["derived"], derived_types=check.derived_types,
         actions=document.get("actions", FrozenDict()), initial=check.initial,
-        defaults=check.defaults, byte_size=size, components=tree.components,
-        expression_nodes=check.budget.nodes, node_types=tree.node_types,
-        select_domains={key: domain for key, (domain, _) in tree.selects.items()},
+        defaults=check.defaults, byte_size=byte_size, components=components,
+        expression_nodes=expression_nodes, node_types=node_types, select_domains=select_domains,
     )
 
 
