@@ -16,8 +16,8 @@ from workers.runtime.dispatcher import Dispatcher
 from workers.runtime.partition import PartitionConsumer
 from workers.wire.entry import dumps
 
-# These tests watch the dispatcher's round from inside (they patch its methods and its flush
-# interval): the compiled build calls its own methods and reads its constants natively, so a patch
+# These tests watch the dispatcher's round from inside (they patch its methods and its
+# constants): the compiled build calls its own methods and reads its constants natively, so a patch
 # changes nothing there.  The pure build runs them; the round's code is the same source.
 patches_the_round = pytest.mark.skipif(COMPILED, reason="patches the dispatcher's methods and constants, which the "
                                                         "compiled worker calls and reads natively")
@@ -145,9 +145,8 @@ def _two_partitions_in_one_round(runtime: Runtime, monkeypatch: pytest.MonkeyPat
 @patches_the_round
 def test_a_partitions_writes_reach_redis_while_the_next_partition_is_decided(
         runtime: Runtime, monkeypatch: pytest.MonkeyPatch) -> None:
-    # Past the flush interval, the first partition's commit is sent before the second partition
-    # is decided, so it is in Redis (its reply pushed) while the second is being decided.
-    monkeypatch.setattr(dispatcher, "FLUSH_EVERY_S", 0.0)
+    # The first partition's commit is sent before the second partition is decided, so it is in
+    # Redis (its reply pushed) while the second is being decided.
     seen_during_turn: list[bool] = []
 
     def turn(taken: list[tuple[str, str]]) -> None:
@@ -163,11 +162,11 @@ def test_a_partitions_writes_reach_redis_while_the_next_partition_is_decided(
 
 
 @patches_the_round
-def test_partitions_decided_within_the_flush_interval_share_one_write_with_the_read(
+def test_each_partitions_writes_go_out_before_the_next_and_the_last_ones_with_the_read(
         runtime: Runtime, monkeypatch: pytest.MonkeyPatch) -> None:
-    # A burst of partitions with one entry each: their commits wait for the round's read and go
-    # out in one socket write with it, not one write (and one Redis wake-up) per partition.
-    monkeypatch.setattr(dispatcher, "FLUSH_EVERY_S", 60.0)
+    # Two partitions with one entry each in one round: the first one's commit goes out in a socket
+    # write of its own as soon as it is decided (never held to share a write: its caller would wait
+    # for the round's last decision); the last one's rides in one write with the round's read.
     writes: list[bytes] = []
     send = RoundTrip.send
 
@@ -180,8 +179,10 @@ def test_partitions_decided_within_the_flush_interval_share_one_write_with_the_r
     assert all(reply["ok"] for reply in replies)
     first, second = b"req-overlap-a-1", b"req-overlap-b-1"  # in their commits' reply keys
     carrying = [w for w in writes if first in w or second in w]
-    assert len(carrying) == 1, carrying
-    assert first in carrying[0] and second in carrying[0] and b"XREADGROUP" in carrying[0]
+    assert len(carrying) == 2, carrying
+    assert [(first in w, second in w) for w in carrying] in ([(True, False), (False, True)],
+                                                              [(False, True), (True, False)])  # either first
+    assert b"XREADGROUP" not in carrying[0] and b"XREADGROUP" in carrying[1]
 
 
 def test_a_live_pool_makes_no_cyclic_garbage(runtime: Runtime) -> None:
@@ -256,8 +257,7 @@ def test_a_round_that_holds_its_share_of_the_cache_confirms_it_before_deciding_m
     # partitions must not hold more than its share of IUI_CACHE_BYTES (a worker with a 128 MiB
     # cache reached 470 MiB this way).  With a 1 KiB share one small-document state is beyond the
     # round's share: the first partition's commit is sent and settled before the second is decided,
-    # though the flush interval alone would hold it for the read.
-    monkeypatch.setattr(dispatcher, "FLUSH_EVERY_S", 60.0)
+    # not only sent.
     monkeypatch.setattr(pool, "HELD_SHARE", 1024)  # the smallest cache (1 MiB) then allows 1 KiB a round
     runtime.configure(cache_bytes=1024 * 1024)
     states: list[tuple[bool, int]] = []

@@ -4,8 +4,8 @@ Each round it gives a `step` turn to the consumers that need one (a replay of th
 list, the reaper, the trim), then finishes one round trip (`redisio.RoundTrip`, a pipeline
 without redis-py's per-command bookkeeping): the writes the previous round decided (every woken
 partition's, each still one atomic fenced script, sent on the round's connection before the
-next partition is decided, so Redis runs them meanwhile, but at most every FLUSH_EVERY_S; the
-rest go in one write with the read) followed by one `XREADGROUP GROUP workers owner COUNT n
+next partition is decided, so Redis runs them meanwhile; the last partition's go in one write
+with the read) followed by one `XREADGROUP GROUP workers owner COUNT n
 [BLOCK ms] STREAMS ... > ...` over every readable partition, blocking only when the previous
 round had nothing more to do; then every reply is read. So a round costs one round trip however
 many partitions it served, an idle pool one blocking read per process, and an entry arriving
@@ -78,8 +78,6 @@ WRITES_BLOCK_MS = 5  # a read that rides behind writes blocks this long at most:
 # decided again only once the read returned, and its entry must not wait a whole BLOCK_MS
 LEASE_MARGIN_S = 0.05  # a partition is read only while its lease outlasts the read by this much
 TURNS_EVERY_S = 0.01  # `step` turns (replays asked by a renewal, retries, reaper, trim) at most this late
-FLUSH_EVERY_S = 0.0005  # writes held in a round are sent at most this often before its read: each
-# send wakes Redis, which then competes for the cores with the partitions still to decide
 POLL_MS = 10  # Redis Cluster: the sleep between two polls of the idle partitions after activity,
 POLL_MAX_MS = 50  # doubling up to this while nothing arrives
 Settled: TypeAlias = tuple[PartitionConsumer, list[Reply] | BaseException]  # a consumer's write replies, or why none
@@ -100,7 +98,6 @@ class Dispatcher:
         self._more = True  # the last read filled a batch (or none happened yet): do not block
         self._round: RoundTrip | None = None  # the writes sent since the last read, replies unread
         self._waiting: list[Command] = []  # decided writes not sent yet (see `_hold`)
-        self._flushed_at = 0.0  # when Redis last got writes to run, or the round's read returned
         self._connection: Connection | None = None  # the loop's own connection (single server), taken on first use
         self._unsettled: list[tuple[PartitionConsumer, int]] = []  # their consumers, with their writes' count
         self._turns_at = 0.0  # when `_serve_turns` runs next (sooner when `_turns_due`)
@@ -269,17 +266,17 @@ class Dispatcher:
                                           for write in writes)
 
     def _flush(self) -> None:
-        """Before the next partition is decided, send the writes held if the last send is
-        FLUSH_EVERY_S old: Redis runs them meanwhile, and a burst of partitions with one entry
-        each does not cost a socket write and a Redis wake-up per partition.  Their replies
-        are read, and settled, after the round's read."""
-        now = time.monotonic()
-        if not self._waiting or now - self._flushed_at < FLUSH_EVERY_S:
+        """Before the next partition is decided, send the writes held: Redis runs them (and
+        answers their callers) meanwhile.  Their replies are read, and settled, after the round's
+        read.  Not held back to share one socket write: that saved a write and a Redis wake-up
+        per partition of a burst, but made every entry of a round wait for its last decision
+        (docs/decisions.md, "A partition's writes are sent before the next is decided")."""
+        if not self._waiting:
             return
         if self._round is None:
             self._round = self._round_trip()
         self._round.send(self._waiting)  # a failed send is raised by finish and settles every consumer
-        self._waiting, self._flushed_at = [], now
+        self._waiting = []
 
     def _exchange(self, readers: dict[str, PartitionConsumer],
                   block_ms: int) -> tuple[list[Settled], list[tuple[str, list[Entry]]]]:
@@ -293,7 +290,6 @@ class Dispatcher:
         trip.send([*writes, self._read_command(tuple(readers), block_ms)] if readers else writes)
         try:
             results = trip.finish()
-            self._flushed_at = time.monotonic()
         except Exception as error:
             log.warning("dispatcher: round trip failed (%s)", error)
             for consumer in readers.values():
