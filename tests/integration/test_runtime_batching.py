@@ -10,7 +10,7 @@ import pytest
 from tests.integration.conftest import Runtime, cursor_args, example
 from workers.client import Client
 from workers.redisio.connection import RoundTrip
-from workers.runtime import dispatcher, pool
+from workers.runtime import pool
 from workers.runtime.build import COMPILED
 from workers.runtime.dispatcher import Dispatcher
 from workers.runtime.partition import PartitionConsumer
