@@ -16,11 +16,11 @@ from workers.runtime.dispatcher import Dispatcher
 from workers.runtime.partition import PartitionConsumer
 from workers.wire.entry import dumps
 
-# These tests watch the dispatcher's round from inside (they patch its methods and its
-# constants): the compiled build calls its own methods and reads its constants natively, so a patch
-# changes nothing there.  The pure build runs them; the round's code is the same source.
-patches_the_round = pytest.mark.skipif(COMPILED, reason="patches the dispatcher's methods and constants, which the "
-                                                        "compiled worker calls and reads natively")
+# These tests watch the dispatcher's round from inside (they patch its methods): the compiled
+# build calls its own methods natively, so a patch changes nothing there.  The pure build runs
+# them; the round's code is the same source.
+patches_the_round = pytest.mark.skipif(COMPILED, reason="patches the dispatcher's methods, which the compiled "
+                                                        "worker calls natively")
 
 pytestmark = pytest.mark.integration
 SESSION = "batched"
