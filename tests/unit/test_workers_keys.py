@@ -58,3 +58,41 @@ def test_a_body_that_is_not_a_json_object_is_rejected_with_a_stable_code() -> No
     with pytest.raises(MalformedEntry) as caught:
         parse_body('{"a": "' + "x" * 200 + '"}', 100)
     assert caught.value.code == "oversize"
+
+
+ENTRY_FIELDS = {"session": "s1", "request": "r1", "kind": "tool", "name": "n", "call": "c", "body": "{}"}
+
+
+@pytest.mark.parametrize(("fields", "message"), [
+    # the first bad field in the wire contract's order is named, a missing one before any extra field
+    ({**ENTRY_FIELDS, "kind": "sql", "session": ""}, "entry field 'session' is invalid"),
+    ({k: v for k, v in ENTRY_FIELDS.items() if k != "call"} | {"zz": "1"}, "entry field 'call' is missing"),
+    ({**ENTRY_FIELDS, "kind": "sql"}, "entry field 'kind' is invalid"),
+    ({**ENTRY_FIELDS, "name": "a b"}, "entry field 'name' is invalid"),
+    ({**ENTRY_FIELDS, "body": None}, "entry field 'body' is invalid"),
+    ({**ENTRY_FIELDS, "session": b"s1"}, "entry field 'session' is invalid"),  # text only, never coerced
+    ({**ENTRY_FIELDS, "principal": "a b"}, "entry field 'principal' is invalid"),
+    ({**ENTRY_FIELDS, "project": "p:1"}, "entry field 'project' is invalid"),
+    ({**ENTRY_FIELDS, "secretname": "x"}, "the entry has a field that is not part of the wire contract"),
+    ({**ENTRY_FIELDS, 7: "x"}, "the entry has a field that is not part of the wire contract"),
+    (None, "the entry is not a set of fields"),
+])
+def test_a_malformed_entry_names_its_first_bad_field_and_no_value(fields: object, message: str) -> None:
+    with pytest.raises(MalformedEntry) as caught:
+        parse_entry(fields)  # type: ignore[arg-type]
+    assert caught.value.message == message and caught.value.code == "malformed_entry"
+
+
+def test_an_entry_keeps_its_fields_and_its_optional_identity() -> None:
+    entry = parse_entry({**ENTRY_FIELDS, "principal": "user-1", "project": "project-1"})
+    assert (entry.session, entry.request, entry.kind, entry.name, entry.call, entry.body) == \
+        ("s1", "r1", "tool", "n", "c", "{}")
+    assert (entry.principal, entry.project) == ("user-1", "project-1")
+    bare = parse_entry({**ENTRY_FIELDS, "principal": None})  # an absent identity, as the model took it
+    assert bare.principal is None and bare.project is None
+
+
+@pytest.mark.parametrize("fields", [{"session": b"s", "request": "r"}, {"session": "s", "request": 1},
+                                    {"session": None, "request": "r"}, {}])
+def test_an_address_that_is_not_text_is_no_reply_address(fields: dict) -> None:
+    assert address_of(fields) is None

@@ -1,27 +1,31 @@
-"""Input entries and replies: pydantic models and the one place that encodes/decodes JSON.
+"""Input entries and replies: the entry's checked fields and the one place that encodes/decodes JSON.
 
 An input entry is a Redis Stream entry whose fields are all strings (see the README's wire
 contract).  Replies are JSON texts pushed on the request's reply list.
+
+`InputEntry` is a plain class and `parse_entry` checks its fields one by one, in the order
+below, with the same messages a pydantic model gave them: this module is compiled with the
+worker's hot path (setup.py), where a pydantic model's Python validators cost every entry
+~4 µs (docs/decisions.md, "The compiled worker hot path").
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
-from typing import Annotated, Any, Literal
+from typing import Any, Final
 
 import orjson
-from pydantic import AfterValidator, BaseModel, ConfigDict, ValidationError
 
 from .errors import ErrorCode, HostError, MalformedEntry
 
-# Always applied with `fullmatch`: `re.match(...$)` also accepts a final "\n", and pydantic's
-# Rust-regex `pattern` gives `$` another meaning again, so one predicate serves both checks.
+# Always applied with `fullmatch`: `re.match(...$)` also accepts a final "\n".
 _SESSION = re.compile(r"[!-~]{1,128}")  # printable ASCII without space, then no ':{}' (checked below)
 _REQUEST = re.compile(r"[ -~]{1,128}")
 _CALL = re.compile(r"[ -~]{1,256}")
 _NAME = re.compile(r"[A-Za-z0-9_.\-]{1,64}")
 _SESSION_FORBIDDEN = re.compile(r"[:{}]")
+KINDS: Final = frozenset(("tool", "action", "result", "view"))
 
 
 def is_session_id(value: str) -> bool:
@@ -39,28 +43,45 @@ def is_call_id(value: str) -> bool:
     return _CALL.fullmatch(value) is not None
 
 
-def _checked(predicate: Callable[[str], bool]) -> AfterValidator:
-    def check(value: str) -> str:
-        if not predicate(value):
-            raise ValueError("invalid")  # parse_entry names the field; the value is never echoed
-        return value
-    return AfterValidator(check)
+def _is_name(value: str) -> bool:
+    return _NAME.fullmatch(value) is not None
 
 
-class InputEntry(BaseModel):
-    """One decoded input entry (the JSON body is parsed separately, after the size check)."""
+def _is_kind(value: str) -> bool:
+    return value in KINDS
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
-    session: Annotated[str, _checked(is_session_id)]
-    request: Annotated[str, _checked(is_request_id)]
-    kind: Literal["tool", "action", "result", "view"]
-    name: Annotated[str, _checked(lambda value: _NAME.fullmatch(value) is not None)]
-    call: Annotated[str, _checked(is_call_id)]
-    body: str
-    # Set by the trusted producer (never taken from the body); used only by `kind=view` requests.
-    principal: Annotated[str, _checked(is_session_id)] | None = None
-    project: Annotated[str, _checked(is_session_id)] | None = None
+def _is_text(value: str) -> bool:
+    return True
+
+
+# The fields in the order they are checked (the first bad one is named), each with its rule.
+_REQUIRED: tuple[tuple[str, Callable[[str], bool]], ...] = (
+    ("session", is_session_id), ("request", is_request_id), ("kind", _is_kind), ("name", _is_name),
+    ("call", is_call_id), ("body", _is_text))
+# Set by the trusted producer (never taken from the body); used only by `kind=view` requests.
+_OPTIONAL: tuple[tuple[str, Callable[[str], bool]], ...] = (("principal", is_session_id), ("project", is_session_id))
+_FIELDS: Final = frozenset(name for name, _ in _REQUIRED + _OPTIONAL)
+
+
+class InputEntry:
+    """One decoded input entry (the JSON body is parsed separately, after the size check).
+
+    `parse_entry` makes one from a stream entry's fields and checks each; the constructor trusts
+    its caller (a test, or a producer that checked the values)."""
+
+    __slots__ = ("body", "call", "kind", "name", "principal", "project", "request", "session")
+
+    def __init__(self, *, session: str, request: str, kind: str, name: str, call: str, body: str,
+                 principal: str | None = None, project: str | None = None) -> None:
+        self.session: Final = session
+        self.request: Final = request
+        self.kind: Final = kind  # one of `KINDS`
+        self.name: Final = name
+        self.call: Final = call
+        self.body: Final = body
+        self.principal: Final = principal
+        self.project: Final = project
 
 
 def _text(value: object) -> str:
@@ -72,26 +93,41 @@ def decode_fields(raw: Mapping[object, object] | Mapping[str, str]) -> dict[str,
     return {_text(k): _text(v) for k, v in raw.items()}
 
 
-def address_of(fields: Mapping[str, str]) -> tuple[str, str] | None:
+def address_of(fields: Mapping[Any, Any]) -> tuple[str, str] | None:
     """(session, request) if both are usable in key names, else None (no reply possible)."""
-    session, request = fields.get("session", ""), fields.get("request", "")
+    session, request = fields.get("session"), fields.get("request")
+    if not (isinstance(session, str) and isinstance(request, str)):
+        return None
     if not is_session_id(session) or not is_request_id(request):
         return None
     return session, request
 
 
-def parse_entry(fields: Mapping[str, str]) -> InputEntry:
-    """Validate the entry fields or raise `MalformedEntry` naming the first bad field."""
-    try:
-        return InputEntry.model_validate(dict(fields))
-    except (ValidationError, TypeError) as error:
-        errors = error.errors() if isinstance(error, ValidationError) else []
-        field = str(errors[0]["loc"][0]) if errors and errors[0].get("loc") else "entry"
-        kind = errors[0].get("type", "") if errors else ""
-        if kind == "extra_forbidden":  # never echo a field name we do not know
-            raise MalformedEntry("the entry has a field that is not part of the wire contract") from None
-        what = "is missing" if kind == "missing" else "is invalid"
-        raise MalformedEntry(f"entry field {field!r} {what}") from None
+def parse_entry(fields: Mapping[Any, Any]) -> InputEntry:
+    """Check the entry fields or raise `MalformedEntry` naming the first bad field (never one
+    that is not part of the wire contract, nor any value).  `fields` is untrusted: typed `Any`,
+    as the compiled build checks a declared type at run time (a `TypeError`, not this error)."""
+    if not isinstance(fields, Mapping):
+        raise MalformedEntry("the entry is not a set of fields")
+    values: list[str] = []
+    for name, rule in _REQUIRED:
+        if name not in fields:
+            raise MalformedEntry(f"entry field {name!r} is missing")
+        values.append(_checked(fields[name], name, rule))
+    extras: list[str | None] = []
+    for name, rule in _OPTIONAL:
+        value = fields.get(name)
+        extras.append(None if value is None else _checked(value, name, rule))
+    if len(fields) > len(_REQUIRED) and any(key not in _FIELDS for key in fields):
+        raise MalformedEntry("the entry has a field that is not part of the wire contract")
+    return InputEntry(session=values[0], request=values[1], kind=values[2], name=values[3], call=values[4],
+                      body=values[5], principal=extras[0], project=extras[1])
+
+
+def _checked(value: object, name: str, rule: Callable[[str], bool]) -> str:
+    if not isinstance(value, str) or not rule(value):
+        raise MalformedEntry(f"entry field {name!r} is invalid")  # the value is never echoed
+    return value
 
 
 BODY_MARGIN = 4_096  # envelope room above the document budget for one tool call body
