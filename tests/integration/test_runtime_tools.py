@@ -14,7 +14,7 @@ from core.limits import UI_LIMITS
 from tests.integration.conftest import Runtime, big_document, cursor_args, example
 from workers.redisio.keys import generation_field
 from workers.sessions.cache import estimate
-from workers.sessions.store import _COMPARED, READ_AHEAD_SHARE, Generation, SharedCache, Store
+from workers.sessions.store import _COMPARED, READ_AHEAD_SHARE, Generation, SharedCache, Store, call_id_of
 from workers.streams import tools
 from workers.wire.entry import dumps
 
@@ -383,9 +383,10 @@ def test_a_cold_store_reads_the_generation_of_a_source_in_one_command(runtime: R
     runtime.redis.config_resetstat()
     ui_id, record = plain_store(runtime).of_source(SESSION, "open-1")  # a new store: nothing cached
     commands = {name: stats["calls"] for name, stats in runtime.redis.info("commandstats").items()}
-    # One command sent; Redis counts the script's own HGET, HGET and HMGET as well.
-    assert commands == {"cmdstat_config|resetstat": 1, "cmdstat_evalsha": 1, "cmdstat_hget": 2,
-                        "cmdstat_hmget": 1}, commands
+    # One command sent; Redis counts the script's own commands as well: HGET uiId, HGET generation,
+    # HMGET fields, HGET seq and HMGET the call ledger's fields.
+    assert commands == {"cmdstat_config|resetstat": 1, "cmdstat_evalsha": 1, "cmdstat_hget": 3,
+                        "cmdstat_hmget": 2}, commands
     assert ui_id == "sales-report" and record is not None
     assert (record.generation, record.seq, record.revision) == (1, 2, patched["revision"])
     assert record == plain_store(runtime).current(SESSION, ui_id)  # the two reads agree field by field
@@ -564,3 +565,47 @@ def test_a_read_ahead_caches_no_more_than_its_share_of_the_cache_the_earliest_ca
     for session in sessions[1:]:
         assert store.of_source(session, "open-1")[1] is not None
     assert counted.round_trips == 3  # the others are read at their decision, as without a read-ahead
+
+
+def test_the_call_ledger_is_one_field_per_accepted_call(runtime: Runtime) -> None:
+    runtime.start()
+    frame = open_stream(runtime)
+    mutations = example("stream-mutations.json")
+    frame = patch(runtime, frame, mutations[0], "patch-1")["result"]["frame"]
+    patch(runtime, frame, mutations[1], "patch-2")
+    stored = runtime.generation(SESSION, "sales-report", 1)
+    assert "calls" not in stored  # no ledger string: a commit never reads what it appends to
+    ledger = [stored[f"call:{seq}"] for seq in (1, 2, 3)]
+    assert ledger[2] == stored["last_digest"] and len(set(ledger)) == 3
+    assert not any(name.startswith("call:") and name not in ("call:1", "call:2", "call:3") for name in stored)
+    runtime.stop()
+    _, record = plain_store(runtime).of_source(SESSION, "open-1")  # cold: the read script gathers them
+    assert record is not None and record.call_ids == frozenset(call_id_of(digest) for digest in ledger)
+    assert record == plain_store(runtime).current(SESSION, "sales-report")  # and `_load` too
+
+
+def test_a_ledger_stored_as_one_string_before_is_still_honoured(runtime: Runtime) -> None:
+    runtime.start()
+    frame = open_stream(runtime)
+    mutations = example("stream-mutations.json")
+    frame = patch(runtime, frame, mutations[0], "patch-1")["result"]["frame"]
+    runtime.stop()
+    # Rewrite the record as a worker before the per-call ledger stored it: one `calls` field.
+    key = runtime.client.keys.generations(runtime.client.partition(SESSION), SESSION)
+    stored = runtime.generation(SESSION, "sales-report", 1)
+    legacy = " ".join(stored[f"call:{seq}"] for seq in (1, 2))
+    runtime.redis.hdel(key, *(generation_field("sales-report", 1, f"call:{seq}") for seq in (1, 2)))
+    runtime.redis.hset(key, generation_field("sales-report", 1, "calls"), legacy)
+    runtime.start()  # a fresh worker: the session is cold
+    reply = patch(runtime, frame, mutations[1], "patch-1")  # an id of the legacy ledger, other content
+    assert reply["error"]["code"] == "call_id_reused", reply
+    frame = patch(runtime, frame, mutations[1], "patch-2")["result"]["frame"]  # continued: a field of its own
+    runtime.stop()
+    stored = runtime.generation(SESSION, "sales-report", 1)
+    assert stored["calls"] == legacy and stored["call:3"] == stored["last_digest"]
+    _, record = plain_store(runtime).of_source(SESSION, "open-1")
+    assert record is not None and record.call_ids == frozenset(
+        call_id_of(digest) for digest in (*legacy.split(), stored["call:3"]))
+    assert record == plain_store(runtime).current(SESSION, "sales-report")
+    runtime.start()
+    assert patch(runtime, frame, mutations[2], "patch-2")["error"]["code"] == "call_id_reused"  # the new field's

@@ -175,6 +175,17 @@ def generation_field(ui_id: str, generation: int, name: str) -> str:
     return f"{ui_id}:{generation}:{name}"
 
 
+LEDGER_NAME = "call:"  # a generation's call ledger: one field per accepted call, `call:<seq>` -> its digest
+
+
+def ledger_name(seq: int) -> str:
+    """The name (under `generation_field`) of the ledger field of the call that made frame `seq`.
+
+    `lua/commit.lua` writes it (seq = the expected seq + 1) and `lua/generation.lua` reads
+    `call:1` .. `call:<seq>`: change them together."""
+    return f"{LEDGER_NAME}{seq}"
+
+
 def plain_field(kind: str, call: str) -> str:
     """Field of the plain hash: `doc` (document JSON), `ui` (its uiId) or `sum` (content digest) of a call."""
     return f"{kind}:{call}"

@@ -39,6 +39,7 @@ from .connection import (
     wait_replicated,
 )
 from .dead_letter import DeadLetterPolicy, bounded_copy
+from .keys import LEDGER_NAME
 
 log = logging.getLogger(__name__)
 
@@ -488,11 +489,13 @@ class Scripts:
 @dataclass(frozen=True, slots=True)
 class StoredGeneration:
     """What `generation.lua` found for a sourceCallId: its uiId, and the latest generation of
-    that UI with the requested fields (None where a field is missing), if any."""
+    that UI with the requested fields (None where a field is missing) and the digests of its
+    call ledger's fields, if any."""
 
     ui_id: str | None
     generation: int | None = None
     fields: tuple[str | None, ...] = ()
+    ledger: tuple[str, ...] = ()
 
 
 class GenerationRead:
@@ -505,26 +508,29 @@ class GenerationRead:
     def __call__(self, session_key: str, generations_key: str, source_field: str, ui_prefix: str,
                  names: Sequence[str]) -> StoredGeneration:
         """The uiId `source_field` names and that UI's latest generation's fields `names`."""
-        return _stored(run_script(self._script, [session_key, generations_key], [source_field, ui_prefix, *names]))
+        return _stored(run_script(self._script, [session_key, generations_key],
+                                  [source_field, ui_prefix, LEDGER_NAME, *names]), len(names))
 
     def many(self, reads: Sequence[tuple[str, str, str, str]], names: Sequence[str]) -> list[StoredGeneration]:
         """`self(*read, names)` of each (session key, generations key, source field, uiId prefix)
         read, in one round trip."""
         calls: list[tuple[list[str], list[EncodableT]]] = [
-            ([session_key, generations_key], [source_field, ui_prefix, *names])
+            ([session_key, generations_key], [source_field, ui_prefix, LEDGER_NAME, *names])
             for session_key, generations_key, source_field, ui_prefix in reads]
-        return [_stored(reply) for reply in run_many(self._redis, self._script, "generation", calls)]
+        return [_stored(reply, len(names)) for reply in run_many(self._redis, self._script, "generation", calls)]
 
 
-def _stored(reply: Reply) -> StoredGeneration:
-    """The `StoredGeneration` of one `generation.lua` reply."""
+def _stored(reply: Reply, count: int) -> StoredGeneration:
+    """The `StoredGeneration` of one `generation.lua` reply that read `count` named fields."""
     values = array(reply)
     if not values:
         return StoredGeneration(None)
     if len(values) == 1:
         return StoredGeneration(text(values[0]))
+    end = 2 + count
     return StoredGeneration(text(values[0]), integer(values[1]),
-                            tuple(None if value is None else text(value) for value in values[2:]))
+                            tuple(None if value is None else text(value) for value in values[2:end]),
+                            tuple(text(value) for value in values[end:]))
 
 
 def _renewal(result: Reply) -> Renewal | LostLease:

@@ -14,21 +14,26 @@ from dataclasses import dataclass
 from typing import Any, Final, TypeAlias, TypeVar
 
 from core.errors import UIStreamError
+from core.limits import UI_PROTOCOL_LIMITS
 from core.stream.lifecycle import UIStreamState, restore_ui_stream, resume_ui_stream
 
 from ..redisio.client import RedisClient, Reply
 from ..redisio.connection import array, integer
-from ..redisio.keys import Keys, generation_field, plain_field, source_field, ui_field
+from ..redisio.keys import Keys, generation_field, ledger_name, plain_field, source_field, ui_field
 from ..redisio.scripts import GenerationRead, StoredGeneration
 from ..redisio.seal import Seal, parse_facts
 from ..wire.entry import dumps, loads
 from .cache import MISSING, GenerationCache, estimate
 
 # The stored fields of a generation, in the order `_load` reads them: the required ones, then the
-# restore facts and the seal (absent from a record written before seals: it is validated in full).
-REQUIRED_FIELDS = ("checkpoint", "calls", "source", "seq", "revision", "status", "frames", "bytes",
+# restore facts and the seal (absent from a record written before seals: it is validated in full),
+# then `calls`, the call ledger of a record written before the ledger became one field per call
+# (`ledger_name`): its digests separated by spaces.
+REQUIRED_FIELDS = ("checkpoint", "source", "seq", "revision", "status", "frames", "bytes",
                    "last_call", "last_digest", "last_receipt")
-FIELDS = (*REQUIRED_FIELDS, "facts", "seal")
+FIELDS = (*REQUIRED_FIELDS, "facts", "seal", "calls")
+# The ledger fields `_load` asks for: one per frame the protocol allows a generation.
+LEDGER_NAMES = tuple(ledger_name(seq) for seq in range(1, UI_PROTOCOL_LIMITS["maxStreamFrames"] + 1))
 CACHE_SIZE = 4_096  # sessions whose counters and sources one partition remembers
 DEFAULT_CACHE_BYTES = 64 * 1024 * 1024  # a Store built without the process's shared cache
 READ_AHEAD_SHARE = 8  # a read-ahead caches at most 1/8 of the cache's budget (as the cache estimates)
@@ -261,7 +266,8 @@ class Store:
             return found.ui_id, cached
         record = None
         if found.generation is not None:
-            record = self._generation(found.ui_id, found.generation, dict(zip(FIELDS, found.fields, strict=True)))
+            record = self._generation(found.ui_id, found.generation, dict(zip(FIELDS, found.fields, strict=True)),
+                                      found.ledger)
         self._keep(session, found.ui_id, record)
         return found.ui_id, record
 
@@ -358,13 +364,16 @@ class Store:
             return None
         generation = integer(number)
         raw = self._redis.hmget(self._keys.generations(self._partition, session),
-                                [generation_field(ui_id, generation, name) for name in FIELDS])
-        return self._generation(ui_id, generation, {name: None if value is None else _text(value)
-                                                    for name, value in zip(FIELDS, raw, strict=True)})
+                                [generation_field(ui_id, generation, name) for name in FIELDS + LEDGER_NAMES])
+        values = [None if value is None else _text(value) for value in raw]
+        return self._generation(ui_id, generation, dict(zip(FIELDS, values, strict=False)),
+                                tuple(digest for digest in values[len(FIELDS):] if digest is not None))
 
-    def _generation(self, ui_id: str, generation: int, stored: dict[str, str | None]) -> Generation | None:
-        """The `Generation` of its stored fields, its seal checked; None when a required field is
-        missing (expired in between: the session's keys share one deadline)."""
+    def _generation(self, ui_id: str, generation: int, stored: dict[str, str | None],
+                    ledger: tuple[str, ...]) -> Generation | None:
+        """The `Generation` of its stored fields and its ledger fields' digests, its seal checked;
+        None when a required field is missing (expired in between: the session's keys share one
+        deadline)."""
         if any(stored[name] is None for name in REQUIRED_FIELDS):
             return None
         values = {name: str(value) for name, value in stored.items() if value is not None}
@@ -384,6 +393,6 @@ class Store:
             revision=int(values["revision"]), status=values["status"], frames=frames, bytes=byte_count,
             checkpoint=values["checkpoint"], last_call=values["last_call"], last_digest=values["last_digest"],
             last_receipt=values["last_receipt"],
-            call_ids=frozenset(call_id_of(digest) for digest in values["calls"].split()),
+            call_ids=frozenset(call_id_of(digest) for digest in (*values.get("calls", "").split(), *ledger)),
             facts=facts or "", seal=seal or "", restorable=restorable,
         )

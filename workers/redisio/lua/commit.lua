@@ -5,7 +5,7 @@
 -- KEYS[1]  lease hash of the partition (fencing: field fence)
 -- KEYS[2]  input stream of the partition (XACK)
 -- KEYS[3]  generations hash of the session: fields ARGV[19] .. name, e.g. checkpoint (= ARGV[8]),
---          seq, calls (the call ledger: accepted call digests separated by spaces) and the
+--          seq, call:<seq> (the call ledger: one field per accepted call, its digest) and the
 --          bookkeeping fields of ARGV[21..]
 -- KEYS[4]  session hash: generations (count), src:<sourceCallId> -> uiId, ARGV[18] (latest
 --          generation of the uiId), log_bytes (bytes of the frames in KEYS[5])
@@ -18,7 +18,7 @@
 -- ARGV[4]  expected stored seq of the generation ("0" when the generation is new)
 -- ARGV[5]  expected stored generation of the uiId ("0" when the UI id is new)
 -- ARGV[6]  generation of the uiId after the commit (ARGV[5] + 1 for an open, else ARGV[5])
--- ARGV[7]  call digest to append to the generation's call ledger
+-- ARGV[7]  call digest, stored as the ledger field call:<seq> of the new seq (ARGV[4] + 1)
 -- ARGV[8]  frame JSON (stored as the checkpoint, appended to KEYS[5] and published)
 -- ARGV[9]  maximum number of frames kept in KEYS[5]
 -- ARGV[10] maximum bytes of the frames kept in KEYS[5] (at least one maximal frame)
@@ -77,9 +77,9 @@ end
 if generations_increment ~= '0' then
   redis.call('HINCRBY', session, 'generations', generations_increment)
 end
-local ledger = redis.call('HGET', generations, prefix .. 'calls')
-local fields = {prefix .. 'checkpoint', frame, prefix .. 'calls',
-                ledger and (ledger .. ' ' .. call_digest) or call_digest}
+-- The ledger is never read here: Redis hashes every string a script makes in full, so
+-- appending to one ledger string cost O(generation) per commit (docs/decisions.md).
+local fields = {prefix .. 'checkpoint', frame, prefix .. 'call:' .. (tonumber(expected_seq) + 1), call_digest}
 for i = FIRST_FIELD, #ARGV, 2 do
   fields[#fields + 1] = prefix .. ARGV[i]
   fields[#fields + 1] = ARGV[i + 1]

@@ -7,10 +7,12 @@
 -- KEYS[2]  generations hash of the session: fields "<uiId>:<generation>:<name>"
 -- ARGV[1]  session hash field naming the uiId the sourceCallId opened ("src:<sourceCallId>")
 -- ARGV[2]  prefix of the session hash field of a uiId's latest generation ("ui:")
--- ARGV[3..] names of the generation's fields to read (checkpoint, seq, ...)
+-- ARGV[3]  name prefix of the generation's call ledger fields ("call:"; fields call:1 .. call:<seq>)
+-- ARGV[4..] names of the generation's fields to read (checkpoint, seq, ...)
 -- Returns  {}                         the sourceCallId opened nothing in this session
 --          {uiId}                     it did, but the UI's generation is gone (expired)
---          {uiId, generation, v...}   the values of ARGV[3..] in order (false where missing)
+--          {uiId, generation, v..., d...}  the values of ARGV[4..] in order (false where missing),
+--                                     then the digests of the ledger fields that exist
 local session, generations = KEYS[1], KEYS[2]
 local ui = redis.call('HGET', session, ARGV[1])
 if not ui then
@@ -20,12 +22,27 @@ local number = redis.call('HGET', session, ARGV[2] .. ui)
 if not number then
   return {ui}
 end
+local prefix = ui .. ':' .. number .. ':'
 local fields = {}
-for i = 3, #ARGV do
-  fields[#fields + 1] = ui .. ':' .. number .. ':' .. ARGV[i]
+for i = 4, #ARGV do
+  fields[#fields + 1] = prefix .. ARGV[i]
 end
 local reply = {ui, number}
 for _, value in ipairs(redis.call('HMGET', generations, unpack(fields))) do
   reply[#reply + 1] = value
+end
+-- The ledger: one field per accepted call, named by the seq of its frame (at most the frame
+-- budget's 256; a record written before has none: its ledger is the `calls` field).
+local seq = tonumber(redis.call('HGET', generations, prefix .. 'seq') or '0') or 0
+if seq > 0 then
+  local ledger = {}
+  for n = 1, seq do
+    ledger[n] = prefix .. ARGV[3] .. n
+  end
+  for _, digest in ipairs(redis.call('HMGET', generations, unpack(ledger))) do
+    if digest then
+      reply[#reply + 1] = digest
+    end
+  end
 end
 return reply
