@@ -27,7 +27,9 @@ def _wait(predicate, timeout: float = 15.0) -> None:  # type: ignore[no-untyped-
 def test_pools_share_the_partitions_fairly_and_rebalance_when_one_leaves(runtime: Runtime) -> None:
     runtime.start(1)
     first = runtime.pools[0][0]
-    assert len(first.partitions) == 4
+    # `start` returns once Redis holds every lease; the pool counts a partition as held only after
+    # it built its consumer, a moment later (a loaded CI machine saw 2 of 4 in between).
+    _wait(lambda: len(first.partitions) == 4)
     runtime.start(1)
     second = runtime.pools[1][0]
     _wait(lambda: len(first.partitions) == 2 and len(second.partitions) == 2)
