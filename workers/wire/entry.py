@@ -18,6 +18,7 @@ from typing import Any, Final
 import orjson
 
 from .errors import ErrorCode, HostError, MalformedEntry
+from .names import KINDS
 
 # Always applied with `fullmatch`: `re.match(...$)` also accepts a final "\n".
 _SESSION = re.compile(r"[!-~]{1,128}")  # printable ASCII without space, then no ':{}' (checked below)
@@ -25,7 +26,7 @@ _REQUEST = re.compile(r"[ -~]{1,128}")
 _CALL = re.compile(r"[ -~]{1,256}")
 _NAME = re.compile(r"[A-Za-z0-9_.\-]{1,64}")
 _SESSION_FORBIDDEN = re.compile(r"[:{}]")
-KINDS: Final = frozenset(("tool", "action", "result", "view"))
+_KINDS = frozenset(KINDS)  # names.KINDS, for membership
 
 
 def is_session_id(value: str) -> bool:
@@ -48,7 +49,7 @@ def _is_name(value: str) -> bool:
 
 
 def _is_kind(value: str) -> bool:
-    return value in KINDS
+    return value in _KINDS
 
 
 def _is_text(value: str) -> bool:
@@ -76,7 +77,7 @@ class InputEntry:
                  principal: str | None = None, project: str | None = None) -> None:
         self.session: Final = session
         self.request: Final = request
-        self.kind: Final = kind  # one of `KINDS`
+        self.kind: Final = kind  # one of `names.KINDS`
         self.name: Final = name
         self.call: Final = call
         self.body: Final = body
