@@ -24,6 +24,7 @@ from typing import Any
 
 import redis
 
+from workers.redisio.keys import ledger_name
 from workers.redisio.local_server import start_redis_server
 from workers.redisio.scripts import script_source
 
@@ -118,8 +119,9 @@ def _commit_args(tag: str, entry_id: str, i: int) -> tuple[list[str], list[Any]]
     keys = [f"{{{tag}}}:lease", f"{{{tag}}}:in", f"{session}:g", session, f"{session}:log", f"{session}:plain",
             f"{{{tag}}}:reply:{i}"]
     fields = ["seq", 1, "revision", 1, "status", "streaming", "frames", 1, "bytes", len(FRAME), "source", f"c{i}",
-              "last_call", f"c{i}", "last_digest", f"d{i}", "last_receipt", "receipt text of the open"]
-    args = ["1:bench", GROUP, entry_id, "0", "0", "1", f"d{i}", FRAME, 256, 16 * 1024 * 1024, "reply " + FRAME,
+              "last_call", f"c{i}", "last_digest", f"d{i}", "last_receipt", "receipt text of the open",
+              ledger_name(1), f"d{i}"]
+    args = ["1:bench", GROUP, entry_id, "0", "0", "1", FRAME, 256, 16 * 1024 * 1024, "reply " + FRAME,
             60_000, f"{{{tag}}}:frames", f"src:c{i}", f"u{i}", "0", 3_600_000, f"ui:u{i}", f"u{i}:1:", 0, *fields]
     return keys, args
 

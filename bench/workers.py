@@ -379,7 +379,7 @@ class FrameStamps:
 FLOOR_WORKER = r"""
 import sys, redis
 from workers.wire.entry import ok_reply_text
-from workers.redisio.keys import GROUP, Keys, generation_field, ui_field
+from workers.redisio.keys import GROUP, Keys, generation_field, ledger_name, ui_field
 from workers.redisio.connection import is_busy_group
 from workers.redisio.scripts import CommitPlan, Scripts
 url, partitions, frame_size, batched = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4] == "1"
@@ -406,12 +406,13 @@ while True:
             seqs[session] = seq + 1
             plan = CommitPlan(
                 session_keys=k.session_keys(p, session), reply_key=k.reply(p, session, request),
-                expected_seq=seq, expected_generation=1 if seq else 0, new_generation=1, digest="d" * 97,
+                expected_seq=seq, expected_generation=1 if seq else 0, new_generation=1,
                 frame=frame, reply=ok_reply_text(request, '{"frame":' + frame + '}'),
                 channel=k.channel(p, session), ui_field=ui_field("u"), field_prefix=generation_field("u", 1, ""),
                 fields=[("seq", seq + 1), ("revision", seq), ("status", "streaming"), ("frames", seq + 1),
                         ("bytes", 1000 * seq), ("source", "call-1"), ("uiId", "u"), ("generation", 1),
-                        ("last_call", request), ("last_digest", "d" * 97), ("last_receipt", "r" * 160)])
+                        ("last_call", request), ("last_digest", "d" * 97), ("last_receipt", "r" * 160),
+                        (ledger_name(seq + 1), "d" * 97)])
             call = scripts.commit_call(k.lease(p), stream, "1:floor", entry_id.decode(), plan)
             if batch is None:
                 scripts.run(call)

@@ -116,7 +116,7 @@ def test_a_zombie_owner_cannot_commit_after_a_takeover(runtime: Runtime) -> None
     entry = runtime.redis.xadd(keys.input(0), {"session": "s"}).decode()
     runtime.redis.xreadgroup(GROUP, CONSUMER, {keys.input(0): ">"})
     plan = CommitPlan(session_keys=keys.session_keys(0, "s"), reply_key=keys.reply(0, "s", "r"),
-                      expected_seq=0, expected_generation=0, new_generation=1, digest="d", frame="{}",
+                      expected_seq=0, expected_generation=0, new_generation=1, frame="{}",
                       reply="{}", channel=keys.channel(0, "s"), ui_field="ui:u", field_prefix="u:1:",
                       fields=[("seq", 1)])
     with pytest.raises(Fenced):
@@ -171,7 +171,7 @@ def test_commit_refuses_an_open_beyond_the_generation_capacity(runtime: Runtime)
         entry = runtime.redis.xadd(stream, {"session": "cap"}).decode()
         runtime.redis.xreadgroup(GROUP, CONSUMER, {stream: ">"})
         plan = CommitPlan(session_keys=keys.session_keys(0, "cap"), reply_key=keys.reply(0, "cap", ui_id),
-                          expected_seq=0, expected_generation=0, new_generation=1, digest="d", frame="{}", reply="{}",
+                          expected_seq=0, expected_generation=0, new_generation=1, frame="{}", reply="{}",
                           channel=keys.channel(0, "cap"), ui_field=ui_field(ui_id),
                           field_prefix=generation_field(ui_id, 1, ""), generations_increment=1, fields=[("seq", 1)])
         scripts.run(scripts.commit_call(keys.lease(0), stream, fence, entry, plan))

@@ -181,8 +181,8 @@ LEDGER_NAME = "call:"  # a generation's call ledger: one field per accepted call
 def ledger_name(seq: int) -> str:
     """The name (under `generation_field`) of the ledger field of the call that made frame `seq`.
 
-    `lua/commit.lua` writes it (seq = the expected seq + 1) and `lua/generation.lua` reads
-    `call:1` .. `call:<seq>`: change them together."""
+    The commit writes it among its field pairs (`streams.tools`); `lua/generation.lua` reads
+    `call:1` .. `call:<seq>` from `LEDGER_NAME` and the seq it reads: change them together."""
     return f"{LEDGER_NAME}{seq}"
 
 

@@ -185,7 +185,6 @@ class CommitPlan:
 
     __slots__ = (
         "channel",
-        "digest",
         "expected_generation",
         "expected_seq",
         "field_prefix",
@@ -202,7 +201,7 @@ class CommitPlan:
     )
 
     def __init__(self, *, session_keys: tuple[str, str, str, str], reply_key: str, expected_seq: int,
-                 expected_generation: int, new_generation: int, digest: str, frame: str, reply: str, channel: str,
+                 expected_generation: int, new_generation: int, frame: str, reply: str, channel: str,
                  ui_field: str, field_prefix: str, session_field: str = "", session_value: str = "",
                  generations_increment: int = 0, fields: Sequence[tuple[str, str | int]] = ()) -> None:
         self.session_keys: Final = session_keys  # Keys.session_keys: session, generations, frame log, plain
@@ -210,7 +209,6 @@ class CommitPlan:
         self.expected_seq: Final = expected_seq
         self.expected_generation: Final = expected_generation
         self.new_generation: Final = new_generation
-        self.digest: Final = digest
         self.frame: Final = frame
         self.reply: Final = reply
         self.channel: Final = channel
@@ -410,7 +408,7 @@ class Scripts:
         session, generations, frame_log, plain = plan.session_keys
         keys = [lease_key, input_key, generations, session, frame_log, plain, plan.reply_key]
         args: list[EncodableT] = [fence, self._group, entry_id, plan.expected_seq, plan.expected_generation,
-                           plan.new_generation, plan.digest, plan.frame, self._frame_log_max,
+                           plan.new_generation, plan.frame, self._frame_log_max,
                            self._frame_log_max_bytes, plan.reply, self._reply_ttl_ms, plan.channel,
                            plan.session_field, plan.session_value, plan.generations_increment,
                            self._session_ttl_ms, plan.ui_field, plan.field_prefix, self._max_generations]

@@ -21,7 +21,7 @@ from core.json.safe import SafeJson
 from core.limits import MAX_GENERATION, UI_LIMITS, UI_PROTOCOL_LIMITS
 from core.stream.lifecycle import UIStreamState, advance_ui_stream, start_ui_stream
 
-from ..redisio.keys import Keys, generation_field, plain_field, source_field, ui_field
+from ..redisio.keys import Keys, generation_field, ledger_name, plain_field, source_field, ui_field
 from ..redisio.scripts import CommitPlan, PlainFields
 from ..redisio.seal import facts_text
 from ..sessions.store import Generation, Store, call_id_of
@@ -327,7 +327,7 @@ class ToolHandler:
             session_keys=k.session_keys(p, s), reply_key=k.reply(p, s, entry.request),
             expected_seq=0 if fresh else record.seq - 1,
             expected_generation=previous, new_generation=record.generation,
-            digest=record.last_digest, frame=record.checkpoint,
+            frame=record.checkpoint,
             reply='{"ok":true,"request":' + dumps(entry.request) + ',"result":' + result + "}",
             channel=k.channel(p, s), ui_field=ui_field(record.ui_id),
             field_prefix=generation_field(record.ui_id, record.generation, ""),
@@ -337,5 +337,6 @@ class ToolHandler:
                     ("status", record.status), ("frames", record.frames), ("bytes", record.bytes),
                     ("source", record.source), ("uiId", record.ui_id), ("generation", record.generation),
                     ("last_call", record.last_call), ("last_digest", record.last_digest),
-                    ("last_receipt", record.last_receipt), ("facts", record.facts), ("seal", record.seal)],
+                    ("last_receipt", record.last_receipt), ("facts", record.facts), ("seal", record.seal),
+                    (ledger_name(record.seq), record.last_digest)],
         )

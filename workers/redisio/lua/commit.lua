@@ -4,10 +4,10 @@
 -- bookkeeping arrives as separate hash field/value pairs.
 -- KEYS[1]  lease hash of the partition (fencing: field fence)
 -- KEYS[2]  input stream of the partition (XACK)
--- KEYS[3]  generations hash of the session: fields ARGV[19] .. name, e.g. checkpoint (= ARGV[8]),
+-- KEYS[3]  generations hash of the session: fields ARGV[18] .. name, e.g. checkpoint (= ARGV[7]),
 --          seq, call:<seq> (the call ledger: one field per accepted call, its digest) and the
---          bookkeeping fields of ARGV[21..]
--- KEYS[4]  session hash: generations (count), src:<sourceCallId> -> uiId, ARGV[18] (latest
+--          other bookkeeping fields of ARGV[20..]
+-- KEYS[4]  session hash: generations (count), src:<sourceCallId> -> uiId, ARGV[17] (latest
 --          generation of the uiId), log_bytes (bytes of the frames in KEYS[5])
 -- KEYS[5]  frame log stream of the session (field frame)
 -- KEYS[6]  plain-document hash of the session (only its expiry is refreshed here)
@@ -18,38 +18,38 @@
 -- ARGV[4]  expected stored seq of the generation ("0" when the generation is new)
 -- ARGV[5]  expected stored generation of the uiId ("0" when the UI id is new)
 -- ARGV[6]  generation of the uiId after the commit (ARGV[5] + 1 for an open, else ARGV[5])
--- ARGV[7]  call digest, stored as the ledger field call:<seq> of the new seq (ARGV[4] + 1)
--- ARGV[8]  frame JSON (stored as the checkpoint, appended to KEYS[5] and published)
--- ARGV[9]  maximum number of frames kept in KEYS[5]
--- ARGV[10] maximum bytes of the frames kept in KEYS[5] (at least one maximal frame)
--- ARGV[11] reply JSON (pushed on KEYS[7])
--- ARGV[12] reply time-to-live in milliseconds
--- ARGV[13] pub/sub channel of the session's frames (PUBLISH; on a Redis Cluster the script is
+-- ARGV[7]  frame JSON (stored as the checkpoint, appended to KEYS[5] and published)
+-- ARGV[8]  maximum number of frames kept in KEYS[5]
+-- ARGV[9]  maximum bytes of the frames kept in KEYS[5] (at least one maximal frame)
+-- ARGV[10] reply JSON (pushed on KEYS[7])
+-- ARGV[11] reply time-to-live in milliseconds
+-- ARGV[12] pub/sub channel of the session's frames (PUBLISH; on a Redis Cluster the script is
 --          registered with SPUBLISH instead: see scripts.script_source)
--- ARGV[14] session hash field to set ("" for none), ARGV[15] its value
--- ARGV[16] increment of the session's generations count ("0" or "1")
--- ARGV[17] session time-to-live in milliseconds, refreshed on KEYS[3..6] ("0": never expires)
--- ARGV[18] session hash field holding the latest generation of the uiId
--- ARGV[19] field name prefix of this generation in KEYS[3] ("<uiId>:<generation>:")
--- ARGV[20] generations a session may hold ("0": no limit); an open beyond it writes nothing
--- ARGV[21..] field, value pairs written to KEYS[3] (names without the prefix)
+-- ARGV[13] session hash field to set ("" for none), ARGV[14] its value
+-- ARGV[15] increment of the session's generations count ("0" or "1")
+-- ARGV[16] session time-to-live in milliseconds, refreshed on KEYS[3..6] ("0": never expires)
+-- ARGV[17] session hash field holding the latest generation of the uiId
+-- ARGV[18] field name prefix of this generation in KEYS[3] ("<uiId>:<generation>:")
+-- ARGV[19] generations a session may hold ("0": no limit); an open beyond it writes nothing
+-- ARGV[20..] field, value pairs written to KEYS[3] (names without the prefix); among them the
+--          call ledger's field of the new seq, call:<ARGV[4] + 1> -> the call's digest (keys.ledger_name)
 -- Returns  {'ok'}                       committed
 --          {'fenced'}                   the lease is gone or held under another fence (nothing written)
 --          {'gap'}                      an older entry of the partition is still pending (nothing written)
 --          {'stale', seq, generation}   CAS failed: the stored cursor differs from the expected one
---          {'full'}                     the open would exceed ARGV[20] generations (nothing written:
+--          {'full'}                     the open would exceed ARGV[19] generations (nothing written:
 --                                       seed 001 never overwrites a generation, it refuses the open)
 local lease, input, generations, session, frame_log, plain, reply_list =
   KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7]
 local fence, group, entry_id = ARGV[1], ARGV[2], ARGV[3]
 local expected_seq, expected_generation, new_generation = ARGV[4], ARGV[5], ARGV[6]
-local call_digest, frame = ARGV[7], ARGV[8]
-local max_count, max_bytes = tonumber(ARGV[9]), tonumber(ARGV[10])
-local reply, reply_ttl_ms, channel = ARGV[11], ARGV[12], ARGV[13]
-local session_field, session_value, generations_increment = ARGV[14], ARGV[15], ARGV[16]
-local session_ttl_ms, ui_field, prefix = ARGV[17], ARGV[18], ARGV[19]
-local max_generations = tonumber(ARGV[20])
-local FIRST_FIELD = 21  -- ARGV[21..]: field, value pairs of the generation
+local frame = ARGV[7]
+local max_count, max_bytes = tonumber(ARGV[8]), tonumber(ARGV[9])
+local reply, reply_ttl_ms, channel = ARGV[10], ARGV[11], ARGV[12]
+local session_field, session_value, generations_increment = ARGV[13], ARGV[14], ARGV[15]
+local session_ttl_ms, ui_field, prefix = ARGV[16], ARGV[17], ARGV[18]
+local max_generations = tonumber(ARGV[19])
+local FIRST_FIELD = 20  -- ARGV[20..]: field, value pairs of the generation
 
 if redis.call('HGET', lease, 'fence') ~= fence then
   return {'fenced'}
@@ -79,7 +79,7 @@ if generations_increment ~= '0' then
 end
 -- The ledger is never read here: Redis hashes every string a script makes in full, so
 -- appending to one ledger string cost O(generation) per commit (docs/decisions.md).
-local fields = {prefix .. 'checkpoint', frame, prefix .. 'call:' .. (tonumber(expected_seq) + 1), call_digest}
+local fields = {prefix .. 'checkpoint', frame}
 for i = FIRST_FIELD, #ARGV, 2 do
   fields[#fields + 1] = prefix .. ARGV[i]
   fields[#fields + 1] = ARGV[i + 1]
