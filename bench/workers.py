@@ -80,10 +80,14 @@ def mutation(i: int) -> dict[str, Any]:
 # -- processes ------------------------------------------------------------------------------
 
 
-def start_redis(directory: str) -> tuple[subprocess.Popen, str]:
-    """A private redis-server on a free loopback port."""
-    process, port = start_redis_server(directory)
-    return process, f"redis://127.0.0.1:{port}/0"
+def start_redis(directory: str, *, unix: bool = False) -> tuple[subprocess.Popen, str]:
+    """A private redis-server on a free loopback port; its URL, or with `unix` that of its Unix socket."""
+    if not unix:
+        process, port = start_redis_server(directory)
+        return process, f"redis://127.0.0.1:{port}/0"
+    path = os.path.join(directory, "redis.sock")
+    process, _ = start_redis_server(directory, "--unixsocket", path, "--unixsocketperm", "700")
+    return process, f"unix://{path}?db=0"
 
 
 def start_workers(url: str, count: int, *, python: tuple[str, ...] = (sys.executable,),
@@ -333,7 +337,11 @@ class FrameStamps:
 
     def __init__(self, client: redis.Redis, keys: Keys) -> None:
         options = client.connection_pool.connection_kwargs
-        self._socket = socket.create_connection((options.get("host", "127.0.0.1"), options.get("port", 6379)))
+        if "path" in options:  # a unix:// URL: the same server through its Unix socket
+            self._socket = socket.socket(socket.AF_UNIX)
+            self._socket.connect(options["path"])
+        else:
+            self._socket = socket.create_connection((options.get("host", "localhost"), options.get("port", 6379)))
         self._socket.settimeout(0.5)
         self._reader = hiredis.Reader()
         self._closed = threading.Event()
@@ -557,12 +565,14 @@ def main(argv: list[str] | None = None) -> int:
                              "the measured throughput: two builds compared at the same load")
     parser.add_argument("--only", action="append", choices=SCENARIOS,
                         help="run only this scenario (repeatable); the floor and ratios need them all")
+    parser.add_argument("--unix-socket", action="store_true",
+                        help="every process reaches Redis through its Unix socket (unix://), not loopback TCP")
     args = parser.parse_args(argv or [])
     if shutil.which("redis-server") is None:
         print("redis-server not found: install it to run this benchmark", file=sys.stderr)
         return 2
     with tempfile.TemporaryDirectory() as directory:
-        server, url = start_redis(directory)
+        server, url = start_redis(directory, unix=args.unix_socket)
         args.redis_pid = server.pid
         try:
             return _report(url, args)

@@ -48,7 +48,8 @@ class Settings(BaseSettings):
 
     redis_url: str = Field(default="redis://127.0.0.1:6379/0", min_length=1)
     """The Redis of the input streams and state (`iui demo` uses an embedded Redis when unset);
-    `redis+cluster://host:port/0` (or `rediss+cluster://`) names any node of a Redis Cluster."""
+    `redis+cluster://host:port/0` (or `rediss+cluster://`) names any node of a Redis Cluster, and
+    `unix:///path/to/redis.sock?db=0` a Redis on the same host through its Unix socket."""
     rq_redis_url: str | None = None
     """Redis of the RQ queues; unset, they use `IUI_REDIS_URL`. RQ does not support Redis Cluster, so with a
     cluster `IUI_REDIS_URL` it must be set, to a plain `redis://` server."""

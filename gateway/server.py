@@ -13,7 +13,7 @@ import uvicorn
 from starlette.applications import Starlette
 
 from config.settings import Settings
-from workers.redisio.connection import TRANSIENT_ERRORS, Backoff
+from workers.redisio.connection import TRANSIENT_ERRORS, Backoff, socket_options
 
 from .app import create_app
 from .protocol import uvicorn_protocols
@@ -29,8 +29,8 @@ def connection_pool(settings: Settings) -> aioredis.BlockingConnectionPool:
     starting at once (a thousand browsers reconnecting after a restart) must not be refused."""
     return aioredis.BlockingConnectionPool.from_url(
         settings.redis_url, max_connections=settings.gateway_redis_connections,
-        timeout=settings.gateway_reply_timeout_s, health_check_interval=30, socket_keepalive=True,
-        socket_connect_timeout=5)
+        timeout=settings.gateway_reply_timeout_s, health_check_interval=30, socket_connect_timeout=5,
+        **socket_options(settings.redis_url))
 
 
 async def serve(settings: Settings, *, host: str, port: int, announce: Callable[[int], None] | None = None) -> None:

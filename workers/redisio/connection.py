@@ -174,7 +174,7 @@ def connect(url: str, **options: object) -> RedisClient:
     if scheme in CLUSTER_SCHEMES:
         plain = CLUSTER_SCHEMES[scheme] + url[len(scheme):]
         options.setdefault("retry", Retry(NoBackoff(), 0))
-        return RedisCluster.from_url(plain, health_check_interval=30, socket_keepalive=True, **options)
+        return RedisCluster.from_url(plain, health_check_interval=30, **socket_options(plain), **options)
     return connect_server(url, **options)
 
 
@@ -182,7 +182,14 @@ def connect_server(url: str, **options: object) -> redis.Redis:
     """`connect` for a URL of one server (RQ's queues: RQ does not support Redis Cluster)."""
     options.setdefault("retry", Retry(NoBackoff(), 0))
     options.setdefault("retry_on_timeout", False)
-    return redis.Redis.from_url(url, health_check_interval=30, socket_keepalive=True, **options)
+    return redis.Redis.from_url(url, health_check_interval=30, **socket_options(url), **options)
+
+
+def socket_options(url: str) -> dict[str, bool]:
+    """The socket options of a connection to `url`: TCP keepalive (a peer that vanished without a
+    FIN, a dropped NAT entry, is found by the kernel), except on a Unix socket (`unix://`: a
+    Redis on the same host), whose connections take no such option (redis-py refuses it)."""
+    return {} if urlsplit(url).scheme == "unix" else {"socket_keepalive": True}
 
 
 def connect_within(url: str, timeout: float, *, blocking: float = 0.0) -> RedisClient:
