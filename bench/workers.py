@@ -40,7 +40,7 @@ import redis
 from bench.stalls import NONE, Slowdowns, StallProbe
 from workers.redisio.connection import exchange
 from workers.redisio.keys import Keys, partition_of
-from workers.redisio.local_server import start_redis_server
+from workers.redisio.local_server import start_redis_server, start_redis_socket
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 PARTITIONS = 64
@@ -82,12 +82,10 @@ def mutation(i: int) -> dict[str, Any]:
 
 def start_redis(directory: str, *, unix: bool = False) -> tuple[subprocess.Popen, str]:
     """A private redis-server on a free loopback port; its URL, or with `unix` that of its Unix socket."""
-    if not unix:
-        process, port = start_redis_server(directory)
-        return process, f"redis://127.0.0.1:{port}/0"
-    path = os.path.join(directory, "redis.sock")
-    process, _ = start_redis_server(directory, "--unixsocket", path, "--unixsocketperm", "700")
-    return process, f"unix://{path}?db=0"
+    if unix:
+        return start_redis_socket(directory)
+    process, port = start_redis_server(directory)
+    return process, f"redis://127.0.0.1:{port}/0"
 
 
 def start_workers(url: str, count: int, *, python: tuple[str, ...] = (sys.executable,),

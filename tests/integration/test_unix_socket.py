@@ -10,7 +10,6 @@ import sys
 import tempfile
 import time
 from collections.abc import Iterator
-from pathlib import Path
 
 import httpx
 import pytest
@@ -19,7 +18,7 @@ from tests.gateway.conftest import GatewayProcess, auth
 from tests.integration.conftest import FAST, example
 from workers.redisio.connection import connect, socket_options
 from workers.redisio.keys import Keys
-from workers.redisio.local_server import start_redis_server
+from workers.redisio.local_server import start_redis_socket
 
 pytestmark = pytest.mark.integration
 OPEN, PATCH = "intelligent_ui_open", "intelligent_ui_patch"
@@ -29,10 +28,9 @@ OPEN, PATCH = "intelligent_ui_open", "intelligent_ui_patch"
 def unix_url() -> Iterator[str]:
     """A private redis-server that also listens on a Unix socket; its `unix://` URL."""
     with tempfile.TemporaryDirectory() as directory:
-        path = Path(directory) / "redis.sock"
-        process, _ = start_redis_server(directory, "--unixsocket", str(path), "--unixsocketperm", "700")
+        process, url = start_redis_socket(directory)
         try:
-            yield f"unix://{path}?db=0"
+            yield url
         finally:
             process.kill()
             process.wait()

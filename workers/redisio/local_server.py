@@ -6,6 +6,7 @@ test runs one on its AOF and starts it again on the same port and folder after a
 
 from __future__ import annotations
 
+import os
 import shutil
 import socket
 import subprocess
@@ -47,3 +48,10 @@ def start_redis_server(directory: str, *options: str, port: int = 0) -> tuple[su
         client.close()
     process.kill()
     raise RuntimeError("redis-server did not answer PING")
+
+
+def start_redis_socket(directory: str, *options: str) -> tuple[subprocess.Popen[bytes], str]:
+    """`start_redis_server` listening on a Unix socket in `directory` too; its `unix://` URL."""
+    path = os.path.join(directory, "redis.sock")
+    process, _ = start_redis_server(directory, "--unixsocket", path, "--unixsocketperm", "700", *options)
+    return process, f"unix://{path}?db=0"
