@@ -298,6 +298,9 @@ class CoreCorpus:
         self.streams += [core.restore_ui_stream(orjson.loads(orjson.dumps(s.checkpoint)), frame_count=s.frame_count,
                                                 byte_count=s.byte_count, facts=s.restore_facts) for s in self.streams]
         self.frames = [orjson.loads(orjson.dumps(s.checkpoint)) for s in self.streams]
+        # Each producer's snapshot restored apart, as a host shares it between sessions (`restore_envelope`).
+        self.snapshots = [core.restore_snapshot(frame["snapshot"], facts=s.restore_facts)
+                          for frame, s in zip(self.frames, self.streams, strict=True)]
         self.remote = _remote_seeds()
 
     def document(self, rng: random.Random) -> Any:
@@ -397,6 +400,23 @@ def core_probes(rng: random.Random, only: frozenset[str] | None = None) -> Itera
             facts[at] = r.choice([facts[at] + r.choice([-1, 1]), 0, -5, 10**9, float(facts[at]), True, None])
         return tuple(facts) if r.random() < 0.9 else facts
 
+    def snapshot_value() -> tuple:
+        picked[:] = [r.choice(c.streams)]
+        return (mutate(orjson.loads(orjson.dumps(picked[-1].checkpoint["snapshot"])), r, r.randrange(0, 3)),)
+
+    def envelope_pair() -> tuple:
+        """A producer's envelope (mutated at times) and mostly its own restored snapshot."""
+        at = r.randrange(len(c.streams))
+        envelope = orjson.loads(orjson.dumps(c.streams[at].checkpoint))
+        del envelope["snapshot"]
+        return (mutate(envelope, r, r.randrange(0, 3)),
+                chance(0.9, lambda: c.snapshots[at],
+                       lambda: r.choice(c.snapshots) if r.random() < 0.5 else hostile(r)))
+
+    def counters() -> dict[str, Any]:
+        return {"frame_count": chance(0.8, lambda: r.randrange(0, 300)),
+                "byte_count": chance(0.8, lambda: r.randrange(0, 20_000_000))}
+
     def chain_pair() -> tuple:
         document = core.parse_document(_derived_chain(r))
         return document, core.initial_state(document)
@@ -451,6 +471,9 @@ def core_probes(rng: random.Random, only: frozenset[str] | None = None) -> Itera
                     lambda: {"frame_count": chance(0.8, lambda: r.randrange(0, 300)),
                              "byte_count": chance(0.8, lambda: r.randrange(0, 20_000_000)),
                              "facts": chance(0.7, lambda: restore_facts(picked[-1]))}),
+        _core_probe("restore_snapshot", snapshot_value,
+                    lambda: {"facts": chance(0.7, lambda: restore_facts(picked[-1]))}),
+        _core_probe("restore_envelope", envelope_pair, counters),
     ]
     probes += [
         _core_probe("parse_view_state", lambda: (nodes(), block())),

@@ -48,9 +48,12 @@ from core.state.host_action import apply_action_result, resolve_ui_action
 from core.state.local_action import dispatch_local_action
 from core.state.values import assert_valid_state, initial_state, restore_state, update_state
 from core.stream.lifecycle import (
+    RestoredSnapshot,
     UIStreamState,
     accept_checkpoint,
     advance_ui_stream,
+    restore_envelope,
+    restore_snapshot,
     restore_ui_stream,
     resume_ui_stream,
     start_ui_stream,
@@ -62,6 +65,7 @@ __all__ = [
     "UI_PROTOCOL_LIMITS",
     "UI_VIEW_STATE_LIMITS",
     "Issue",
+    "RestoredSnapshot",
     "UIActionError",
     "UIError",
     "UIExpressionError",
@@ -101,6 +105,8 @@ __all__ = [
     "resolve_document_value",
     "resolve_ui_action",
     "resolve_value",
+    "restore_envelope",
+    "restore_snapshot",
     "restore_state",
     "restore_ui_stream",
     "resume_ui_stream",

@@ -26,7 +26,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Mapping
 from operator import is_not
-from typing import Any
+from typing import Any, Final
 
 from core.document._checker import Checker, IssueLimit
 from core.document._facts import (
@@ -122,38 +122,23 @@ class DocumentCache:
                  expression_nodes: int) -> tuple[DocumentCache, RestoredTree]:
         """The cache of a document this library validated before, from its decoded JSON and the
         `restore_facts` its cache gave when it was stored, without validating its tree again
-        (core/document/_restored.py: only the header is checked again).  The facts of a node
-        below the root are found when a patch first needs them, by validating that node's
-        subtree alone.  Raises `UISchemaError` for a value or facts no stored document has."""
-        try:
-            frozen = freeze_json(value, MAX_JSON_DEPTH)
-        except ValueError:
-            raise unrestorable("a stored document must be decoded JSON within the depth limit") from None
-        if type(frozen) is not FrozenDict or type(frozen.get("root")) is not FrozenDict:
-            raise unrestorable("a stored document must be an object with a root component")
-        document = ParsedDocument(frozen)
-        check = Checker()
-        with contextlib.suppress(IssueLimit):
-            check_declarations(check, document)
-        if check.issues:
-            raise UISchemaError(check.issues)
-        tree = restored_tree(document["root"], check.fields)
-        check.fields = with_select_domains(check.fields, tree.select_domains)
-        header_expressions = check.budget.nodes
-        own = own_expressions(check, document["root"], 1, False)
-        if own is None:
-            raise UISchemaError(check.issues)
-        if not (_counted(byte_size, 1, UI_LIMITS["maxDocumentBytes"]) and _counted(json_depth, 3, MAX_JSON_DEPTH)
-                and _counted(expression_nodes, header_expressions + own, MAX_EXPRESSION_NODES)):
-            raise unrestorable("the stored facts cannot be those of this document")
-        document.model = checked_model(check, document, byte_size=byte_size, components=tree.components,
-                                       expression_nodes=expression_nodes, node_types=tree.node_types,
-                                       select_domains=tree.select_domains)
-        cache = cls(document, walk=False)
-        cache._restored = RestoredFacts(cache._memo, document.model, tree.places)
-        cache._header_expressions = header_expressions
-        cache._restore_root(tree, own, json_depth)
-        return cache, tree
+        (`restore_document`, then `of_restored`).  Raises `UISchemaError` for a value or facts
+        no stored document has."""
+        restored = restore_document(value, byte_size=byte_size, json_depth=json_depth,
+                                    expression_nodes=expression_nodes)
+        return cls.of_restored(restored), restored.tree
+
+    @classmethod
+    def of_restored(cls, restored: RestoredDocument) -> DocumentCache:
+        """A new cache of a restored document: its memo holds the root's facts from the stored
+        totals, the facts below are found on need.  Many caches may share one `RestoredDocument`
+        (it is immutable); each keeps its own memo, as each generation does."""
+        document = restored.document
+        cache = cls(document, walk=False)  # not `cls.__new__`, which mypyc does not compile
+        cache._restored = RestoredFacts(cache._memo, document.model, restored.tree.places)
+        cache._header_expressions = restored.header_expressions
+        cache._restore_root(restored.tree, restored.own_expressions, restored.json_depth)
+        return cache
 
     def _restore_root(self, tree: RestoredTree, own_expressions: int, json_depth: int) -> None:
         """The root's facts from the document's stored totals (as `parsed` sets them from its walk);
@@ -423,3 +408,55 @@ def _counted(value: Any, low: int, high: int) -> bool:
 def _successor(model: DocumentModel, facts: Facts, size: int, expressions: int) -> DocumentModel:
     return model.revised(byte_size=size, components=facts.components, expression_nodes=expressions,
                          node_types=facts.types, select_domains=facts.selects)
+
+
+class RestoredDocument:
+    """What `restore_document` found of a stored document: the frozen document (its model
+    checked), the walk's bookkeeping and the root's stored totals.  Immutable once built (the
+    tree's dictionaries are replaced, never changed, by the patches that follow), so caches of
+    many generations may share one (`DocumentCache.of_restored`).
+
+    A plain class with `Final` attributes, as `DocumentModel` (core/document/_model.py)."""
+
+    __slots__ = ("document", "header_expressions", "json_depth", "own_expressions", "tree")
+
+    def __init__(self, *, document: ParsedDocument, tree: RestoredTree, header_expressions: int,
+                 own_expressions: int, json_depth: int) -> None:
+        self.document: Final = document
+        self.tree: Final = tree
+        self.header_expressions: Final = header_expressions  # the header's expression nodes
+        self.own_expressions: Final = own_expressions  # the root's own props'
+        self.json_depth: Final = json_depth  # the stored JSON depth bound
+
+
+def restore_document(value: Any, *, byte_size: int, json_depth: int, expression_nodes: int) -> RestoredDocument:
+    """A document this library validated before, from its decoded JSON and the `restore_facts`
+    its cache gave when it was stored: the header checked as the full parse checks it, the tree
+    walked for its bookkeeping only (core/document/_restored.py).  Raises `UISchemaError` for a
+    value or facts no stored document has."""
+    try:
+        frozen = freeze_json(value, MAX_JSON_DEPTH)
+    except ValueError:
+        raise unrestorable("a stored document must be decoded JSON within the depth limit") from None
+    if type(frozen) is not FrozenDict or type(frozen.get("root")) is not FrozenDict:
+        raise unrestorable("a stored document must be an object with a root component")
+    document = ParsedDocument(frozen)
+    check = Checker()
+    with contextlib.suppress(IssueLimit):
+        check_declarations(check, document)
+    if check.issues:
+        raise UISchemaError(check.issues)
+    tree = restored_tree(document["root"], check.fields)
+    check.fields = with_select_domains(check.fields, tree.select_domains)
+    header_expressions = check.budget.nodes
+    own = own_expressions(check, document["root"], 1, False)
+    if own is None:
+        raise UISchemaError(check.issues)
+    if not (_counted(byte_size, 1, UI_LIMITS["maxDocumentBytes"]) and _counted(json_depth, 3, MAX_JSON_DEPTH)
+            and _counted(expression_nodes, header_expressions + own, MAX_EXPRESSION_NODES)):
+        raise unrestorable("the stored facts cannot be those of this document")
+    document.model = checked_model(check, document, byte_size=byte_size, components=tree.components,
+                                   expression_nodes=expression_nodes, node_types=tree.node_types,
+                                   select_domains=tree.select_domains)
+    return RestoredDocument(document=document, tree=tree, header_expressions=header_expressions,
+                            own_expressions=own, json_depth=json_depth)

@@ -16,10 +16,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
 from core._rules import ascii_token, integer
-from core.document._revalidation import DocumentCache
+from core.document._revalidation import DocumentCache, RestoredDocument, restore_document
 from core.document.model import DocumentModel, ParsedDocument
 from core.errors import Issue, UISchemaError, UIStreamError
 from core.json._frozen import FrozenDict
@@ -375,19 +375,74 @@ def restore_ui_stream(frame: Any, *, frame_count: Any, byte_count: Any, facts: A
     issues = _restorable_envelope(frame)
     if issues:
         raise UIStreamError(issues)
+    snapshot = restore_snapshot(frame["snapshot"], facts=facts)
+    return _restored_state(frame, snapshot._restored, frame_count, byte_count)
+
+
+class RestoredSnapshot:
+    """A stored snapshot taken back once (`restore_snapshot`), for any number of states.
+
+    Immutable: each state restored around it (`restore_envelope`) starts its own validation
+    memo, and its patches replace, never change, what it shares.  A host that restores many
+    sessions holding the same stored snapshot (one app's form, opened by each of its users)
+    may keep one per stored snapshot and restore each session's envelope around it."""
+
+    __slots__ = ("_restored",)
+
+    def __init__(self, restored: RestoredDocument) -> None:
+        self._restored: Final = restored
+
+    @property
+    def document(self) -> ParsedDocument:
+        """The restored snapshot (a deep-immutable document)."""
+        return self._restored.document
+
+
+def restore_snapshot(value: Any, *, facts: Any) -> RestoredSnapshot:
+    """The snapshot of a checkpoint this library produced, from its decoded JSON and the
+    `restore_facts` of the state it came from, under `restore_ui_stream`'s terms: its header
+    checked, its tree walked for its shape only.  Raises `UIStreamError` (paths under
+    `/snapshot`; `/facts` for facts that are not three integers)."""
     if not (type(facts) is tuple and len(facts) == 3 and all(type(fact) is int for fact in facts)):
         raise UIStreamError([Issue("/facts", "facts must be the state's restore_facts: three integers", "type")])
+    if type(value) is not dict and type(value) is not FrozenDict:  # as the envelope's check says it
+        raise UIStreamError([Issue("/snapshot", "expected an object", "type")])
     try:
-        cache, tree = DocumentCache.restored(frame["snapshot"], byte_size=facts[0], json_depth=facts[1],
-                                             expression_nodes=facts[2])
+        restored = restore_document(value, byte_size=facts[0], json_depth=facts[1], expression_nodes=facts[2])
     except UISchemaError as error:
         raise UIStreamError([issue.prefixed("/snapshot") for issue in error.issues]) from None
+    return RestoredSnapshot(restored)
+
+
+def restore_envelope(envelope: Any, snapshot: Any, *, frame_count: Any, byte_count: Any) -> UIStreamState:
+    """`restore_ui_stream` of a stored frame given as its envelope (every field but `snapshot`)
+    and its snapshot restored before (`restore_snapshot`, of the same stored snapshot and facts):
+    the envelope and the budgets are checked as `restore_ui_stream` checks them."""
+    if type(envelope) is not dict and type(envelope) is not FrozenDict:
+        raise UIStreamError([Issue("", "an envelope must be an object", "type")])
+    if any(type(key) is not str for key in envelope):  # by exact type, before any key is hashed or compared
+        raise UIStreamError([Issue("", NON_STRING_KEY, "unsafe_json")])
+    if "snapshot" in envelope:
+        raise UIStreamError([Issue("/snapshot", "an envelope holds no snapshot: it is restored apart", "restore")])
+    if type(snapshot) is not RestoredSnapshot:
+        raise UIStreamError([Issue("/snapshot", "snapshot must be a RestoredSnapshot", "type")])
+    frame = {**envelope, "snapshot": snapshot.document}
+    issues = _restorable_envelope(frame)
+    if issues:
+        raise UIStreamError(issues)
+    return _restored_state(frame, snapshot._restored, frame_count, byte_count)
+
+
+def _restored_state(frame: Mapping[str, Any], restored: RestoredDocument, frame_count: Any,
+                    byte_count: Any) -> UIStreamState:
+    """The state of a frame whose envelope passed, around its restored snapshot (a new memo)."""
+    cache = DocumentCache.of_restored(restored)
     document = cache.document
     checkpoint = checkpoint_of(frame, document)
     size = frame_bytes(checkpoint, cache.info.byte_size)
     if size > FRAME_BYTES:
         raise UIStreamError([Issue("", f"the frame is {size} bytes; the limit is {FRAME_BYTES}", "too_large")])
-    lineage = _Lineage(cache, cache.info, tree.index, cache.info.node_types, document["root"])
+    lineage = _Lineage(cache, cache.info, restored.tree.index, cache.info.node_types, document["root"])
     state = _state(checkpoint, None, size, DigestLog(None, checkpoint["seq"], checkpoint), lineage)
     return _with_counters(state, frame_count, byte_count)
 

@@ -9,7 +9,8 @@ import hmac
 import orjson
 import pytest
 
-from core.stream.lifecycle import resume_ui_stream
+from core.json._frozen import thaw
+from core.stream.lifecycle import advance_ui_stream, resume_ui_stream
 from tests.integration.conftest import Runtime, cursor_args, example
 from tests.integration.test_runtime_tools import SESSION, open_stream, patch
 from workers.redisio.keys import generation_field
@@ -158,3 +159,29 @@ def test_the_store_reads_the_seal_and_the_facts_with_the_other_fields(runtime: R
     parsed = unsealed.stream_state()
     assert parsed._memo is not None and parsed._memo.cache._restored is None  # parsed in full
     assert parsed == restored and parsed.document.model == restored.document.model
+
+
+def test_cold_sessions_holding_the_same_snapshot_restore_it_once_and_each_answers_as_a_warm_worker(
+        runtime: Runtime) -> None:
+    """The pool shelves a restored snapshot by its stored text (workers/sessions/snapshots.py): the
+    second cold session holding it restores only its envelope, and what one session's patches do
+    never reaches the other's."""
+    runtime.configure(state_key=KEY)
+    runtime.start()
+    sessions = (SESSION, "s-same-document")
+    frames = {session: open_stream(runtime, session=session) for session in sessions}
+    runtime.stop()
+    runtime.start()
+    shelf = runtime.pools[0][0]._snapshots  # the pool's shelf, shared by its partitions
+    mutations = example("stream-mutations.json")
+    expected = {session: resume_ui_stream(frame, frame_count=1, byte_count=len(orjson.dumps(frame)))
+                for session, frame in frames.items()}
+    for round_, picks in enumerate(((0, 1), (2, 0), (1, 2))):
+        for session, pick in zip(sessions, picks, strict=True):
+            reply = patch(runtime, frames[session], mutations[pick], f"patch-{round_}", session=session)
+            assert reply["ok"], reply
+            expected[session] = advance_ui_stream(expected[session], mutations[pick])
+            assert reply["result"]["frame"] == thaw(expected[session].checkpoint)
+            frames[session] = reply["result"]["frame"]
+    assert (shelf.hits, len(shelf)) == (1, 1)
+    assert reads(runtime, "valid") == 2

@@ -853,3 +853,56 @@ def test_a_restore_refuses_what_no_stored_state_is_with_a_located_issue(change: 
             resume_ui_stream(frame, frame_count=1, byte_count=100)
         if code != "restore":
             assert full.value.issues[0].path.startswith(path) and full.value.issues[0].code == code
+
+
+@pytest.mark.parametrize(("change", "path", "code"), [
+    ("facts:none", "/facts", "type"), ("facts:two", "/facts", "type"), ("facts:huge", "/snapshot", "restore"),
+    ("snapshot:not-object", "/snapshot", "type"), ("snapshot:duplicate-id", "/snapshot", "restore"),
+    ("snapshot:nan", "/snapshot", "restore"), ("snapshot:bad-state", "/snapshot/state/x/type", "enum"),
+    ("envelope:seq", "/seq", "range"), ("envelope:uiId", "/uiId", "binding"),
+    ("envelope:unknown-key", "", "unknown_property"), ("envelope:lone-surrogate", "", "unsafe_json"),
+])
+def test_a_restore_in_two_halves_refuses_what_the_whole_restore_refuses(change: str, path: str, code: str) -> None:
+    """`restore_snapshot` then `restore_envelope` (a host sharing restored snapshots) say what
+    `restore_ui_stream` says of the same frame and facts."""
+    from core.stream.lifecycle import restore_envelope, restore_snapshot
+
+    frame, facts = _restore_case(change)
+    envelope = {key: value for key, value in frame.items() if key != "snapshot"}
+    with pytest.raises(UIStreamError) as caught:
+        restore_envelope(envelope, restore_snapshot(frame["snapshot"], facts=facts), frame_count=1, byte_count=100)
+    assert (caught.value.issues[0].path, caught.value.issues[0].code) == (path, code), caught.value.issues
+
+
+def test_an_envelope_restored_around_a_shared_snapshot_is_the_whole_restore() -> None:
+    from core.stream.lifecycle import restore_envelope, restore_snapshot, restore_ui_stream
+
+    frame, facts = _restore_case("none")
+    snapshot = restore_snapshot(frame["snapshot"], facts=facts)
+    envelope = {key: value for key, value in frame.items() if key != "snapshot"}
+    whole = restore_ui_stream(frame, frame_count=1, byte_count=100, facts=facts)
+    halves = restore_envelope(envelope, snapshot, frame_count=1, byte_count=100)
+    assert halves == whole and halves.document.model == whole.document.model
+    assert halves.restore_facts == whole.restore_facts
+    assert halves.document is snapshot.document  # shared, not copied
+
+
+@pytest.mark.parametrize(("envelope", "snapshot", "path", "code"), [
+    ([], "own", "", "type"),
+    ({1: "x"}, "own", "", "unsafe_json"),
+    ("with-snapshot", "own", "/snapshot", "restore"),
+    ("own", None, "/snapshot", "type"),
+    ("own", "frame", "/snapshot", "type"),
+])
+def test_restore_envelope_refuses_what_is_not_an_envelope_and_a_restored_snapshot(
+        envelope: Any, snapshot: Any, path: str, code: str) -> None:
+    from core.stream.lifecycle import restore_envelope, restore_snapshot
+
+    frame, facts = _restore_case("none")
+    own = {key: value for key, value in frame.items() if key != "snapshot"}
+    envelope = {"own": own, "with-snapshot": frame}.get(envelope, envelope) if isinstance(envelope, str) else envelope
+    snapshot = {"own": restore_snapshot(frame["snapshot"], facts=facts), "frame": frame["snapshot"]}.get(
+        snapshot, snapshot) if isinstance(snapshot, str) else snapshot
+    with pytest.raises(UIStreamError) as caught:
+        restore_envelope(envelope, snapshot, frame_count=1, byte_count=100)
+    assert (caught.value.issues[0].path, caught.value.issues[0].code) == (path, code), caught.value.issues

@@ -18,6 +18,8 @@ from core.stream.lifecycle import (
     UIStreamState,
     accept_checkpoint,
     advance_ui_stream,
+    restore_envelope,
+    restore_snapshot,
     restore_ui_stream,
     resume_ui_stream,
     start_ui_stream,
@@ -241,6 +243,31 @@ def test_a_producer_restored_from_its_stored_checkpoint_decides_every_event_as_t
             assert depth >= live.restore_facts[1]  # an upper bound, never below the live one's
             if data.draw(st.booleans()):
                 cold = restored(cold)
+
+
+@SETTINGS
+@given(st.data())
+def test_producers_restored_around_one_shared_snapshot_each_decide_as_their_live_one(data):
+    """Cold sessions that stored the same snapshot share one `RestoredSnapshot` (the worker's
+    shelf): whatever events one of them takes, each must decide every event as its own live
+    producer does, and the shared snapshot must stay as it was restored."""
+    lives = [start_ui_stream(base_document(), f"call-{n}", n + 1) for n in range(2)]
+    frames = [json.loads(json.dumps(live.checkpoint)) for live in lives]
+    shared = restore_snapshot(frames[0]["snapshot"], facts=lives[0].restore_facts)
+    pristine = canonical_json_string(thaw(shared.document))
+    colds = [restore_envelope({key: value for key, value in frame.items() if key != "snapshot"}, shared,
+                              frame_count=live.frame_count, byte_count=live.byte_count)
+             for frame, live in zip(frames, lives, strict=True)]
+    for _ in range(data.draw(st.integers(1, 16))):
+        n = data.draw(st.integers(0, 1))
+        event = data.draw(events(lives[n].document))
+        expected, got = outcome(lives[n], event), outcome(colds[n], event)
+        assert expected[0] == got[0] and (expected[0] == "ok" or expected[1] == got[1])
+        if expected[0] == "ok":
+            lives[n], colds[n] = expected[1], got[1]
+            assert colds[n].without_history() == lives[n].without_history()
+            assert colds[n].document.model == lives[n].document.model
+    assert canonical_json_string(thaw(shared.document)) == pristine
 
 
 def untouched_nodes_are_shared(before: Any, after: Any, changed_ids: set[str]) -> bool:

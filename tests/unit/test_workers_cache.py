@@ -117,7 +117,7 @@ def test_generations_are_equal_by_every_stored_field_and_never_by_their_core_sta
               "frames": 2, "bytes": 10, "checkpoint": "{}", "last_call": "c2", "last_digest": "d",
               "last_receipt": "r", "call_ids": frozenset({"a:"}), "facts": "1 3 0", "seal": "s"}
     # a new attribute must be listed here and compared (a compiled class lists them in `__mypyc_attrs__`)
-    assert set(stored) | {"state", "restorable"} == set(getattr(Generation, "__slots__", None)
+    assert set(stored) | {"state", "restorable", "snapshots"} == set(getattr(Generation, "__slots__", None)
                                                         or Generation.__mypyc_attrs__)
     base = Generation(**stored)
     document = json.loads((Path(__file__).resolve().parents[2] / "examples" / "stream-initial.json").read_text("utf-8"))

@@ -46,6 +46,7 @@ from ..redisio.keys import CONSUMER, GROUP, Keys, partition_of
 from ..redisio.scripts import PENDING, ScriptCall, Scripts
 from ..redisio.seal import Seal
 from ..sessions.owners import SessionOwners
+from ..sessions.snapshots import SnapshotShelf
 from ..sessions.store import SharedCache, Store
 from ..streams.tools import Decision, ToolHandler
 from ..wire.entry import BODY_MARGIN, address_of, decode_fields, error_reply, ok_reply_text, parse_body, parse_entry
@@ -84,7 +85,8 @@ class PartitionConsumer:
     def __init__(self, *, redis: RedisClient, settings: Settings, keys: Keys, scripts: Scripts,
                  metrics: Metrics, partition: int, epoch: int, fence: str, actions: ActionServices | None = None,
                  cache: SharedCache | None = None, valid_until: float = float("inf"),
-                 heap: HeapPolicy | None = None, seal: Seal | None = None) -> None:
+                 heap: HeapPolicy | None = None, seal: Seal | None = None,
+                 snapshots: SnapshotShelf | None = None) -> None:
         self.partition = partition
         self.epoch = epoch
         self.fence = fence  # "<epoch>:<owner>": what every fenced script checks
@@ -96,7 +98,8 @@ class PartitionConsumer:
         self._lease = keys.lease(partition)
         self._input = keys.input(partition)
         self._store = Store(redis=redis, keys=keys, partition=partition, session_ttl_s=settings.session_ttl_s,
-                            cache=cache, scope=epoch, seal=seal, on_read=metrics.count_state_read)
+                            cache=cache, scope=epoch, seal=seal, on_read=metrics.count_state_read,
+                            snapshots=snapshots)
         self._handler = ToolHandler(settings=settings, keys=keys, partition=partition, store=self._store)
         self._operations = PartitionOperations(
             redis=redis, settings=settings, keys=keys, scripts=scripts, metrics=metrics, partition=partition,

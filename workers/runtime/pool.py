@@ -29,6 +29,7 @@ from ..redisio.durability import CHECK_EVERY_S, Durability, Mode, check_server
 from ..redisio.keys import GROUP, PROTOCOL, Keys
 from ..redisio.scripts import Acquired, LostLease, Scripts
 from ..redisio.seal import Seal
+from ..sessions.snapshots import SnapshotShelf
 from ..sessions.store import SharedCache
 from .dispatcher import Dispatcher
 from .heap import HeapPolicy
@@ -38,6 +39,7 @@ log = logging.getLogger(__name__)
 LAG_EVERY_S = 5.0  # one XINFO per held partition: not every tick
 ACQUIRE_ROUNDS = 4  # acquisitions per tick when other workers take the same free leases first
 HELD_SHARE = 8  # a dispatcher round holds decided, unconfirmed states of at most 1/8 of IUI_CACHE_BYTES
+SHELF_SHARE = 8  # restored snapshots shared by cold sessions: at most 1/8 of IUI_CACHE_BYTES (sessions/snapshots.py)
 
 
 class MetaMismatch(Exception):
@@ -87,6 +89,7 @@ class WorkerPool:
         self._dispatcher = Dispatcher(redis=redis, batch_size=settings.batch_size,
                                       held_bytes=settings.cache_bytes // HELD_SHARE)
         self._cache = SharedCache(max_bytes=settings.cache_bytes)  # shared by every held partition
+        self._snapshots = SnapshotShelf(max_bytes=settings.cache_bytes // SHELF_SHARE)  # so are restored snapshots
         key = settings.state_key
         self._seal = Seal(key.get_secret_value().encode("utf-8") if key is not None else None)
         self._heap = HeapPolicy(every_s=settings.gc_freeze_s)
@@ -265,7 +268,7 @@ class WorkerPool:
                                      scripts=self._scripts, metrics=self._metrics, partition=partition, epoch=epoch,
                                      fence=fence,
                                      actions=self._actions, cache=self._cache, valid_until=valid_until,
-                                     heap=self._heap, seal=self._seal)
+                                     heap=self._heap, seal=self._seal, snapshots=self._snapshots)
         self._held[partition] = consumer
         self._metrics.leases_acquired.inc()
         self._dispatcher.attach(consumer)

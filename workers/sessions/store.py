@@ -24,6 +24,7 @@ from ..redisio.scripts import GenerationRead, StoredGeneration
 from ..redisio.seal import Seal, parse_facts
 from ..wire.entry import dumps, loads
 from .cache import MISSING, GenerationCache, estimate
+from .snapshots import SnapshotShelf
 
 # The stored fields of a generation, in the order `_load` reads them: the required ones, then the
 # restore facts and the seal (absent from a record written before seals: it is validated in full),
@@ -65,6 +66,7 @@ class Generation:
         "revision",
         "seal",
         "seq",
+        "snapshots",
         "source",
         "state",
         "status",
@@ -74,7 +76,7 @@ class Generation:
     def __init__(self, *, ui_id: str, generation: int, source: str, seq: int, revision: int, status: str,
                  frames: int, bytes: int, checkpoint: str, last_call: str, last_digest: str, last_receipt: str,
                  call_ids: frozenset[str], facts: str = "", seal: str = "", state: UIStreamState | None = None,
-                 restorable: tuple[int, int, int] | None = None) -> None:
+                 restorable: tuple[int, int, int] | None = None, snapshots: SnapshotShelf | None = None) -> None:
         self.ui_id: Final = ui_id
         self.generation: Final = generation
         self.source: Final = source
@@ -93,6 +95,7 @@ class Generation:
         self.state = state  # the core state of `checkpoint`, built once after a cache miss
         # The restore facts when the seal verified (the state is then restored, not parsed in full).
         self.restorable: Final = restorable
+        self.snapshots: Final = snapshots  # where a restore finds a snapshot another session restored
 
     def __eq__(self, other: object) -> bool:
         """Equal stored fields (the rebuilt core state is not compared)."""
@@ -104,16 +107,19 @@ class Generation:
         """The core `UIStreamState` of the stored checkpoint (rebuilt once after a cache miss):
         restored when its seal verified, else parsed in full."""
         if self.state is None:
-            frame = loads(self.checkpoint)
             if self.restorable is not None:
                 try:
-                    self.state = restore_ui_stream(frame, frame_count=self.frames, byte_count=self.bytes,
-                                                   facts=self.restorable)
+                    self.state = self._restored(self.restorable)
                     return self.state
                 except UIStreamError:
                     pass  # sealed, yet not what this build restores: the full check decides
-            self.state = resume_ui_stream(frame, frame_count=self.frames, byte_count=self.bytes)
+            self.state = resume_ui_stream(loads(self.checkpoint), frame_count=self.frames, byte_count=self.bytes)
         return self.state
+
+    def _restored(self, facts: tuple[int, int, int]) -> UIStreamState:
+        if self.snapshots is not None:
+            return self.snapshots.restore(self.checkpoint, facts=facts, frame_count=self.frames, byte_count=self.bytes)
+        return restore_ui_stream(loads(self.checkpoint), frame_count=self.frames, byte_count=self.bytes, facts=facts)
 
     @property
     def last_result(self) -> str:
@@ -159,7 +165,7 @@ class Store:
 
     def __init__(self, *, redis: RedisClient, keys: Keys, partition: int, session_ttl_s: float = 0,
                  cache: SharedCache | None = None, scope: Hashable = None, seal: Seal | None = None,
-                 on_read: Callable[[str], None] | None = None) -> None:
+                 on_read: Callable[[str], None] | None = None, snapshots: SnapshotShelf | None = None) -> None:
         self._redis = redis
         self._keys = keys
         self._partition = partition
@@ -175,6 +181,8 @@ class Store:
         self._read_generation = GenerationRead(redis)
         self._seal = seal if seal is not None else Seal()
         self._on_read = on_read  # told each stored generation's seal outcome (a metric)
+        # Restored snapshots, shared by the process's partitions (a private shelf when none is given).
+        self._snapshots = snapshots if snapshots is not None else SnapshotShelf(max_bytes=self._cache.max_bytes // 8)
 
     @property
     def seal(self) -> Seal:
@@ -395,4 +403,5 @@ class Store:
             last_receipt=values["last_receipt"],
             call_ids=frozenset(call_id_of(digest) for digest in (*values.get("calls", "").split(), *ledger)),
             facts=facts or "", seal=seal or "", restorable=restorable,
+            snapshots=self._snapshots if restorable is not None else None,
         )

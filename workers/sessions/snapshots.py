@@ -1,0 +1,91 @@
+"""Restored snapshots shared by the cold sessions that stored the same one.
+
+After a fail-over, a scale-out or a restart every session a worker takes over is cold, and
+many of them often hold the same document: one app's form or report opened by each of its
+users (the 1,000 sessions of `python -m bench cold`).  Restoring a stored 200-component
+snapshot costs ~0.5 ms (its parse, its freeze, the walk of its tree); a restored snapshot is
+immutable (`core.stream.lifecycle.RestoredSnapshot`), so the process keeps the ones it restored
+by their stored text and a session whose record holds the same text restores only its envelope
+around the shared one (`core.restore_envelope`): a few microseconds, and one document in memory
+where a thousand sessions held a thousand copies.
+
+Only records whose seal verified come here (`Store`): the seal proves this host wrote the
+text, so the same text is the same snapshot.  The worker writes a checkpoint as `dumps` of a
+frozen checkpoint, the envelope's scalar fields first and `"snapshot"` last
+(`core.stream._checkpoint.checkpoint_of`); no scalar's JSON can hold `,"snapshot":` (a quote
+inside a string is escaped), so the first occurrence splits the text into the envelope and the
+snapshot's JSON.  A split is shelved only once the full parse of its text agrees with it (the
+envelope parsed apart equals the frame's); a text the split does not fit (a record of another
+layout) is restored in full, as before.
+
+Bounded like the generation cache (`estimate` of the snapshot's text, least recently used
+first), by a share of `IUI_CACHE_BYTES`; what the sessions' states share is counted by the
+generation cache as well, so the bound is conservative.  Only the dispatcher thread uses it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from orjson import JSONDecodeError
+
+from core.stream.lifecycle import (
+    RestoredSnapshot,
+    UIStreamState,
+    restore_envelope,
+    restore_snapshot,
+    restore_ui_stream,
+)
+
+from ..wire.entry import loads
+from .cache import MISSING, GenerationCache, estimate
+
+SNAPSHOT_KEY = ',"snapshot":'  # how the worker's checkpoint text introduces its (last) field
+
+Facts = tuple[int, int, int]
+
+
+class SnapshotShelf:
+    """The restored snapshots of sealed records, by (restore facts, the snapshot's stored text)."""
+
+    def __init__(self, *, max_bytes: int) -> None:
+        self._shelf: GenerationCache[RestoredSnapshot] = GenerationCache(max_bytes=max_bytes)
+        self.hits = 0  # restores that found their snapshot shelved (tests, benchmarks)
+
+    def __len__(self) -> int:
+        return len(self._shelf)
+
+    def restore(self, checkpoint: str, *, facts: Facts, frame_count: int, byte_count: int) -> UIStreamState:
+        """`core.restore_ui_stream` of a sealed record's checkpoint text, its snapshot restored
+        once per distinct text.  Raises `UIStreamError` as `restore_ui_stream` does."""
+        at = checkpoint.find(SNAPSHOT_KEY)
+        if at < 0 or not checkpoint.endswith("}"):
+            return restore_ui_stream(loads(checkpoint), frame_count=frame_count, byte_count=byte_count, facts=facts)
+        envelope_text = checkpoint[:at] + "}"
+        key = (facts, checkpoint[at + len(SNAPSHOT_KEY):-1])
+        shelved = self._shelf.get(key)
+        if shelved is not MISSING:
+            self.hits += 1
+            return restore_envelope(loads(envelope_text), shelved, frame_count=frame_count, byte_count=byte_count)
+        frame = loads(checkpoint)
+        envelope = _split_envelope(frame, envelope_text)
+        if envelope is None:
+            return restore_ui_stream(frame, frame_count=frame_count, byte_count=byte_count, facts=facts)
+        snapshot = restore_snapshot(frame["snapshot"], facts=facts)
+        state = restore_envelope(envelope, snapshot, frame_count=frame_count, byte_count=byte_count)
+        self._shelf.put(key, snapshot, estimate(key[1]))
+        return state
+
+
+def _split_envelope(frame: Any, envelope_text: str) -> dict[str, Any] | None:
+    """The envelope parsed from the text before the split when it is the whole frame's but its
+    snapshot (the split is then exactly the snapshot's JSON), else None."""
+    if type(frame) is not dict or "snapshot" not in frame:
+        return None
+    try:
+        envelope = loads(envelope_text)
+    except JSONDecodeError:
+        return None
+    if type(envelope) is not dict or envelope != {key: value for key, value in frame.items() if key != "snapshot"}:
+        return None
+    return envelope
