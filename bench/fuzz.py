@@ -414,8 +414,10 @@ def core_probes(rng: random.Random, only: frozenset[str] | None = None) -> Itera
                        lambda: r.choice(c.snapshots) if r.random() < 0.5 else hostile(r)))
 
     def counters() -> dict[str, Any]:
+        """Budget counters (off at times) and, at times, retired types (some no producer has)."""
         return {"frame_count": chance(0.8, lambda: r.randrange(0, 300)),
-                "byte_count": chance(0.8, lambda: r.randrange(0, 20_000_000))}
+                "byte_count": chance(0.8, lambda: r.randrange(0, 20_000_000)),
+                "retired_types": chance(0.6, lambda: None, lambda: mutate({"gone": "Text"}, r, r.randrange(0, 3)))}
 
     def chain_pair() -> tuple:
         document = core.parse_document(_derived_chain(r))

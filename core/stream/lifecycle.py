@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from core._rules import ascii_token, integer
+from core.document._components import COMPONENTS
 from core.document._revalidation import DocumentCache, RestoredDocument, restore_document
 from core.document.model import DocumentModel, ParsedDocument
 from core.errors import Issue, UISchemaError, UIStreamError
@@ -158,6 +159,21 @@ class UIStreamState:
             facts = DocumentCache(self.document).restore_facts(self.document)
             assert facts is not None, "a walked document's cache holds its root's facts"
         return facts
+
+    @property
+    def retired_types(self) -> dict[str, str]:
+        """id -> component type of each node this producer's generation saw that its current
+        snapshot no longer holds (removed by a patch): an add may re-use such an id only with
+        that type, and no frame says so.  A host that stores the checkpoint stores these beside
+        it and gives them back (`resume_ui_stream`, `restore_ui_stream`, `restore_envelope`),
+        so a resumed producer refuses what the live one refuses.  Empty until a remove."""
+        memo = self._memo
+        if memo is None:
+            return {}
+        current = self.document.model.node_types
+        if len(memo.types) == len(current):  # every id seen is still a node: the common case, O(1)
+            return {}
+        return {key: kind for key, kind in memo.types.items() if key not in current}
 
     def _number(self, key: str) -> int:
         value: int = self.checkpoint[key]  # a validated envelope field
@@ -349,19 +365,22 @@ def _accept_fully(current: UIStreamState | None, frame: Any) -> UIStreamState:
     return _state(checkpoint, current, size, DigestLog(current._log, seq, checkpoint, eager=True), None)
 
 
-def resume_ui_stream(frame: Any, *, frame_count: Any, byte_count: Any) -> UIStreamState:
+def resume_ui_stream(frame: Any, *, frame_count: Any, byte_count: Any, retired_types: Any = None) -> UIStreamState:
     """A producer's state rebuilt from a stored frame and its stored budget counters.
 
     A host that keeps the current checkpoint (and how many frames and bytes its
-    generation has used) resumes with the same budgets a live producer would apply.
+    generation has used) resumes with the same budgets a live producer would apply;
+    with the state's `retired_types` beside them, it also refuses the same re-used ids.
     """
     checkpoint, size, cache = parse_checkpoint(frame)
     # A producer hashes a frame only when asked (`digests`): the receiver's eager hash of a
     # 200-component checkpoint would be a tenth of a cold session's first call.
-    return _with_counters(_first(checkpoint, size, cache, eager=False), frame_count, byte_count)
+    state = _with_counters(_first(checkpoint, size, cache, eager=False), frame_count, byte_count)
+    return _with_retired(state, retired_types)
 
 
-def restore_ui_stream(frame: Any, *, frame_count: Any, byte_count: Any, facts: Any) -> UIStreamState:
+def restore_ui_stream(frame: Any, *, frame_count: Any, byte_count: Any, facts: Any,
+                      retired_types: Any = None) -> UIStreamState:
     """A producer's state rebuilt from a checkpoint this library produced, without validating its
     snapshot's component tree again (core/document/_restored.py).
 
@@ -376,7 +395,7 @@ def restore_ui_stream(frame: Any, *, frame_count: Any, byte_count: Any, facts: A
     if issues:
         raise UIStreamError(issues)
     snapshot = restore_snapshot(frame["snapshot"], facts=facts)
-    return _restored_state(frame, snapshot._restored, frame_count, byte_count)
+    return _with_retired(_restored_state(frame, snapshot._restored, frame_count, byte_count), retired_types)
 
 
 class RestoredSnapshot:
@@ -414,7 +433,8 @@ def restore_snapshot(value: Any, *, facts: Any) -> RestoredSnapshot:
     return RestoredSnapshot(restored)
 
 
-def restore_envelope(envelope: Any, snapshot: Any, *, frame_count: Any, byte_count: Any) -> UIStreamState:
+def restore_envelope(envelope: Any, snapshot: Any, *, frame_count: Any, byte_count: Any,
+                     retired_types: Any = None) -> UIStreamState:
     """`restore_ui_stream` of a stored frame given as its envelope (every field but `snapshot`)
     and its snapshot restored before (`restore_snapshot`, of the same stored snapshot and facts):
     the envelope and the budgets are checked as `restore_ui_stream` checks them."""
@@ -430,7 +450,7 @@ def restore_envelope(envelope: Any, snapshot: Any, *, frame_count: Any, byte_cou
     issues = _restorable_envelope(frame)
     if issues:
         raise UIStreamError(issues)
-    return _restored_state(frame, snapshot._restored, frame_count, byte_count)
+    return _with_retired(_restored_state(frame, snapshot._restored, frame_count, byte_count), retired_types)
 
 
 def _restored_state(frame: Mapping[str, Any], restored: RestoredDocument, frame_count: Any,
@@ -465,6 +485,27 @@ def _with_counters(state: UIStreamState, frame_count: Any, byte_count: Any) -> U
     if issues:
         raise UIStreamError(issues)
     return UIStreamState(state.checkpoint, state.status, int(frame_count), int(byte_count), state._log, state._memo)
+
+
+def _with_retired(state: UIStreamState, retired: Any) -> UIStreamState:
+    """`state` with the types of the ids its generation removed (`UIStreamState.retired_types`
+    as a host stored them): a later add may re-use such an id only with its type, as the live
+    producer rules.  None or empty: the stored frame is all the generation saw."""
+    if retired is None:
+        return state
+    if type(retired) is not dict and type(retired) is not FrozenDict:
+        raise UIStreamError([Issue("/retired_types", "retired_types must be an object of node ids and types", "type")])
+    if not retired:
+        return state
+    current = state.document.model.node_types
+    for key, kind in retired.items():
+        if type(key) is not str or type(kind) is not str or kind not in COMPONENTS:  # by exact type, first
+            raise UIStreamError([Issue("/retired_types", "each retired id must name a component type", "type")])
+        if key in current:
+            raise UIStreamError([Issue("/retired_types", "a retired id is a node of the snapshot", "restore")])
+    memo = state._lineage()
+    lineage = _Lineage(memo.cache, memo.info, memo._index, {**memo.types, **retired}, memo._root, memo.held_bytes)
+    return UIStreamState(state.checkpoint, state.status, state.frame_count, state.byte_count, state._log, lineage)
 
 
 def _first(checkpoint: FrozenDict, size: int, cache: DocumentCache, *, eager: bool = True) -> UIStreamState:

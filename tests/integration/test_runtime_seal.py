@@ -14,7 +14,7 @@ from core.stream.lifecycle import advance_ui_stream, resume_ui_stream
 from tests.integration.conftest import Runtime, cursor_args, example
 from tests.integration.test_runtime_tools import SESSION, open_stream, patch
 from workers.redisio.keys import generation_field
-from workers.redisio.seal import SEAL_VERSION, Seal, facts_text, parse_facts
+from workers.redisio.seal import SEAL_VERSION, Seal, facts_text, parse_facts, retired_of
 from workers.sessions.store import FIELDS, Store
 
 pytestmark = pytest.mark.integration
@@ -185,3 +185,26 @@ def test_cold_sessions_holding_the_same_snapshot_restore_it_once_and_each_answer
             frames[session] = reply["result"]["frame"]
     assert (shelf.hits, len(shelf)) == (1, 1)
     assert reads(runtime, "valid") == 2
+
+
+def test_a_cold_session_refuses_a_removed_id_of_another_type_as_the_warm_worker_does(runtime: Runtime) -> None:
+    """No frame says which ids a generation removed; the record's facts carry them (sealed), so a
+    restored producer refuses what the live one refuses (seed 000 §12: an id keeps its type)."""
+    runtime.configure(state_key=KEY)
+    runtime.start()
+    removed = patch(runtime, open_stream(runtime), {"type": "remove", "nodeId": "loading"}, "remove")
+    assert removed["ok"], removed
+    assert retired_of(stored(runtime)["facts"]) == {"loading": "Loading"}
+    frame = removed["result"]["frame"]
+    readd = {"type": "add", "parentId": "report", "index": 0,
+             "node": {"id": "loading", "type": "Text", "props": {"text": "back, as another type"}}}
+    warm = patch(runtime, frame, readd, "readd-warm")
+    runtime.stop()
+    runtime.start()
+    cold = patch(runtime, frame, readd, "readd-cold")
+    assert warm["ok"] is False and cold["ok"] is False
+    assert cold["error"] == warm["error"], (cold, warm)
+    assert reads(runtime, "valid") == 1
+    again = patch(runtime, frame, {**readd, "node": {"id": "loading", "type": "Loading", "props": {}}}, "readd")
+    assert again["ok"], again
+    assert retired_of(stored(runtime)["facts"]) == {}

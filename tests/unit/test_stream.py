@@ -906,3 +906,71 @@ def test_restore_envelope_refuses_what_is_not_an_envelope_and_a_restored_snapsho
     with pytest.raises(UIStreamError) as caught:
         restore_envelope(envelope, snapshot, frame_count=1, byte_count=100)
     assert (caught.value.issues[0].path, caught.value.issues[0].code) == (path, code), caught.value.issues
+
+
+def _removed_then_stored() -> tuple[Any, Any, Any]:
+    """A producer that removed the `loading` node, its stored frame and restore facts."""
+    from core.json._frozen import thaw
+
+    state = start_ui_stream(json.loads((EXAMPLES / "stream-initial.json").read_text()), "call-1", 1)
+    state = advance_ui_stream(state, {"type": "remove", "nodeId": "loading"})
+    return state, thaw(state.checkpoint), state.restore_facts
+
+
+READD = {"type": "add", "parentId": "report", "index": 0,
+         "node": {"id": "loading", "type": "Text", "props": {"text": "back, as another type"}}}
+
+
+@pytest.mark.parametrize("rebuild", ["resume", "restore", "envelope"])
+def test_a_producer_rebuilt_with_its_retired_types_refuses_a_removed_id_of_another_type_as_the_live_one(
+        rebuild: str) -> None:
+    """Seed 000 §12: an existing node id never changes its component type within a generation;
+    no frame says which ids were removed, so the host stores `retired_types` with the checkpoint."""
+    from core.stream.lifecycle import restore_envelope, restore_snapshot, restore_ui_stream, resume_ui_stream
+
+    live, frame, facts = _removed_then_stored()
+    assert live.retired_types == {"loading": "Loading"}
+    retired = json.loads(json.dumps(live.retired_types))
+    counters = {"frame_count": live.frame_count, "byte_count": live.byte_count, "retired_types": retired}
+    if rebuild == "resume":
+        cold = resume_ui_stream(frame, **counters)
+    elif rebuild == "restore":
+        cold = restore_ui_stream(frame, facts=facts, **counters)
+    else:
+        envelope = {key: value for key, value in frame.items() if key != "snapshot"}
+        cold = restore_envelope(envelope, restore_snapshot(frame["snapshot"], facts=facts), **counters)
+    assert cold.retired_types == live.retired_types
+    with pytest.raises(UIStreamError) as expected:
+        advance_ui_stream(live, READD)
+    with pytest.raises(UIStreamError) as got:
+        advance_ui_stream(cold, READD)
+    assert got.value.issues == expected.value.issues and expected.value.issues[0].code == "frozen"
+    same_type = {**READD, "node": {"id": "loading", "type": "Loading", "props": {}}}
+    assert advance_ui_stream(cold, same_type).without_history() == advance_ui_stream(live, same_type).without_history()
+
+
+@pytest.mark.parametrize(("retired", "code"), [
+    ([["loading", "Loading"]], "type"), ("loading", "type"), ({"loading": "Gadget"}, "type"),
+    ({"loading": 1}, "type"), ({1: "Text"}, "type"), ({"summary-card": "Card"}, "restore"),
+])
+def test_retired_types_that_no_producer_has_are_refused(retired: Any, code: str) -> None:
+    from core.stream.lifecycle import restore_ui_stream, resume_ui_stream
+
+    live, frame, facts = _removed_then_stored()
+    for rebuild in (lambda: resume_ui_stream(frame, frame_count=2, byte_count=live.byte_count, retired_types=retired),
+                    lambda: restore_ui_stream(frame, frame_count=2, byte_count=live.byte_count, facts=facts,
+                                              retired_types=retired)):
+        with pytest.raises(UIStreamError) as caught:
+            rebuild()
+        assert [(issue.path, issue.code) for issue in caught.value.issues] == [("/retired_types", code)]
+        assert "Gadget" not in str(caught.value)
+
+
+def test_a_producer_that_removed_nothing_has_no_retired_types_and_takes_none_or_empty() -> None:
+    from core.stream.lifecycle import resume_ui_stream
+
+    state = start_ui_stream(json.loads((EXAMPLES / "stream-initial.json").read_text()), "call-1", 1)
+    assert state.retired_types == {}
+    frame = json.loads(json.dumps(state.checkpoint))
+    for retired in (None, {}):
+        assert resume_ui_stream(frame, frame_count=1, byte_count=state.byte_count, retired_types=retired) == state

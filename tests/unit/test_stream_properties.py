@@ -215,10 +215,11 @@ def test_after_valid_and_invalid_events_the_state_equals_the_state_after_only_th
 
 
 def restored(state: UIStreamState) -> UIStreamState:
-    """`state` as a host rebuilds it from its stored checkpoint and restore facts (no walk of the tree)."""
+    """`state` as a host rebuilds it from its stored checkpoint, restore facts and retired types
+    (no walk of the tree)."""
     frame = json.loads(json.dumps(state.checkpoint))
     return restore_ui_stream(frame, frame_count=state.frame_count, byte_count=state.byte_count,
-                             facts=state.restore_facts)
+                             facts=state.restore_facts, retired_types=json.loads(json.dumps(state.retired_types)))
 
 
 @SETTINGS

@@ -7,7 +7,7 @@ import hmac
 
 import pytest
 
-from workers.redisio.seal import SEAL_VERSION, Seal, facts_text, parse_facts
+from workers.redisio.seal import SEAL_VERSION, Seal, facts_text, parse_facts, retired_of
 
 CHECKPOINT = b'{"protocol":"dsh.intelligent-ui.stream","snapshot":{}}'
 
@@ -45,7 +45,8 @@ def test_the_keyless_seal_is_keyed_by_its_version_and_is_stable() -> None:
 @pytest.mark.parametrize(("text", "facts"), [
     ("14942 7 3", (14942, 7, 3)),
     ("0 0 0", (0, 0, 0)),
-    ("", None), ("1 2", None), ("1 2 3 4", None), ("1  2 3", None), (" 1 2 3", None), ("1 2 3\n", None),
+    ("", None), ("1 2", None), ("1 2 3 4", None), ("1 2 3 ", None), ("1 2 3 []", None),
+    ("1  2 3", None), (" 1 2 3", None), ("1 2 3\n", None),
     ("-1 2 3", None), ("1.0 2 3", None), ("1e3 2 3", None), ("١ 2 3", None), ("² 2 3", None),
     ("1234567890 2 3", None),
 ])
@@ -53,3 +54,18 @@ def test_stored_facts_are_three_decimal_numbers_or_none(text: str, facts: tuple[
     assert parse_facts(text) == facts
     if facts is not None:
         assert facts_text(facts) == text
+
+
+@pytest.mark.parametrize(("retired", "text"), [
+    ({}, "14942 7 3"),
+    ({"loading": "Loading"}, '14942 7 3 {"loading":"Loading"}'),
+    ({"a b": "Text", "é": "Card"}, '14942 7 3 {"a b":"Text","é":"Card"}'),
+])
+def test_the_retired_types_follow_the_facts_and_come_back(retired: dict[str, str], text: str) -> None:
+    assert facts_text((14942, 7, 3), retired) == text
+    assert parse_facts(text) == (14942, 7, 3) and retired_of(text) == retired
+
+
+@pytest.mark.parametrize("text", ["", "1 2 3", "1 2 3 {", "1 2 3 {\"a\": 1}", "1 2 3 {\"a\": null}", "1 2 3 []", "x"])
+def test_stored_text_that_holds_no_retired_types_gives_none(text: str) -> None:
+    assert retired_of(text) == {}

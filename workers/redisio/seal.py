@@ -5,7 +5,9 @@ an eviction from its cache) rebuilds the producer state from the stored checkpoi
 the checkpoint in full again walks and checks every component (~1 ms compiled for 200
 components, most of a cold call).  So every commit stores beside the checkpoint the three
 facts core needs to restore it without that walk (`UIStreamState.restore_facts`: JSON bytes,
-JSON depth bound, expression nodes, as the text "<bytes> <depth> <expressions>") and a seal:
+JSON depth bound, expression nodes, as the text "<bytes> <depth> <expressions>", followed once the
+generation removed a node by its `retired_types`, the ids it may re-use only with their types,
+as a JSON object) and a seal:
 HMAC-SHA256 over the checkpoint, the generation's budget counters and those facts.  A record
 whose seal verifies is restored (`core.stream.lifecycle.restore_ui_stream`: envelope, budgets
 and header checked, the component tree walked for its shape only); any other one (written
@@ -23,6 +25,9 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+from collections.abc import Mapping
+
+import orjson
 
 SEAL_VERSION = b"iui-generation-seal-1"  # a change of what is sealed, or of core's facts, changes this
 SEAL_OUTCOMES = ("valid", "missing", "invalid")  # what a read of a stored generation found of its seal
@@ -49,14 +54,35 @@ class Seal:
         return seal.isascii() and hmac.compare_digest(seal, self.of(checkpoint, frames, byte_count, facts))
 
 
-def facts_text(facts: tuple[int, int, int]) -> str:
-    """The stored text of `restore_facts`: "<bytes> <depth> <expressions>"."""
-    return f"{facts[0]} {facts[1]} {facts[2]}"
+def facts_text(facts: tuple[int, int, int], retired: Mapping[str, str] | None = None) -> str:
+    """The stored text of `restore_facts` and, once the generation removed a node, its
+    `retired_types`: "<bytes> <depth> <expressions>[ <retired types as a JSON object>]"."""
+    text = f"{facts[0]} {facts[1]} {facts[2]}"
+    return text + " " + orjson.dumps(retired).decode() if retired else text
 
 
 def parse_facts(text: str) -> tuple[int, int, int] | None:
-    """The `restore_facts` of their stored text, or None when it is not three decimal numbers."""
-    parts = text.split(" ")
-    if len(parts) != 3 or not all(part.isdigit() and part.isascii() and len(part) <= 9 for part in parts):
+    """The `restore_facts` of their stored text, or None when it does not start with three
+    decimal numbers (and, when more follows, a JSON object)."""
+    parts = text.split(" ", 3)
+    if len(parts) < 3 or not all(part.isdigit() and part.isascii() and len(part) <= 9 for part in parts[:3]):
+        return None
+    if len(parts) == 4 and not parts[3].startswith("{"):
         return None
     return int(parts[0]), int(parts[1]), int(parts[2])
+
+
+def retired_of(text: str) -> dict[str, str]:
+    """The retired types stored after the facts (`facts_text`), or {} when none are (a record
+    written before they were stored, or whose generation removed nothing); what is not an object
+    of strings is none (core checks the ids and types when it takes them)."""
+    parts = text.split(" ", 3)
+    if len(parts) != 4:
+        return {}
+    try:
+        value = orjson.loads(parts[3])
+    except orjson.JSONDecodeError:
+        return {}
+    if type(value) is not dict or not all(type(kind) is str for kind in value.values()):
+        return {}
+    return value

@@ -55,24 +55,29 @@ class SnapshotShelf:
     def __len__(self) -> int:
         return len(self._shelf)
 
-    def restore(self, checkpoint: str, *, facts: Facts, frame_count: int, byte_count: int) -> UIStreamState:
+    def restore(self, checkpoint: str, *, facts: Facts, frame_count: int, byte_count: int,
+                retired_types: dict[str, str] | None = None) -> UIStreamState:
         """`core.restore_ui_stream` of a sealed record's checkpoint text, its snapshot restored
         once per distinct text.  Raises `UIStreamError` as `restore_ui_stream` does."""
         at = checkpoint.find(SNAPSHOT_KEY)
         if at < 0 or not checkpoint.endswith("}"):
-            return restore_ui_stream(loads(checkpoint), frame_count=frame_count, byte_count=byte_count, facts=facts)
+            return restore_ui_stream(loads(checkpoint), frame_count=frame_count, byte_count=byte_count, facts=facts,
+                                     retired_types=retired_types)
         envelope_text = checkpoint[:at] + "}"
         key = (facts, checkpoint[at + len(SNAPSHOT_KEY):-1])
         shelved = self._shelf.get(key)
         if shelved is not MISSING:
             self.hits += 1
-            return restore_envelope(loads(envelope_text), shelved, frame_count=frame_count, byte_count=byte_count)
+            return restore_envelope(loads(envelope_text), shelved, frame_count=frame_count, byte_count=byte_count,
+                                    retired_types=retired_types)
         frame = loads(checkpoint)
         envelope = _split_envelope(frame, envelope_text)
         if envelope is None:
-            return restore_ui_stream(frame, frame_count=frame_count, byte_count=byte_count, facts=facts)
+            return restore_ui_stream(frame, frame_count=frame_count, byte_count=byte_count, facts=facts,
+                                     retired_types=retired_types)
         snapshot = restore_snapshot(frame["snapshot"], facts=facts)
-        state = restore_envelope(envelope, snapshot, frame_count=frame_count, byte_count=byte_count)
+        state = restore_envelope(envelope, snapshot, frame_count=frame_count, byte_count=byte_count,
+                                 retired_types=retired_types)
         self._shelf.put(key, snapshot, estimate(key[1]))
         return state
 

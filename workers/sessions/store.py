@@ -21,7 +21,7 @@ from ..redisio.client import RedisClient, Reply
 from ..redisio.connection import array, integer
 from ..redisio.keys import Keys, generation_field, ledger_name, plain_field, source_field, ui_field
 from ..redisio.scripts import GenerationRead, StoredGeneration
-from ..redisio.seal import Seal, parse_facts
+from ..redisio.seal import Seal, parse_facts, retired_of
 from ..wire.entry import dumps, loads
 from .cache import MISSING, GenerationCache, estimate
 from .snapshots import SnapshotShelf
@@ -117,9 +117,12 @@ class Generation:
         return self.state
 
     def _restored(self, facts: tuple[int, int, int]) -> UIStreamState:
+        retired = retired_of(self.facts)  # sealed with the facts, so trusted as they are
         if self.snapshots is not None:
-            return self.snapshots.restore(self.checkpoint, facts=facts, frame_count=self.frames, byte_count=self.bytes)
-        return restore_ui_stream(loads(self.checkpoint), frame_count=self.frames, byte_count=self.bytes, facts=facts)
+            return self.snapshots.restore(self.checkpoint, facts=facts, frame_count=self.frames, byte_count=self.bytes,
+                                          retired_types=retired)
+        return restore_ui_stream(loads(self.checkpoint), frame_count=self.frames, byte_count=self.bytes, facts=facts,
+                                 retired_types=retired)
 
     @property
     def last_result(self) -> str:

@@ -305,7 +305,7 @@ class ToolHandler:
         if used + size + reserve > MAX_STREAM_BYTES:
             raise BudgetError(f"byte budget exhausted ({used} bytes used); only a terminal frame remains",
                               code=ErrorCode.BYTE_BUDGET)
-        frames, facts = extended.frames + 1 if extended else 1, facts_text(state.restore_facts)
+        frames, facts = extended.frames + 1 if extended else 1, facts_text(state.restore_facts, state.retired_types)
         record = Generation(
             ui_id=str(frame["uiId"]), generation=int(frame["generation"]), source=str(frame["sourceCallId"]),
             seq=int(frame["seq"]), revision=int(frame["revision"]), status=str(state.status),
