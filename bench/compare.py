@@ -127,4 +127,5 @@ def _compare_runtime(args: argparse.Namespace) -> None:
     print()
     _print_table(header(args.baseline), rows(rounds))
     print(f"{args.repeat} alternated rounds on one private redis-server; cold: {args.cold_sessions} sessions of the "
-          f"200-component document, a fresh worker's first patch of each, then a second (warm)")
+          f"200-component document, a fresh worker's first patch of each, then a second (warm); the same with "
+          f"each session's own variant of the document (its title), so no cold session shares another's restore")

@@ -117,10 +117,12 @@ def drained(url: str, side: Side, name: str, document: dict[str, Any], run: int,
         stop(workers)
 
 
-def cold_and_warm(url: str, side: Side, sessions: int, run: int) -> tuple[float, float]:
-    """Calls/s of a fresh worker's first patch of each session (cold), then of a second (warm)."""
+def cold_and_warm(url: str, side: Side, sessions: int, run: int, *, distinct: bool = False) -> tuple[float, float]:
+    """Calls/s of a fresh worker's first patch of each session (cold), then of a second (warm);
+    with `distinct`, every session holds its own variant of the document (none shares a restore)."""
     start = partial(side.start, url)
-    return cold_then_warm(opened(url, large_document(), sessions, f"cold-{side.name}-{run}", start), start)
+    tag = f"cold{'-distinct' if distinct else ''}-{side.name}-{run}"
+    return cold_then_warm(opened(url, large_document(), sessions, tag, start, distinct=distinct), start)
 
 
 def measure_round(url: str, sides: list[Side], cold_sessions: int, run: int, paced_rate: float) -> dict[str, Any]:
@@ -130,7 +132,9 @@ def measure_round(url: str, sides: list[Side], cold_sessions: int, run: int, pac
         small = drained(url, side, "small", small_document(), run, paced_rate)
         large = drained(url, side, "large", large_document(), run)
         cold, warm = cold_and_warm(url, side, cold_sessions, run)
-        result[side.name] = {"small": small, "large": large, "cold": cold, "warm": warm}
+        distinct, distinct_warm = cold_and_warm(url, side, cold_sessions, run, distinct=True)
+        result[side.name] = {"small": small, "large": large, "cold": cold, "warm": warm,
+                             "cold distinct": distinct, "warm distinct": distinct_warm}
         redis.Redis.from_url(url).flushall()
     for name, document in (("small", small_document()), ("large", large_document())):
         frame = len(json.dumps({"protocol": "x" * 26, "snapshot": document}))  # about the real frame's size
@@ -209,6 +213,8 @@ def rows(rounds: list[dict[str, Any]]) -> list[list[str]]:
         ("cold sessions, calls/s", lambda s, r: s["cold"]),
         ("warm sessions, calls/s", lambda s, r: s["warm"]),
         ("cold / warm", lambda s, r: s["cold"] / s["warm"]),
+        ("cold sessions, each its own document, calls/s", lambda s, r: s["cold distinct"]),
+        ("cold / warm, each its own document", lambda s, r: s["cold distinct"] / s["warm distinct"]),
     ]
     paced = rounds[0].get("paced rate")
     if paced:

@@ -39,13 +39,18 @@ def rss_mb(pid: int) -> float:
     return 0.0
 
 
-def open_sessions(load: Load, names: list[str], document: dict[str, Any]) -> None:
-    """Open a generation in every named session, pipelined, replies collected in bulk."""
+def open_sessions(load: Load, names: list[str], document: dict[str, Any], *, distinct: bool = False) -> None:
+    """Open a generation in every named session, pipelined, replies collected in bulk; with
+    `distinct`, each session's document differs (its title names the session)."""
     body = json.dumps({"document": document})
+
+    def body_of(session: str) -> str:
+        return json.dumps({"document": {**document, "title": f"{document['title']} ({session})"}}) if distinct else body
+
     for start in range(0, len(names), 500):
         chunk = names[start:start + 500]
         pipe = load.redis.pipeline(transaction=False)
-        requests = [load.submit_raw(s, "intelligent_ui_open", body, f"open-{s}", pipe) for s in chunk]
+        requests = [load.submit_raw(s, "intelligent_ui_open", body_of(s), f"open-{s}", pipe) for s in chunk]
         keys = [load.keys.reply(partition_of(s, PARTITIONS), s, r) for s, r in zip(chunk, requests, strict=True)]
         for session, reply in zip(chunk, await_replies(load.redis, load.keys, pipe, keys, timeout=600), strict=True):
             decoded = json.loads(reply)

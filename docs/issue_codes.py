@@ -73,7 +73,9 @@ ISSUE_CODES: dict[str, str] = {
     "not_found": "unknown node",
     "not_layout": "parent not a layout",
     "root": "root removal",
-    "restore": "a stored checkpoint, or its restore facts, that `restore_ui_stream` cannot take back",
+    "restore": ("a stored checkpoint, its restore facts or its retired types, that `restore_ui_stream` (or "
+                "`restore_snapshot`, `restore_envelope`, `resume_ui_stream`'s `retired_types`) cannot take back; "
+                "an envelope given with its snapshot to `restore_envelope`"),
     # answer-ui@1 blocks, final answers and reports
     "unsupported_version": "a block of another answer-ui version",
     "children_not_allowed": "children on a leaf component",

@@ -48,7 +48,8 @@ def test_the_runtime_table_gives_min_median_and_the_ratio_of_the_medians():
     from bench.compare_runtime import header, rows
 
     def side(rate: float) -> dict:
-        return {"small": (rate, 0.2), "large": (rate / 2, 0.4), "cold": rate / 4, "warm": rate / 2}
+        return {"small": (rate, 0.2), "large": (rate / 2, 0.4), "cold": rate / 4, "warm": rate / 2,
+                "cold distinct": rate / 8, "warm distinct": rate / 2}
 
     rounds = [{"pure": side(1000.0 * k), "compiled": side(2000.0 * k), "floor small": 4000.0, "floor large": 2000.0,
                "minimum small": 8000.0, "minimum large": 4000.0} for k in (1, 2, 3)]
@@ -56,6 +57,7 @@ def test_the_runtime_table_gives_min_median_and_the_ratio_of_the_medians():
     assert table["1 worker, 10 components, calls/s"] == ["1,000", "2,000", "2,000", "4,000", "2.00"]
     assert table["10 components / batched floor"] == ["0.25", "0.50", "0.50", "1.00", "2.00"]
     assert table["cold / warm"] == ["0.50", "0.50", "0.50", "0.50", "1.00"]
+    assert table["cold / warm, each its own document"] == ["0.25", "0.25", "0.25", "0.25", "1.00"]
     assert table["contract minimum, frame of 200 components, calls/s"] == ["4,000", "4,000", "", "", ""]
     assert {len(row) for row in rows(rounds)} == {len(header(None))}  # every row as wide as the header
 
@@ -64,7 +66,8 @@ def test_a_baseline_side_adds_its_columns_first_and_the_ratio_against_it_last():
     from bench.compare_runtime import header, rows
 
     def side(rate: float) -> dict:
-        return {"small": (rate, 0.2), "large": (rate / 2, 0.4), "cold": rate / 4, "warm": rate / 2}
+        return {"small": (rate, 0.2), "large": (rate / 2, 0.4), "cold": rate / 4, "warm": rate / 2,
+                "cold distinct": rate / 8, "warm distinct": rate / 2}
 
     rounds = [{"baseline": side(500.0 * k), "pure": side(1000.0 * k), "compiled": side(2000.0 * k),
                "floor small": 4000.0, "floor large": 2000.0, "minimum small": 8000.0, "minimum large": 4000.0}
@@ -81,7 +84,8 @@ def test_a_paced_round_adds_the_busiest_threads_cpu_the_p99_and_its_ratio_to_the
     from bench.compare_runtime import header, rows
 
     def side(cpu: float, p99: float) -> dict:
-        return {"small": (1000.0, 0.2, cpu, p99), "large": (500.0, 0.4), "cold": 250.0, "warm": 500.0}
+        return {"small": (1000.0, 0.2, cpu, p99), "large": (500.0, 0.4), "cold": 250.0, "warm": 500.0,
+                "cold distinct": 125.0, "warm distinct": 500.0}
 
     rounds = [{"paced rate": 1200.0, "pure": side(0.5, 10.0 * k), "compiled": side(0.4, 4.0 * k),
                "latency floor": 2.0 * k, "floor small": 4000.0, "floor large": 2000.0, "minimum small": 8000.0,
