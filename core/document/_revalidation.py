@@ -80,10 +80,11 @@ def _common_ends(old: list[Any], new: list[Any]) -> tuple[int, int]:
 class DocumentCache:
     """Validation memo for one stream generation: `revalidate` costs O(change), not O(document)."""
 
-    def __init__(self, document: Any, *, walk: bool = True) -> None:
+    def __init__(self, document: Any, *, walk: bool = True, header: tuple[FrozenDict, int] | None = None) -> None:
         """Parse `document` (unless it is a `ParsedDocument`) and walk it for its facts; with
-        `walk=False` the caller, `parsed`, attaches the facts of its own parse instead."""
-        self._start(document if type(document) is ParsedDocument else parse_document(document))
+        `walk=False` the caller, `parsed`, attaches the facts of its own parse instead.  `header`:
+        the document's header and its size, when the caller knows them (`of_restored`)."""
+        self._start(document if type(document) is ParsedDocument else parse_document(document), header)
         if not walk:
             return
         root = self._walk(self.info, self.document["root"])
@@ -107,10 +108,11 @@ class DocumentCache:
         cache._header_expressions = cache.info.expression_nodes - root.expressions
         return cache
 
-    def _measure_root(self, root: Facts, depth: int) -> None:
+    def _measure_root(self, root: Facts, depth: int, own: tuple[int, int] | None = None) -> None:
         """The root's JSON bytes (the document's less the header's) and depths (bounded by the
-        document's JSON depth `depth`), which a parse or a restore knows without measuring them."""
-        root.own_size, root.own_depth = json_measure(own_part(root.node))
+        document's JSON depth `depth`), which a parse or a restore knows without measuring them;
+        `own`: the root's own part measured before (a restored document's)."""
+        root.own_size, root.own_depth = own if own is not None else json_measure(own_part(root.node))
         count = len(root.node.get("children", ()))
         root.size = self.info.byte_size - self._header_size
         root.children_size = root.size - root.own_size - CHILDREN_BYTES - max(count - 1, 0)
@@ -134,19 +136,20 @@ class DocumentCache:
         totals, the facts below are found on need.  Many caches may share one `RestoredDocument`
         (it is immutable); each keeps its own memo, as each generation does."""
         document = restored.document
-        cache = cls(document, walk=False)  # not `cls.__new__`, which mypyc does not compile
+        cache = cls(document, walk=False, header=restored.header)  # not `cls.__new__`: mypyc does not compile it
         cache._restored = RestoredFacts(cache._memo, document.model, restored.tree.places)
         cache._header_expressions = restored.header_expressions
-        cache._restore_root(restored.tree, restored.own_expressions, restored.json_depth)
+        cache._restore_root(restored)
         return cache
 
-    def _restore_root(self, tree: RestoredTree, own_expressions: int, json_depth: int) -> None:
+    def _restore_root(self, restored: RestoredDocument) -> None:
         """The root's facts from the document's stored totals (as `parsed` sets them from its walk);
         its types and domains are the model's very dictionaries, as `_successor` shares them."""
-        model, node = self.info, self.document["root"]
+        model, node, tree = self.info, self.document["root"], restored.tree
         root = Facts(node, 1, False, model.components, model.expression_nodes - self._header_expressions,
-                     UNMEASURED, UNMEASURED, tree.node_types, tree.select_domains, own_expressions=own_expressions)
-        self._measure_root(root, json_depth)
+                     UNMEASURED, UNMEASURED, tree.node_types, tree.select_domains,
+                     own_expressions=restored.own_expressions)
+        self._measure_root(root, restored.json_depth, restored.root_own)
         self._memo[id(node)] = root
 
     def restore_facts(self, document: ParsedDocument) -> tuple[int, int, int] | None:
@@ -159,13 +162,12 @@ class DocumentCache:
             return None
         return document.model.byte_size, measured(facts).json_depth + 1, document.model.expression_nodes
 
-    def _start(self, document: ParsedDocument) -> None:
+    def _start(self, document: ParsedDocument, header: tuple[FrozenDict, int] | None = None) -> None:
         self.document = document
         self.info = document.model
         self._memo: dict[int, Facts] = {}
         self._restored: RestoredFacts | None = None  # a restored document's, found on need
-        self._header = FrozenDict({k: v for k, v in document.items() if k != "root"})
-        self._header_size = json_measure(self._header)[0] - 1 + _ROOT_KEY_BYTES + 1
+        self._header, self._header_size = header if header is not None else header_of(document)
 
     def _attach(self, facts: Facts, node: Any) -> None:
         """Give the facts recorded on the decoded tree the frozen nodes of the parsed document."""
@@ -418,7 +420,7 @@ class RestoredDocument:
 
     A plain class with `Final` attributes, as `DocumentModel` (core/document/_model.py)."""
 
-    __slots__ = ("document", "header_expressions", "json_depth", "own_expressions", "tree")
+    __slots__ = ("document", "header", "header_expressions", "json_depth", "own_expressions", "root_own", "tree")
 
     def __init__(self, *, document: ParsedDocument, tree: RestoredTree, header_expressions: int,
                  own_expressions: int, json_depth: int) -> None:
@@ -427,6 +429,16 @@ class RestoredDocument:
         self.header_expressions: Final = header_expressions  # the header's expression nodes
         self.own_expressions: Final = own_expressions  # the root's own props'
         self.json_depth: Final = json_depth  # the stored JSON depth bound
+        # Measured once for every cache of it: the header and its size, the root's own part's size and depth.
+        self.header: Final = header_of(document)
+        self.root_own: Final = json_measure(own_part(document["root"]))
+
+
+def header_of(document: ParsedDocument) -> tuple[FrozenDict, int]:
+    """A document's header (every field but the root) and the JSON bytes the document spends
+    outside its root's value."""
+    header = FrozenDict({k: v for k, v in document.items() if k != "root"})
+    return header, json_measure(header)[0] - 1 + _ROOT_KEY_BYTES + 1
 
 
 def restore_document(value: Any, *, byte_size: int, json_depth: int, expression_nodes: int) -> RestoredDocument:

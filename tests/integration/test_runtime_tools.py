@@ -400,30 +400,37 @@ def test_a_cold_store_finds_no_generation_once_its_fields_expired(runtime: Runti
     assert plain_store(runtime).of_source(SESSION, "open-1") == ("sales-report", None)
 
 
+class CountingPool:
+    """The runtime's connection pool, counting checkouts: every round trip takes one connection
+    (a command, a pipeline's execute, a `RoundTrip`), so the count is the round trips."""
+
+    def __init__(self, pool: Any) -> None:
+        self._pool = pool
+        self.checkouts = 0
+
+    def get_connection(self, *args: Any, **kwargs: Any) -> Any:
+        self.checkouts += 1
+        return self._pool.get_connection(*args, **kwargs)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._pool, name)
+
+
 class CountedRedis(redis.Redis):
     """A real client, sharing the runtime's connections, that counts the round trips sent
-    through it (a command, or a pipeline's execute)."""
+    through it."""
 
-    round_trips = 0
+    @property
+    def round_trips(self) -> int:
+        return int(self.connection_pool.checkouts)
 
-    def pipeline(self, transaction: bool = True, shard_hint: Any = None) -> Any:
-        pipe = super().pipeline(transaction, shard_hint)
-        execute = pipe.execute
-
-        def counted(*args: Any, **kwargs: Any) -> Any:
-            self.round_trips += 1
-            return execute(*args, **kwargs)
-
-        pipe.execute = counted  # type: ignore[method-assign]
-        return pipe
-
-    def execute_command(self, *args: Any, **options: Any) -> Any:
-        self.round_trips += 1
-        return super().execute_command(*args, **options)
+    @round_trips.setter
+    def round_trips(self, count: int) -> None:
+        self.connection_pool.checkouts = count
 
 
 def counted_store(rt: Runtime) -> tuple[Store, CountedRedis]:
-    counted = CountedRedis(connection_pool=rt.redis.connection_pool)
+    counted = CountedRedis(connection_pool=CountingPool(rt.redis.connection_pool))  # type: ignore[arg-type]
     return Store(redis=counted, keys=rt.client.keys, partition=rt.client.partition(SESSION)), counted
 
 
@@ -554,7 +561,7 @@ def test_a_read_ahead_caches_no_more_than_its_share_of_the_cache_the_earliest_ca
     record = plain_store(runtime).of_source(sessions[0], "open-1")[1]
     assert record is not None
     each = estimate(record.checkpoint)  # the three checkpoints are alike but for the session
-    counted = CountedRedis(connection_pool=runtime.redis.connection_pool)
+    counted = CountedRedis(connection_pool=CountingPool(runtime.redis.connection_pool))  # type: ignore[arg-type]
     # The read-ahead's share holds one generation and not two.
     cache = SharedCache(max_bytes=READ_AHEAD_SHARE * (2 * each - 1))
     store = Store(redis=counted, keys=runtime.client.keys, partition=runtime.client.partition(SESSION), cache=cache)
@@ -609,3 +616,21 @@ def test_a_ledger_stored_as_one_string_before_is_still_honoured(runtime: Runtime
     assert record == plain_store(runtime).current(SESSION, "sales-report")
     runtime.start()
     assert patch(runtime, frame, mutations[2], "patch-2")["error"]["code"] == "call_id_reused"  # the new field's
+
+
+def test_a_read_ahead_that_meets_noscript_loads_the_script_and_reads_in_one_more_round_trip(
+        runtime: Runtime) -> None:
+    """A restarted server without persistence holds no scripts: the read-ahead's EVALSHAs come
+    back NOSCRIPT, the script is loaded and only they are sent again."""
+    runtime.start()
+    sessions = sessions_of_one_partition(runtime, 2)
+    for session in sessions:
+        open_stream(runtime, "open-1", session=session)
+    runtime.stop()
+    expected = [plain_store(runtime).of_source(session, "open-1") for session in sessions]
+    runtime.redis.script_flush()
+    store, counted = counted_store(runtime)
+    store.read_ahead([(session, "open-1") for session in sessions])
+    assert counted.round_trips == 3  # the EVALSHAs, SCRIPT LOAD, the EVALSHAs again
+    assert [store.of_source(session, "open-1") for session in sessions] == expected
+    assert counted.round_trips == 3 and expected[0][1] is not None

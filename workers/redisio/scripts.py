@@ -27,6 +27,7 @@ from redis.typing import EncodableT
 from ..wire.errors import Fenced, OutOfOrder, StaleCache
 from .client import ClusterClient, RedisClient, Reply
 from .connection import (
+    RoundTrip,
     ScriptUnavailable,
     array,
     detached,
@@ -82,12 +83,8 @@ def run_many(redis: RedisClient, script: Script, name: str,
     results: list[Reply] = [None] * len(calls)
     todo = list(range(len(calls)))
     for _ in range(2):
-        pipe = redis.pipeline(transaction=False)
-        for i in todo:
-            keys, args = calls[i]
-            pipe.execute_command("EVALSHA", script.sha, len(keys), *keys, *args)
         missing = []
-        for i, result in zip(todo, pipe.execute(raise_on_error=False), strict=True):
+        for i, result in zip(todo, _evalsha_all(redis, script, [calls[i] for i in todo]), strict=True):
             if not isinstance(result, BaseException):
                 results[i] = result
             elif is_no_script(detached(result)):
@@ -99,6 +96,23 @@ def run_many(redis: RedisClient, script: Script, name: str,
         redis.script_load(script.script)
         todo = missing
     raise ScriptUnavailable(f"script {name} could not be loaded on the cluster")
+
+
+def _evalsha_all(redis: RedisClient, script: Script,
+                 calls: Sequence[tuple[list[str], list[EncodableT]]]) -> list[Reply]:
+    """The replies (error replies as their exceptions) of one EVALSHA per call, in one round trip:
+    a `RoundTrip` on a single server (redis-py's pipeline bookkeeping was a tenth of a cold
+    session's first call, read ahead in bulk), redis-py's pipeline on a cluster (one per node)."""
+    commands = [("EVALSHA", script.sha, len(keys), *keys, *args) for keys, args in calls]
+    if is_cluster(redis):
+        pipe = redis.pipeline(transaction=False)
+        for command in commands:
+            pipe.execute_command(*command)
+        replies: list[Reply] = pipe.execute(raise_on_error=False)
+        return replies
+    trip = RoundTrip(redis)
+    trip.send(commands)
+    return trip.finish()
 
 
 class Acquired(enum.StrEnum):
