@@ -119,6 +119,10 @@ class Metrics:
                                    "Stored generations read for a session this process held nothing of, by what "
                                    "their seal proved: valid (restored), missing or invalid (validated in full).",
                                    ["seal"], registry=registry)
+        self.snapshots_shared = Counter("iui_restored_snapshots_shared_total",
+                                        "Cold sessions restored around a snapshot this process restored before for "
+                                        "another session holding the same document (no parse of it).",
+                                        registry=registry)
         ProcessCollector(registry=registry)
         PlatformCollector(registry=registry)
         GCCollector(registry=registry)
@@ -160,6 +164,10 @@ class Metrics:
     def count_state_read(self, seal: str) -> None:
         """One stored generation read, with what its seal proved (`SEAL_OUTCOMES`)."""
         self._state_reads_of[seal].inc()
+
+    def count_shared_snapshot(self) -> None:
+        """One cold session restored around a shelved snapshot (workers/sessions/snapshots.py)."""
+        self.snapshots_shared.inc()
 
     def initialise_capabilities(self, capability_ids: list[str]) -> None:
         """Export 0 for every capability of the catalog (and `none`) from start-up, so the first

@@ -89,7 +89,8 @@ class WorkerPool:
         self._dispatcher = Dispatcher(redis=redis, batch_size=settings.batch_size,
                                       held_bytes=settings.cache_bytes // HELD_SHARE)
         self._cache = SharedCache(max_bytes=settings.cache_bytes)  # shared by every held partition
-        self._snapshots = SnapshotShelf(max_bytes=settings.cache_bytes // SHELF_SHARE)  # so are restored snapshots
+        self._snapshots = SnapshotShelf(max_bytes=settings.cache_bytes // SHELF_SHARE,  # so are restored snapshots
+                                        on_shared=metrics.count_shared_snapshot)
         key = settings.state_key
         self._seal = Seal(key.get_secret_value().encode("utf-8") if key is not None else None)
         self._heap = HeapPolicy(every_s=settings.gc_freeze_s)

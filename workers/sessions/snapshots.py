@@ -25,6 +25,7 @@ generation cache as well, so the bound is conservative.  Only the dispatcher thr
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from orjson import JSONDecodeError
@@ -48,9 +49,9 @@ Facts = tuple[int, int, int]
 class SnapshotShelf:
     """The restored snapshots of sealed records, by (restore facts, the snapshot's stored text)."""
 
-    def __init__(self, *, max_bytes: int) -> None:
+    def __init__(self, *, max_bytes: int, on_shared: Callable[[], None] | None = None) -> None:
         self._shelf: GenerationCache[RestoredSnapshot] = GenerationCache(max_bytes=max_bytes)
-        self.hits = 0  # restores that found their snapshot shelved (tests, benchmarks)
+        self._on_shared = on_shared  # told of each restore around a shelved snapshot (a metric)
 
     def __len__(self) -> int:
         return len(self._shelf)
@@ -67,7 +68,8 @@ class SnapshotShelf:
         key = (facts, checkpoint[at + len(SNAPSHOT_KEY):-1])
         shelved = self._shelf.get(key)
         if shelved is not MISSING:
-            self.hits += 1
+            if self._on_shared is not None:
+                self._on_shared()
             return restore_envelope(loads(envelope_text), shelved, frame_count=frame_count, byte_count=byte_count,
                                     retired_types=retired_types)
         frame = loads(checkpoint)
