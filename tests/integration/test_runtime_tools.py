@@ -634,3 +634,32 @@ def test_a_read_ahead_that_meets_noscript_loads_the_script_and_reads_in_one_more
     assert counted.round_trips == 3  # the EVALSHAs, SCRIPT LOAD, the EVALSHAs again
     assert [store.of_source(session, "open-1") for session in sessions] == expected
     assert counted.round_trips == 3 and expected[0][1] is not None
+
+
+def test_a_session_evicted_from_the_cache_is_cold_again_read_ahead_and_read_in_one_round_trip(
+        runtime: Runtime) -> None:
+    """A worker holding more sessions than its cache: the one evicted is read again like a cold
+    one (with its batch's read-ahead, else at its decision in one `generation.lua` round trip),
+    not with one read for its uiId and another of every possible ledger field."""
+    runtime.start()
+    sessions = sessions_of_one_partition(runtime, 10)
+    for session in sessions:
+        open_stream(runtime, "open-1", session=session)
+    runtime.stop()
+    expected = [plain_store(runtime).of_source(session, "open-1") for session in sessions]
+    each = estimate(expected[0][1].checkpoint if expected[0][1] else "")
+    counted = CountedRedis(connection_pool=CountingPool(runtime.redis.connection_pool))  # type: ignore[arg-type]
+    # Eight generations at a time; a read-ahead caches one (its share, an eighth).
+    cache = SharedCache(max_bytes=READ_AHEAD_SHARE * each + each // 2)
+    store = Store(redis=counted, keys=runtime.client.keys, partition=runtime.client.partition(SESSION), cache=cache)
+    assert [store.of_source(session, "open-1") for session in sessions] == expected
+    assert counted.round_trips == 10
+    assert [store.holds(session) for session in sessions] == [False] * 2 + [True] * 8  # the first two evicted
+    store.read_ahead([(session, "open-1") for session in sessions])  # only the evicted are read
+    assert counted.round_trips == 11 and store.holds(sessions[0])
+    assert store.of_source(sessions[0], "open-1") == expected[0] and counted.round_trips == 11
+    runtime.redis.config_resetstat()
+    assert store.of_source(sessions[1], "open-1") == expected[1]  # beyond the read-ahead's share
+    assert counted.round_trips == 12
+    commands = {name: stats["calls"] for name, stats in runtime.redis.info("commandstats").items()}
+    assert commands["cmdstat_evalsha"] == 1, commands  # generation.lua (its HGETs and HMGETs count too)

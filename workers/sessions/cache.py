@@ -61,6 +61,10 @@ class GenerationCache(Generic[V]):
         self._entries.move_to_end(key)
         return entry[0]
 
+    def holds(self, key: Hashable) -> bool:
+        """True if `key` is cached (not marked recently used: a question, not a use)."""
+        return key in self._entries
+
     def put(self, key: Hashable, value: V, size: int) -> None:
         """Cache `value`, then evict the least recently used entries beyond the budget."""
         self.drop(key)

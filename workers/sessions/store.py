@@ -231,15 +231,22 @@ class Store:
         read in one round trip (`generation.lua`: a cold session's patch needs no other read)."""
         ui_id = self._cached_source(session, source)
         if ui_id is not None:
-            return ui_id, self.current(session, ui_id)
+            cached = self._cache.get((self._scope, session, ui_id))
+            if cached is not MISSING:
+                return ui_id, cached
         keys, partition = self._keys, self._partition
         found = self._read_generation(keys.session(partition, session), keys.generations(partition, session),
                                       source_field(source), ui_field(""), FIELDS)
+        if found.ui_id is None and ui_id is not None:  # remembered, gone from Redis since: expired
+            self._keep(session, ui_id, None)
+            return ui_id, None
         return self._found(session, source, found)
 
     def holds(self, session: str) -> bool:
-        """True if this store read or wrote the session lately (its values may be cached)."""
-        return session in self._touched
+        """True if this store caches a generation of the session (read or written lately, and
+        not evicted since: a session evicted is cold again, and its read-ahead reads it)."""
+        touched = self._touched.get(session)
+        return touched is not None and any(self._cache.holds((self._scope, session, ui_id)) for ui_id in touched[1])
 
     def read_ahead(self, calls: Iterable[tuple[str, str]]) -> None:
         """Read what `of_source` needs of each (session, sourceCallId) whose generation is not
