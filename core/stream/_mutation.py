@@ -17,7 +17,7 @@ from typing import Any, Final
 from core._rules import Issues, closed_object, is_integral, json_object, one_of, text
 from core.document._components import LAYOUTS
 from core.errors import MAX_ISSUES, Issue, UISchemaError, UIStreamError
-from core.json._frozen import OBJECT_KINDS, thaw
+from core.json._frozen import OBJECT_KINDS, FrozenDict, thaw
 from core.json.safe import assert_safe_json
 from core.limits import MESSAGE_LENGTH, UI_LIMITS, UI_PROTOCOL_LIMITS
 from core.stream._checkpoint import MUTATION_TYPES, TERMINAL_TYPES
@@ -270,3 +270,20 @@ def _select_field(node: Mapping[str, Any]) -> str | None:
     bind = props.get("bind") if isinstance(props, Mapping) else None
     return bind if isinstance(bind, str) else None
 
+
+
+def retired_after(candidate: Candidate, retired: FrozenDict) -> FrozenDict:
+    """The generation's removed ids and their types after the accepted candidate: a remove adds
+    its subtree's, an add takes back the ids it re-uses (with their type: `seen_types` refused
+    any other); an update keeps the very object (a host compares it by identity)."""
+    if candidate.kind == "remove":
+        return FrozenDict({**retired, **{node["id"]: node["type"] for node, _ in subtree(candidate.trail.target, "")}})
+    if candidate.kind != "add" or not retired:
+        return retired
+    node = candidate.root
+    for position in (*candidate.trail.positions, candidate.position):
+        node = node["children"][position]
+    back = {each["id"] for each, _ in subtree(node, "")}
+    if back.isdisjoint(retired):
+        return retired
+    return FrozenDict({key: kind for key, kind in retired.items() if key not in back})

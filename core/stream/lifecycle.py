@@ -23,7 +23,7 @@ from core.document._components import COMPONENTS
 from core.document._revalidation import DocumentCache, RestoredDocument, restore_document
 from core.document.model import DocumentModel, ParsedDocument
 from core.errors import Issue, UISchemaError, UIStreamError
-from core.json._frozen import FrozenDict
+from core.json._frozen import EMPTY_DICT, FrozenDict
 from core.json.canonical import hash_canonical_json
 from core.json.safe import NON_STRING_KEY, count_safe_json
 from core.limits import MAX_GENERATION, SOURCE_CALL_ID_LENGTH, UI_PROTOCOL_LIMITS
@@ -45,6 +45,7 @@ from core.stream._mutation import (
     next_index,
     plan,
     read_event,
+    retired_after,
     seen_types,
 )
 from core.stream._receiver import HeldBytes, successor_document, successor_envelope
@@ -65,14 +66,15 @@ class _Lineage:
     The memo takes no part in equality; states of one generation share the cache object.
     """
 
-    __slots__ = ("_index", "_root", "cache", "held_bytes", "info", "types")
+    __slots__ = ("_index", "_root", "cache", "held_bytes", "info", "retired", "types")
 
     def __init__(self, cache: DocumentCache, info: DocumentModel, index: NodeIndex | None,
                  types: Mapping[str, str], root: Mapping[str, Any] | None = None,
-                 held_bytes: HeldBytes | None = None) -> None:
+                 held_bytes: HeldBytes | None = None, retired: FrozenDict = EMPTY_DICT) -> None:
         self.cache, self.info, self.types = cache, info, types
         self._index, self._root = index, root
         self.held_bytes = HeldBytes() if held_bytes is None else held_bytes
+        self.retired = retired  # the removed ids of `types` (a producer's: `UIStreamState.retired_types`)
 
     @classmethod
     def of(cls, document: ParsedDocument) -> _Lineage:
@@ -161,19 +163,17 @@ class UIStreamState:
         return facts
 
     @property
-    def retired_types(self) -> dict[str, str]:
+    def retired_types(self) -> Mapping[str, str]:
         """id -> component type of each node this producer's generation saw that its current
         snapshot no longer holds (removed by a patch): an add may re-use such an id only with
         that type, and no frame says so.  A host that stores the checkpoint stores these beside
         it and gives them back (`resume_ui_stream`, `restore_ui_stream`, `restore_envelope`),
-        so a resumed producer refuses what the live one refuses.  Empty until a remove."""
+        so a resumed producer refuses what the live one refuses.  Empty until a remove.
+
+        Kept as the events come (O(1) to ask) and immutable: the very object while no add or
+        remove changes it, so a host may store it again only when it is another object."""
         memo = self._memo
-        if memo is None:
-            return {}
-        current = self.document.model.node_types
-        if len(memo.types) == len(current):  # every id seen is still a node: the common case, O(1)
-            return {}
-        return {key: kind for key, kind in memo.types.items() if key not in current}
+        return EMPTY_DICT if memo is None else memo.retired
 
     def _number(self, key: str) -> int:
         value: int = self.checkpoint[key]  # a validated envelope field
@@ -286,7 +286,8 @@ def advance_ui_stream(current: Any, event: Any) -> UIStreamState:
         base_revision=current.revision, revision=current.revision + 1, kind=kind, snapshot=document,
     )  # fmt: skip
     size = frame_bytes(checkpoint, info.byte_size)
-    successor = _Lineage(lineage.cache, info, next_index(lineage.index, candidate, document["root"]), types)
+    successor = _Lineage(lineage.cache, info, next_index(lineage.index, candidate, document["root"]), types,
+                         retired=retired_after(candidate, lineage.retired))
     return _state(checkpoint, current, size, DigestLog(current._log, seq, checkpoint), successor)
 
 
@@ -504,7 +505,8 @@ def _with_retired(state: UIStreamState, retired: Any) -> UIStreamState:
         if key in current:
             raise UIStreamError([Issue("/retired_types", "a retired id is a node of the snapshot", "restore")])
     memo = state._lineage()
-    lineage = _Lineage(memo.cache, memo.info, memo._index, {**memo.types, **retired}, memo._root, memo.held_bytes)
+    lineage = _Lineage(memo.cache, memo.info, memo._index, {**memo.types, **retired}, memo._root, memo.held_bytes,
+                       FrozenDict(retired))
     return UIStreamState(state.checkpoint, state.status, state.frame_count, state.byte_count, state._log, lineage)
 
 

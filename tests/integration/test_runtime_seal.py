@@ -142,7 +142,7 @@ def test_a_sealed_record_with_facts_no_document_has_is_validated_in_full(runtime
 
 
 def test_the_store_reads_the_seal_and_the_facts_with_the_other_fields(runtime: Runtime) -> None:
-    assert FIELDS[-3:] == ("facts", "seal", "calls")  # the optional fields, read with the required ones
+    assert FIELDS[-4:] == ("facts", "seal", "calls", "retired")  # the optional fields, read with the required ones
     runtime.start()
     open_stream(runtime)
     runtime.stop()
@@ -195,7 +195,8 @@ def test_a_cold_session_refuses_a_removed_id_of_another_type_as_the_warm_worker_
     runtime.start()
     removed = patch(runtime, open_stream(runtime), {"type": "remove", "nodeId": "loading"}, "remove")
     assert removed["ok"], removed
-    assert retired_of(stored(runtime)["facts"]) == {"loading": "Loading"}
+    record = stored(runtime)
+    assert retired_of(record["facts"], record["retired"]) == {"loading": "Loading"}
     frame = removed["result"]["frame"]
     readd = {"type": "add", "parentId": "report", "index": 0,
              "node": {"id": "loading", "type": "Text", "props": {"text": "back, as another type"}}}
@@ -208,4 +209,27 @@ def test_a_cold_session_refuses_a_removed_id_of_another_type_as_the_warm_worker_
     assert reads(runtime, "valid") == 1
     again = patch(runtime, frame, {**readd, "node": {"id": "loading", "type": "Loading", "props": {}}}, "readd")
     assert again["ok"], again
-    assert retired_of(stored(runtime)["facts"]) == {}
+    record = stored(runtime)
+    assert (record["retired"], record["facts"].count(" ")) == ("", 2)  # none: the facts name no digest
+
+
+def test_the_retired_types_are_written_by_the_commits_that_change_them_and_checked_by_their_digest(
+        runtime: Runtime) -> None:
+    """A generation that removed many nodes would otherwise write them with every later commit."""
+    runtime.configure(state_key=KEY)
+    runtime.start()
+    removed = patch(runtime, open_stream(runtime), {"type": "remove", "nodeId": "loading"}, "remove")
+    record = stored(runtime)
+    set_field(runtime, "retired", record["retired"] + " ")  # what a commit that rewrote it would mend
+    update = {"type": "update", "nodeId": "summary-card", "props": {"title": "Summary"}}
+    updated = patch(runtime, removed["result"]["frame"], update, "update")
+    assert updated["ok"], updated
+    after = stored(runtime)
+    assert after["retired"] == record["retired"] + " " and after["facts"].split(" ")[3] == record["facts"].split(" ")[3]
+    runtime.stop()
+    runtime.start()  # cold: the altered field no longer has the facts' digest, so the record is parsed in full
+    readd = {"type": "add", "parentId": "report", "index": 0,
+             "node": {"id": "loading", "type": "Text", "props": {"text": "back, as another type"}}}
+    cold = patch(runtime, updated["result"]["frame"], readd, "readd")
+    assert cold["ok"] is True  # without the retired types, as a record written before them
+    assert reads(runtime, "valid") == 1

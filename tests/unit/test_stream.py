@@ -974,3 +974,16 @@ def test_a_producer_that_removed_nothing_has_no_retired_types_and_takes_none_or_
     frame = json.loads(json.dumps(state.checkpoint))
     for retired in (None, {}):
         assert resume_ui_stream(frame, frame_count=1, byte_count=state.byte_count, retired_types=retired) == state
+
+
+def test_retired_types_follow_removes_and_re_adds_and_an_update_keeps_the_very_object() -> None:
+    live, _, _ = _removed_then_stored()
+    updated = advance_ui_stream(live, {"type": "update", "nodeId": "summary-card", "props": {"title": "T"}})
+    assert updated.retired_types is live.retired_types  # unchanged: a host stores it again only when not
+    back = advance_ui_stream(updated, {**READD, "node": {"id": "loading", "type": "Loading", "props": {}}})
+    assert back.retired_types == {}
+    removed = advance_ui_stream(back, {"type": "remove", "nodeId": "summary-card"})
+    assert removed.retired_types == {"summary-card": "Card", "units-input": "NumberInput",
+                                     "price-input": "NumberInput"}
+    done = advance_ui_stream(removed, {"type": "complete"})
+    assert done.retired_types is removed.retired_types

@@ -239,6 +239,8 @@ def test_a_producer_restored_from_its_stored_checkpoint_decides_every_event_as_t
         if expected[0] == "ok":
             live, cold = expected[1], got[1]
             assert cold.without_history() == live.without_history() and cold.document.model == live.document.model
+            assert cold.retired_types == live.retired_types
+            assert set(live.retired_types).isdisjoint(live.document.model.node_types)
             bytes_, depth, expressions = cold.restore_facts
             assert (bytes_, expressions) == (live.restore_facts[0], live.restore_facts[2])
             assert depth >= live.restore_facts[1]  # an upper bound, never below the live one's

@@ -7,7 +7,7 @@ import hmac
 
 import pytest
 
-from workers.redisio.seal import SEAL_VERSION, Seal, facts_text, parse_facts, retired_of
+from workers.redisio.seal import SEAL_VERSION, Seal, facts_digest, facts_text, parse_facts, retired_digest, retired_of
 
 CHECKPOINT = b'{"protocol":"dsh.intelligent-ui.stream","snapshot":{}}'
 
@@ -56,16 +56,25 @@ def test_stored_facts_are_three_decimal_numbers_or_none(text: str, facts: tuple[
         assert facts_text(facts) == text
 
 
-@pytest.mark.parametrize(("retired", "text"), [
-    ({}, "14942 7 3"),
-    ({"loading": "Loading"}, '14942 7 3 {"loading":"Loading"}'),
-    ({"a b": "Text", "é": "Card"}, '14942 7 3 {"a b":"Text","é":"Card"}'),
+DIGEST = "0123456789abcdef" * 4
+
+
+@pytest.mark.parametrize(("text", "facts"), [
+    (f"14942 7 3 {DIGEST}", (14942, 7, 3)), (f"14942 7 3 {DIGEST[:-1]}", None), (f"14942 7 3 {DIGEST.upper()}", None),
+    (f"14942 7 3 {DIGEST} ", None), ("14942 7 3 {}", None),
 ])
-def test_the_retired_types_follow_the_facts_and_come_back(retired: dict[str, str], text: str) -> None:
-    assert facts_text((14942, 7, 3), retired) == text
-    assert parse_facts(text) == (14942, 7, 3) and retired_of(text) == retired
+def test_stored_facts_may_name_the_digest_of_the_retired_types(text: str, facts: tuple[int, int, int] | None) -> None:
+    assert parse_facts(text) == facts
+    if facts is not None:
+        assert facts_text(facts, DIGEST) == text and facts_digest(text) == DIGEST
 
 
-@pytest.mark.parametrize("text", ["", "1 2 3", "1 2 3 {", "1 2 3 {\"a\": 1}", "1 2 3 {\"a\": null}", "1 2 3 []", "x"])
-def test_stored_text_that_holds_no_retired_types_gives_none(text: str) -> None:
-    assert retired_of(text) == {}
+def test_the_retired_types_are_taken_only_as_the_digest_in_the_facts_names_them() -> None:
+    stored = '{"loading":"Loading","a b":"Text"}'
+    facts = facts_text((14942, 7, 3), retired_digest(stored))
+    assert retired_of(facts, stored) == {"loading": "Loading", "a b": "Text"}
+    assert retired_of("14942 7 3", "") == {} and retired_of("14942 7 3", stored) == {}  # the facts name none
+    for altered in ("", stored.replace("Text", "Card"), stored + " "):
+        assert retired_of(facts, altered) is None  # the record is then validated in full, without them
+    for shape in ("[]", '{"a": 1}', "{"):
+        assert retired_of(facts_text((1, 2, 3), retired_digest(shape)), shape) is None

@@ -6,8 +6,9 @@ the checkpoint in full again walks and checks every component (~1 ms compiled fo
 components, most of a cold call).  So every commit stores beside the checkpoint the three
 facts core needs to restore it without that walk (`UIStreamState.restore_facts`: JSON bytes,
 JSON depth bound, expression nodes, as the text "<bytes> <depth> <expressions>", followed once the
-generation removed a node by its `retired_types`, the ids it may re-use only with their types,
-as a JSON object) and a seal:
+generation removed a node by the SHA-256 of its stored `retired_types`: the ids it may re-use only
+with their types, a JSON object in the record's `retired` field, written only by the commits that
+change it) and a seal:
 HMAC-SHA256 over the checkpoint, the generation's budget counters and those facts.  A record
 whose seal verifies is restored (`core.stream.lifecycle.restore_ui_stream`: envelope, budgets
 and header checked, the component tree walked for its shape only); any other one (written
@@ -25,7 +26,6 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-from collections.abc import Mapping
 
 import orjson
 
@@ -54,35 +54,54 @@ class Seal:
         return seal.isascii() and hmac.compare_digest(seal, self.of(checkpoint, frames, byte_count, facts))
 
 
-def facts_text(facts: tuple[int, int, int], retired: Mapping[str, str] | None = None) -> str:
-    """The stored text of `restore_facts` and, once the generation removed a node, its
-    `retired_types`: "<bytes> <depth> <expressions>[ <retired types as a JSON object>]"."""
+def facts_text(facts: tuple[int, int, int], retired_digest: str = "") -> str:
+    """The stored text of `restore_facts` and, once the generation removed a node, the digest of
+    its stored retired types (`retired_digest`): "<bytes> <depth> <expressions>[ <digest>]"."""
     text = f"{facts[0]} {facts[1]} {facts[2]}"
-    return text + " " + orjson.dumps(retired).decode() if retired else text
+    return f"{text} {retired_digest}" if retired_digest else text
 
 
 def parse_facts(text: str) -> tuple[int, int, int] | None:
-    """The `restore_facts` of their stored text, or None when it does not start with three
-    decimal numbers (and, when more follows, a JSON object)."""
+    """The `restore_facts` of their stored text, or None when it is not three decimal numbers
+    (and, when more follows, a retired types digest)."""
     parts = text.split(" ", 3)
     if len(parts) < 3 or not all(part.isdigit() and part.isascii() and len(part) <= 9 for part in parts[:3]):
         return None
-    if len(parts) == 4 and not parts[3].startswith("{"):
+    if len(parts) == 4 and not _is_digest(parts[3]):
         return None
     return int(parts[0]), int(parts[1]), int(parts[2])
 
 
-def retired_of(text: str) -> dict[str, str]:
-    """The retired types stored after the facts (`facts_text`), or {} when none are (a record
-    written before they were stored, or whose generation removed nothing); what is not an object
-    of strings is none (core checks the ids and types when it takes them)."""
-    parts = text.split(" ", 3)
-    if len(parts) != 4:
+def retired_digest(text: str) -> str:
+    """The digest of a generation's stored retired types (their JSON), as its facts name it."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def facts_digest(facts: str) -> str:
+    """The retired types digest stored facts name ("" when they name none)."""
+    parts = facts.split(" ", 3)
+    return parts[3] if len(parts) == 4 else ""
+
+
+def retired_of(facts: str, stored: str) -> dict[str, str] | None:
+    """The retired types of a record whose `facts` verified under its seal, from its `retired`
+    field (`stored`): {} when the facts name none (a record written before they were stored, or
+    whose generation removed nothing); None when the field is not what the facts' digest names
+    (altered or lost: the record is then validated in full, without them).  Core checks the ids
+    and the types when it takes them."""
+    digest = facts_digest(facts)
+    if not digest:
         return {}
+    if not hmac.compare_digest(digest, retired_digest(stored)):
+        return None
     try:
-        value = orjson.loads(parts[3])
+        value = orjson.loads(stored)
     except orjson.JSONDecodeError:
-        return {}
+        return None
     if type(value) is not dict or not all(type(kind) is str for kind in value.values()):
-        return {}
+        return None
     return value
+
+
+def _is_digest(text: str) -> bool:
+    return len(text) == 64 and text.isascii() and all(char in "0123456789abcdef" for char in text)

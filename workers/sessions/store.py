@@ -29,10 +29,11 @@ from .snapshots import SnapshotShelf
 # The stored fields of a generation, in the order `_load` reads them: the required ones, then the
 # restore facts and the seal (absent from a record written before seals: it is validated in full),
 # then `calls`, the call ledger of a record written before the ledger became one field per call
-# (`ledger_name`): its digests separated by spaces.
+# (`ledger_name`): its digests separated by spaces; then `retired`, the generation's removed ids and
+# their types (JSON, absent until a remove; its digest is in `facts`, under the seal).
 REQUIRED_FIELDS = ("checkpoint", "source", "seq", "revision", "status", "frames", "bytes",
                    "last_call", "last_digest", "last_receipt")
-FIELDS = (*REQUIRED_FIELDS, "facts", "seal", "calls")
+FIELDS = (*REQUIRED_FIELDS, "facts", "seal", "calls", "retired")
 # The ledger fields `_load` asks for: one per frame the protocol allows a generation.
 LEDGER_NAMES = tuple(ledger_name(seq) for seq in range(1, UI_PROTOCOL_LIMITS["maxStreamFrames"] + 1))
 CACHE_SIZE = 4_096  # sessions whose counters and sources one partition remembers
@@ -63,6 +64,7 @@ class Generation:
         "last_digest",
         "last_receipt",
         "restorable",
+        "retired",
         "revision",
         "seal",
         "seq",
@@ -76,7 +78,8 @@ class Generation:
     def __init__(self, *, ui_id: str, generation: int, source: str, seq: int, revision: int, status: str,
                  frames: int, bytes: int, checkpoint: str, last_call: str, last_digest: str, last_receipt: str,
                  call_ids: frozenset[str], facts: str = "", seal: str = "", state: UIStreamState | None = None,
-                 restorable: tuple[int, int, int] | None = None, snapshots: SnapshotShelf | None = None) -> None:
+                 restorable: tuple[int, int, int] | None = None, snapshots: SnapshotShelf | None = None,
+                 retired: str = "") -> None:
         self.ui_id: Final = ui_id
         self.generation: Final = generation
         self.source: Final = source
@@ -92,6 +95,7 @@ class Generation:
         self.call_ids: Final = call_ids  # the call-id part ("<sha256[:32]>:") of every digest in the call ledger
         self.facts: Final = facts  # the stored restore facts of `checkpoint` ("" when none were stored)
         self.seal: Final = seal  # the stored seal of the record ("" when none was stored)
+        self.retired: Final = retired  # the stored retired types' JSON ("" when the generation removed nothing)
         self.state = state  # the core state of `checkpoint`, built once after a cache miss
         # The restore facts when the seal verified (the state is then restored, not parsed in full).
         self.restorable: Final = restorable
@@ -107,17 +111,18 @@ class Generation:
         """The core `UIStreamState` of the stored checkpoint (rebuilt once after a cache miss):
         restored when its seal verified, else parsed in full."""
         if self.state is None:
-            if self.restorable is not None:
+            retired = retired_of(self.facts, self.retired) if self.restorable is not None else None
+            if self.restorable is not None and retired is not None:
                 try:
-                    self.state = self._restored(self.restorable)
+                    self.state = self._restored(self.restorable, retired)
                     return self.state
                 except UIStreamError:
                     pass  # sealed, yet not what this build restores: the full check decides
             self.state = resume_ui_stream(loads(self.checkpoint), frame_count=self.frames, byte_count=self.bytes)
         return self.state
 
-    def _restored(self, facts: tuple[int, int, int]) -> UIStreamState:
-        retired = retired_of(self.facts)  # sealed with the facts, so trusted as they are
+    def _restored(self, facts: tuple[int, int, int], retired: dict[str, str]) -> UIStreamState:
+        """Restored from the sealed record (its retired types proven by the facts' digest)."""
         if self.snapshots is not None:
             return self.snapshots.restore(self.checkpoint, facts=facts, frame_count=self.frames, byte_count=self.bytes,
                                           retired_types=retired)
@@ -139,7 +144,7 @@ class Generation:
 # found (a class's `__slots__` is not readable in the compiled build; tests/unit/test_workers_cache.py
 # checks the list).
 _COMPARED = ("bytes", "call_ids", "checkpoint", "facts", "frames", "generation", "last_call", "last_digest",
-             "last_receipt", "revision", "seal", "seq", "source", "status", "ui_id")
+             "last_receipt", "retired", "revision", "seal", "seq", "source", "status", "ui_id")
 
 
 SharedCache: TypeAlias = GenerationCache[Generation | None]  # what every held partition's Store caches
@@ -413,5 +418,5 @@ class Store:
             last_receipt=values["last_receipt"],
             call_ids=frozenset(call_id_of(digest) for digest in (*values.get("calls", "").split(), *ledger)),
             facts=facts or "", seal=seal or "", restorable=restorable,
-            snapshots=self._snapshots if restorable is not None else None,
+            snapshots=self._snapshots if restorable is not None else None, retired=values.get("retired", ""),
         )

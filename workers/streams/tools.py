@@ -23,7 +23,7 @@ from core.stream.lifecycle import UIStreamState, advance_ui_stream, start_ui_str
 
 from ..redisio.keys import Keys, generation_field, ledger_name, plain_field, source_field, ui_field
 from ..redisio.scripts import CommitPlan, PlainFields
-from ..redisio.seal import facts_text
+from ..redisio.seal import facts_digest, facts_text, retired_digest
 from ..sessions.store import Generation, Store, call_id_of
 from ..wire.entry import BODY_MARGIN, InputEntry, dumps, is_call_id, is_session_id, loads
 from ..wire.errors import BudgetError, ConflictError, ErrorCode, HostError
@@ -305,7 +305,8 @@ class ToolHandler:
         if used + size + reserve > MAX_STREAM_BYTES:
             raise BudgetError(f"byte budget exhausted ({used} bytes used); only a terminal frame remains",
                               code=ErrorCode.BYTE_BUDGET)
-        frames, facts = extended.frames + 1 if extended else 1, facts_text(state.restore_facts, state.retired_types)
+        retired, retired_sum = _retired_record(state, extended)
+        frames, facts = extended.frames + 1 if extended else 1, facts_text(state.restore_facts, retired_sum)
         record = Generation(
             ui_id=str(frame["uiId"]), generation=int(frame["generation"]), source=str(frame["sourceCallId"]),
             seq=int(frame["seq"]), revision=int(frame["revision"]), status=str(state.status),
@@ -314,6 +315,7 @@ class ToolHandler:
             call_ids=(extended.call_ids if extended else frozenset()) | {call_id_of(digest)},
             facts=facts, seal=self._store.seal.of(encoded, frames, used + size, facts),
             state=state.without_history(),  # the host stores each frame; digests of earlier ones are never read
+            retired=retired,
         )
         result = record.last_result
         return Decision("commit", result, plan=self._plan(entry, record, current, fresh, result), record=record,
@@ -338,5 +340,22 @@ class ToolHandler:
                     ("source", record.source), ("uiId", record.ui_id), ("generation", record.generation),
                     ("last_call", record.last_call), ("last_digest", record.last_digest),
                     ("last_receipt", record.last_receipt), ("facts", record.facts), ("seal", record.seal),
-                    (ledger_name(record.seq), record.last_digest)],
+                    (ledger_name(record.seq), record.last_digest),
+                    # written by the commits that change it only (a remove, an add of a removed id)
+                    *([("retired", record.retired)] if current and not fresh and record.retired != current.retired
+                      else [])],
         )
+
+
+def _retired_record(state: UIStreamState, extended: Generation | None) -> tuple[str, str]:
+    """The stored JSON of `state`'s retired types and its digest: the extended record's when they
+    are the very object it stored (no add or remove since: nothing to serialize, hash or write),
+    else made anew; ("", "") while the generation removed nothing."""
+    retired = state.retired_types
+    if not retired:
+        return "", ""
+    before = extended.state if extended is not None else None
+    if extended is not None and before is not None and before.retired_types is retired and extended.retired:
+        return extended.retired, facts_digest(extended.facts)
+    text = dumps(retired)
+    return text, retired_digest(text)
