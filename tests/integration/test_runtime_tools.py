@@ -618,16 +618,22 @@ def test_a_ledger_stored_as_one_string_before_is_still_honoured(runtime: Runtime
     assert patch(runtime, frame, mutations[2], "patch-2")["error"]["code"] == "call_id_reused"  # the new field's
 
 
+def cold_sessions(rt: Runtime, count: int) -> tuple[list[str], list[tuple[str | None, Generation | None]]]:
+    """`count` sessions of one partition, each with a stream opened by "open-1", the pools stopped;
+    with what a new store (nothing cached) reads of each."""
+    rt.start()
+    sessions = sessions_of_one_partition(rt, count)
+    for session in sessions:
+        open_stream(rt, "open-1", session=session)
+    rt.stop()
+    return sessions, [plain_store(rt).of_source(session, "open-1") for session in sessions]
+
+
 def test_a_read_ahead_that_meets_noscript_loads_the_script_and_reads_in_one_more_round_trip(
         runtime: Runtime) -> None:
     """A restarted server without persistence holds no scripts: the read-ahead's EVALSHAs come
     back NOSCRIPT, the script is loaded and only they are sent again."""
-    runtime.start()
-    sessions = sessions_of_one_partition(runtime, 2)
-    for session in sessions:
-        open_stream(runtime, "open-1", session=session)
-    runtime.stop()
-    expected = [plain_store(runtime).of_source(session, "open-1") for session in sessions]
+    sessions, expected = cold_sessions(runtime, 2)
     runtime.redis.script_flush()
     store, counted = counted_store(runtime)
     store.read_ahead([(session, "open-1") for session in sessions])
@@ -641,12 +647,7 @@ def test_a_session_evicted_from_the_cache_is_cold_again_read_ahead_and_read_in_o
     """A worker holding more sessions than its cache: the one evicted is read again like a cold
     one (with its batch's read-ahead, else at its decision in one `generation.lua` round trip),
     not with one read for its uiId and another of every possible ledger field."""
-    runtime.start()
-    sessions = sessions_of_one_partition(runtime, 10)
-    for session in sessions:
-        open_stream(runtime, "open-1", session=session)
-    runtime.stop()
-    expected = [plain_store(runtime).of_source(session, "open-1") for session in sessions]
+    sessions, expected = cold_sessions(runtime, 10)
     each = estimate(expected[0][1].checkpoint if expected[0][1] else "")
     counted = CountedRedis(connection_pool=CountingPool(runtime.redis.connection_pool))  # type: ignore[arg-type]
     # Eight generations at a time; a read-ahead caches one (its share, an eighth).
