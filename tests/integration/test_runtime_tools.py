@@ -664,3 +664,13 @@ def test_a_session_evicted_from_the_cache_is_cold_again_read_ahead_and_read_in_o
     assert counted.round_trips == 12
     commands = {name: stats["calls"] for name, stats in runtime.redis.info("commandstats").items()}
     assert commands["cmdstat_evalsha"] == 1, commands  # generation.lua (its HGETs and HMGETs count too)
+
+
+def test_the_current_generation_of_a_named_ui_is_read_in_one_round_trip(runtime: Runtime) -> None:
+    """An open of a uiId the session has, or an action on it, after a restart: `generation.lua`
+    with the uiId named (its ledger exactly), not an HGET and an HMGET of every possible field."""
+    sessions, expected = cold_sessions(runtime, 1)
+    store, counted = counted_store(runtime)
+    assert store.current(sessions[0], "sales-report") == expected[0][1] and counted.round_trips == 1
+    assert store.current(sessions[0], "no-such-ui") is None and counted.round_trips == 2
+    assert store.current(sessions[0], "sales-report") == expected[0][1] and counted.round_trips == 2  # cached

@@ -510,6 +510,9 @@ class StoredGeneration:
     ledger: tuple[str, ...] = ()
 
 
+UI_NAMED = "="  # generation.lua's ARGV[1] prefix naming the uiId itself (a session field never starts so)
+
+
 class GenerationRead:
     """The typed wrapper of `generation.lua`: a session store's one-round-trip read."""
 
@@ -522,6 +525,11 @@ class GenerationRead:
         """The uiId `source_field` names and that UI's latest generation's fields `names`."""
         return _stored(run_script(self._script, [session_key, generations_key],
                                   [source_field, ui_prefix, LEDGER_NAME, *names]), len(names))
+
+    def of_ui(self, session_key: str, generations_key: str, ui_id: str, ui_prefix: str,
+              names: Sequence[str]) -> StoredGeneration:
+        """The latest generation of a uiId the caller knows, with its fields `names` and its ledger."""
+        return self(session_key, generations_key, UI_NAMED + ui_id, ui_prefix, names)
 
     def many(self, reads: Sequence[tuple[str, str, str, str]], names: Sequence[str]) -> list[StoredGeneration]:
         """`self(*read, names)` of each (session key, generations key, source field, uiId prefix)

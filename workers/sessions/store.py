@@ -14,19 +14,18 @@ from dataclasses import dataclass
 from typing import Any, Final, TypeAlias, TypeVar
 
 from core.errors import UIStreamError
-from core.limits import UI_PROTOCOL_LIMITS
 from core.stream.lifecycle import UIStreamState, restore_ui_stream, resume_ui_stream
 
 from ..redisio.client import RedisClient, Reply
 from ..redisio.connection import array, integer
-from ..redisio.keys import Keys, generation_field, ledger_name, plain_field, source_field, ui_field
+from ..redisio.keys import Keys, plain_field, source_field, ui_field
 from ..redisio.scripts import GenerationRead, StoredGeneration
 from ..redisio.seal import Seal, parse_facts, retired_of
 from ..wire.entry import dumps, loads
 from .cache import MISSING, GenerationCache, estimate
 from .snapshots import SnapshotShelf
 
-# The stored fields of a generation, in the order `_load` reads them: the required ones, then the
+# The stored fields of a generation, in the order `generation.lua` reads them: the required ones, then the
 # restore facts and the seal (absent from a record written before seals: it is validated in full),
 # then `calls`, the call ledger of a record written before the ledger became one field per call
 # (`ledger_name`): its digests separated by spaces; then `retired`, the generation's removed ids and
@@ -34,8 +33,6 @@ from .snapshots import SnapshotShelf
 REQUIRED_FIELDS = ("checkpoint", "source", "seq", "revision", "status", "frames", "bytes",
                    "last_call", "last_digest", "last_receipt")
 FIELDS = (*REQUIRED_FIELDS, "facts", "seal", "calls", "retired")
-# The ledger fields `_load` asks for: one per frame the protocol allows a generation.
-LEDGER_NAMES = tuple(ledger_name(seq) for seq in range(1, UI_PROTOCOL_LIMITS["maxStreamFrames"] + 1))
 CACHE_SIZE = 4_096  # sessions whose counters and sources one partition remembers
 DEFAULT_CACHE_BYTES = 64 * 1024 * 1024  # a Store built without the process's shared cache
 READ_AHEAD_SHARE = 8  # a read-ahead caches at most 1/8 of the cache's budget (as the cache estimates)
@@ -382,15 +379,13 @@ class Store:
         return document
 
     def _load(self, session: str, ui_id: str) -> Generation | None:
-        number = self._redis.hget(self._keys.session(self._partition, session), ui_field(ui_id))
-        if number is None:
+        """The latest generation of (session, uiId) from Redis, in one `generation.lua` round trip."""
+        keys, partition = self._keys, self._partition
+        found = self._read_generation.of_ui(keys.session(partition, session), keys.generations(partition, session),
+                                            ui_id, ui_field(""), FIELDS)
+        if found.generation is None:
             return None
-        generation = integer(number)
-        raw = self._redis.hmget(self._keys.generations(self._partition, session),
-                                [generation_field(ui_id, generation, name) for name in FIELDS + LEDGER_NAMES])
-        values = [None if value is None else _text(value) for value in raw]
-        return self._generation(ui_id, generation, dict(zip(FIELDS, values, strict=False)),
-                                tuple(digest for digest in values[len(FIELDS):] if digest is not None))
+        return self._generation(ui_id, found.generation, dict(zip(FIELDS, found.fields, strict=True)), found.ledger)
 
     def _generation(self, ui_id: str, generation: int, stored: dict[str, str | None],
                     ledger: tuple[str, ...]) -> Generation | None:
