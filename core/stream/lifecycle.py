@@ -410,6 +410,8 @@ class RestoredSnapshot:
     __slots__ = ("_restored",)
 
     def __init__(self, restored: RestoredDocument) -> None:
+        if type(restored) is not RestoredDocument:  # only `restore_snapshot` makes one
+            raise UIStreamError([Issue("/snapshot", "a RestoredSnapshot comes from restore_snapshot", "type")])
         self._restored: Final = restored
 
     @property

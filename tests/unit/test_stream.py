@@ -987,3 +987,12 @@ def test_retired_types_follow_removes_and_re_adds_and_an_update_keeps_the_very_o
                                      "price-input": "NumberInput"}
     done = advance_ui_stream(removed, {"type": "complete"})
     assert done.retired_types is removed.retired_types
+
+
+@pytest.mark.parametrize("junk", [None, {}, "document", 1])
+def test_a_restored_snapshot_is_made_by_restore_snapshot_only(junk: Any) -> None:
+    from core.stream.lifecycle import RestoredSnapshot
+
+    with pytest.raises(UIStreamError) as caught:
+        RestoredSnapshot(junk)
+    assert [(issue.path, issue.code) for issue in caught.value.issues] == [("/snapshot", "type")]
