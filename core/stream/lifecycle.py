@@ -409,10 +409,10 @@ class RestoredSnapshot:
 
     __slots__ = ("_restored",)
 
-    def __init__(self, restored: RestoredDocument) -> None:
+    def __init__(self, restored: Any) -> None:  # `Any`: a compiled build would raise TypeError first
         if type(restored) is not RestoredDocument:  # only `restore_snapshot` makes one
             raise UIStreamError([Issue("/snapshot", "a RestoredSnapshot comes from restore_snapshot", "type")])
-        self._restored: Final = restored
+        self._restored: Final[RestoredDocument] = restored
 
     @property
     def document(self) -> ParsedDocument:
