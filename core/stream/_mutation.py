@@ -225,10 +225,7 @@ def seen_types(candidate: Candidate, types: Mapping[str, str]) -> Mapping[str, s
     """The generation's id -> type record after an add; a reused id must keep its type."""
     if candidate.kind != "add":
         return types
-    node = candidate.root
-    for position in (*candidate.trail.positions, candidate.position):
-        node = node["children"][position]
-    added = list(subtree(node, f"{candidate.trail.pointer}/children/{candidate.position}"))
+    added = list(subtree(_added(candidate), f"{candidate.trail.pointer}/children/{candidate.position}"))
     for each, path in added:
         if types.get(each["id"], each["type"]) != each["type"]:
             raise UIStreamError([Issue(f"{path}/type", "a node id keeps its component type for the generation",
@@ -270,8 +267,6 @@ def _select_field(node: Mapping[str, Any]) -> str | None:
     bind = props.get("bind") if isinstance(props, Mapping) else None
     return bind if isinstance(bind, str) else None
 
-
-
 def retired_after(candidate: Candidate, retired: FrozenDict) -> FrozenDict:
     """The generation's removed ids and their types after the accepted candidate: a remove adds
     its subtree's, an add takes back the ids it re-uses (with their type: `seen_types` refused
@@ -280,10 +275,15 @@ def retired_after(candidate: Candidate, retired: FrozenDict) -> FrozenDict:
         return FrozenDict({**retired, **{node["id"]: node["type"] for node, _ in subtree(candidate.trail.target, "")}})
     if candidate.kind != "add" or not retired:
         return retired
-    node = candidate.root
-    for position in (*candidate.trail.positions, candidate.position):
-        node = node["children"][position]
-    back = {each["id"] for each, _ in subtree(node, "")}
+    back = {each["id"] for each, _ in subtree(_added(candidate), "")}
     if back.isdisjoint(retired):
         return retired
     return FrozenDict({key: kind for key, kind in retired.items() if key not in back})
+
+
+def _added(candidate: Candidate) -> Mapping[str, Any]:
+    """The node an add candidate inserts, in its new root."""
+    node = candidate.root
+    for position in (*candidate.trail.positions, candidate.position):
+        node = node["children"][position]
+    return node
