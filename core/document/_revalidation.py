@@ -120,17 +120,6 @@ class DocumentCache:
         root.json_depth = max(root.own_depth, 2, root.children_depth + 2 if count else 0)
 
     @classmethod
-    def restored(cls, value: Any, *, byte_size: int, json_depth: int,
-                 expression_nodes: int) -> tuple[DocumentCache, RestoredTree]:
-        """The cache of a document this library validated before, from its decoded JSON and the
-        `restore_facts` its cache gave when it was stored, without validating its tree again
-        (`restore_document`, then `of_restored`).  Raises `UISchemaError` for a value or facts
-        no stored document has."""
-        restored = restore_document(value, byte_size=byte_size, json_depth=json_depth,
-                                    expression_nodes=expression_nodes)
-        return cls.of_restored(restored), restored.tree
-
-    @classmethod
     def of_restored(cls, restored: RestoredDocument) -> DocumentCache:
         """A new cache of a restored document: its memo holds the root's facts from the stored
         totals, the facts below are found on need.  Many caches may share one `RestoredDocument`

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from core.document import _revalidation
-from core.document._revalidation import DocumentCache
+from core.document._revalidation import DocumentCache, restore_document
 from core.document.model import parse_document
 from core.errors import UISchemaError
 
@@ -97,12 +97,12 @@ def test_revalidate_agrees_with_a_full_parse_after_random_patches(data):
 
 
 def _restored(document: Any) -> DocumentCache:
-    """The cache `DocumentCache.restored` rebuilds from a document's JSON and restore facts."""
+    """The cache `DocumentCache.of_restored` rebuilds from a document's JSON and restore facts."""
     facts = DocumentCache(document).restore_facts(document)
     assert facts is not None
     byte_size, json_depth, expression_nodes = facts
-    return DocumentCache.restored(orjson.loads(orjson.dumps(document)), byte_size=byte_size, json_depth=json_depth,
-                                  expression_nodes=expression_nodes)[0]
+    return DocumentCache.of_restored(restore_document(orjson.loads(orjson.dumps(document)), byte_size=byte_size,
+                                                      json_depth=json_depth, expression_nodes=expression_nodes))
 
 
 @settings(max_examples=200, deadline=None)
