@@ -29,7 +29,7 @@ from ..redisio.durability import CHECK_EVERY_S, Durability, Mode, check_server
 from ..redisio.keys import GROUP, PROTOCOL, Keys
 from ..redisio.scripts import Acquired, LostLease, Scripts
 from ..redisio.seal import Seal
-from ..sessions.snapshots import SnapshotShelf
+from ..sessions.snapshots import SHELF_SHARE, SnapshotShelf
 from ..sessions.store import SharedCache
 from .dispatcher import Dispatcher
 from .heap import HeapPolicy
@@ -39,7 +39,6 @@ log = logging.getLogger(__name__)
 LAG_EVERY_S = 5.0  # one XINFO per held partition: not every tick
 ACQUIRE_ROUNDS = 4  # acquisitions per tick when other workers take the same free leases first
 HELD_SHARE = 8  # a dispatcher round holds decided, unconfirmed states of at most 1/8 of IUI_CACHE_BYTES
-SHELF_SHARE = 8  # restored snapshots shared by cold sessions: at most 1/8 of IUI_CACHE_BYTES (sessions/snapshots.py)
 
 
 class MetaMismatch(Exception):

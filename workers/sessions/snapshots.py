@@ -42,6 +42,7 @@ from ..wire.entry import loads
 from .cache import MISSING, GenerationCache, estimate
 
 SNAPSHOT_KEY = ',"snapshot":'  # how the worker's checkpoint text introduces its (last) field
+SHELF_SHARE = 8  # the shelf keeps restored snapshots of at most 1/8 of IUI_CACHE_BYTES (as the cache estimates)
 
 Facts = tuple[int, int, int]
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any, Final, TypeAlias, TypeVar
 
 from core.errors import UIStreamError
-from core.stream.lifecycle import UIStreamState, restore_ui_stream, resume_ui_stream
+from core.stream.lifecycle import UIStreamState, resume_ui_stream
 
 from ..redisio.client import RedisClient, Reply
 from ..redisio.connection import array, integer
@@ -23,7 +23,7 @@ from ..redisio.scripts import GenerationRead, StoredGeneration
 from ..redisio.seal import Seal, parse_facts, retired_of
 from ..wire.entry import dumps, loads
 from .cache import MISSING, GenerationCache, estimate
-from .snapshots import SnapshotShelf
+from .snapshots import SHELF_SHARE, SnapshotShelf
 
 # The stored fields of a generation, in the order `generation.lua` reads them: the required ones, then the
 # restore facts and the seal (absent from a record written before seals: it is validated in full),
@@ -108,23 +108,18 @@ class Generation:
         """The core `UIStreamState` of the stored checkpoint (rebuilt once after a cache miss):
         restored when its seal verified, else parsed in full."""
         if self.state is None:
+            # A Store gives a record whose seal verified its shelf; the retired types count only
+            # with the digest its sealed facts name.
             retired = retired_of(self.facts, self.retired) if self.restorable is not None else None
-            if self.restorable is not None and retired is not None:
+            if self.restorable is not None and self.snapshots is not None and retired is not None:
                 try:
-                    self.state = self._restored(self.restorable, retired)
+                    self.state = self.snapshots.restore(self.checkpoint, facts=self.restorable, frame_count=self.frames,
+                                                        byte_count=self.bytes, retired_types=retired)
                     return self.state
                 except UIStreamError:
                     pass  # sealed, yet not what this build restores: the full check decides
             self.state = resume_ui_stream(loads(self.checkpoint), frame_count=self.frames, byte_count=self.bytes)
         return self.state
-
-    def _restored(self, facts: tuple[int, int, int], retired: dict[str, str]) -> UIStreamState:
-        """Restored from the sealed record (its retired types proven by the facts' digest)."""
-        if self.snapshots is not None:
-            return self.snapshots.restore(self.checkpoint, facts=facts, frame_count=self.frames, byte_count=self.bytes,
-                                          retired_types=retired)
-        return restore_ui_stream(loads(self.checkpoint), frame_count=self.frames, byte_count=self.bytes, facts=facts,
-                                 retired_types=retired)
 
     @property
     def last_result(self) -> str:
@@ -187,7 +182,8 @@ class Store:
         self._seal = seal if seal is not None else Seal()
         self._on_read = on_read  # told each stored generation's seal outcome (a metric)
         # Restored snapshots, shared by the process's partitions (a private shelf when none is given).
-        self._snapshots = snapshots if snapshots is not None else SnapshotShelf(max_bytes=self._cache.max_bytes // 8)
+        self._snapshots = snapshots if snapshots is not None else SnapshotShelf(
+            max_bytes=self._cache.max_bytes // SHELF_SHARE)
 
     @property
     def seal(self) -> Seal:
@@ -284,10 +280,7 @@ class Store:
         cached = self._cache.get((self._scope, session, found.ui_id))
         if cached is not MISSING:  # the cache is newer than Redis while this batch's commits are unconfirmed
             return found.ui_id, cached
-        record = None
-        if found.generation is not None:
-            record = self._generation(found.ui_id, found.generation, dict(zip(FIELDS, found.fields, strict=True)),
-                                      found.ledger)
+        record = self._stored(found.ui_id, found)
         self._keep(session, found.ui_id, record)
         return found.ui_id, record
 
@@ -383,6 +376,10 @@ class Store:
         keys, partition = self._keys, self._partition
         found = self._read_generation.of_ui(keys.session(partition, session), keys.generations(partition, session),
                                             ui_id, ui_field(""), FIELDS)
+        return self._stored(ui_id, found)
+
+    def _stored(self, ui_id: str, found: StoredGeneration) -> Generation | None:
+        """The `Generation` of what `generation.lua` read of a UI (None: no generation, or expired)."""
         if found.generation is None:
             return None
         return self._generation(ui_id, found.generation, dict(zip(FIELDS, found.fields, strict=True)), found.ledger)

@@ -354,8 +354,8 @@ def _retired_record(state: UIStreamState, extended: Generation | None) -> tuple[
     retired = state.retired_types
     if not retired:
         return "", ""
-    before = extended.state if extended is not None else None
-    if extended is not None and before is not None and before.retired_types is retired and extended.retired:
+    kept = extended.state if extended is not None else None  # the state the extended record stored
+    if extended is not None and extended.retired and kept is not None and kept.retired_types is retired:
         return extended.retired, facts_digest(extended.facts)
     text = dumps(retired)
     return text, retired_digest(text)
