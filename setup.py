@@ -17,8 +17,9 @@ from setuptools import setup
 # Modules mypyc does not compile, with the reason in docs/decisions.md ("compiled core").
 EXCLUDED: frozenset[str] = frozenset({"core/document/_parsed.py"})
 # The modules of `workers/` that every tool call runs through (the dispatcher's round, the entry's
-# fields, the partition's decision and its writes, the stored state and its cache, the round trip,
-# the keys), compiled with core: docs/decisions.md ("The compiled worker hot path") says why these and not the others.
+# fields, the partition's decision and its writes, the stored state, its cache and the shelf of
+# restored snapshots a cold session's first call goes through, the round trip, the keys), compiled
+# with core: docs/decisions.md ("The compiled worker hot path") says why these and not the others.
 WORKERS_HOT_PATH: tuple[str, ...] = (
     "workers/redisio/connection.py",
     "workers/redisio/keys.py",
@@ -29,6 +30,7 @@ WORKERS_HOT_PATH: tuple[str, ...] = (
     "workers/runtime/dispatcher.py",
     "workers/runtime/partition.py",
     "workers/sessions/cache.py",
+    "workers/sessions/snapshots.py",
     "workers/sessions/store.py",
     "workers/streams/tools.py",
     "workers/wire/entry.py",

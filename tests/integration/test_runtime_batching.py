@@ -14,6 +14,7 @@ from workers.runtime import pool
 from workers.runtime.build import COMPILED
 from workers.runtime.dispatcher import Dispatcher
 from workers.runtime.partition import PartitionConsumer
+from workers.sessions.store import Store
 from workers.wire.entry import dumps
 
 # These tests watch the dispatcher's round from inside (they patch its methods): the compiled
@@ -270,3 +271,44 @@ def test_a_round_that_holds_its_share_of_the_cache_confirms_it_before_deciding_m
     replies = _two_partitions_in_one_round(runtime, monkeypatch, turn)
     assert all(reply["ok"] for reply in replies)
     assert states == [(True, 0)]  # committed and settled: the round holds nothing of it any more
+
+
+@patches_the_round
+def test_a_round_of_cold_sessions_sends_every_partitions_reads_before_it_decides_the_first(
+        runtime: Runtime, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A worker that starts with cold sessions queued on several partitions: the round's reads of
+    their stored generations all go out before the first partition is decided (Redis runs the
+    later ones meanwhile), each partition's read-ahead reads the replies of its own, and every
+    call is decided as one by one."""
+    runtime.start()
+    sessions = [f"cold-prefetch-{n}" for n in range(12)]
+    frames = [runtime.call(s, "intelligent_ui_open", {"document": example("stream-initial.json")},
+                           call="open-1")["result"]["frame"] for s in sessions]
+    runtime.stop()
+    events: list[tuple[str, int, bool]] = []
+    prefetch, read_ahead = Store.prefetch, Store.read_ahead
+
+    def recorded_prefetch(store: Store, calls: Any) -> None:
+        calls = list(calls)
+        events.append(("prefetch", store._partition, bool(calls)))
+        prefetch(store, calls)
+
+    def recorded_read_ahead(store: Store, calls: Any) -> None:
+        events.append(("read", store._partition, store._sent is not None))
+        read_ahead(store, calls)
+
+    monkeypatch.setattr(Store, "prefetch", recorded_prefetch)
+    monkeypatch.setattr(Store, "read_ahead", recorded_read_ahead)
+    requests = [runtime.client.submit(s, PATCH, {**cursor_args(f), "mutation": _update(1)}, call=f"p-{s}")
+                for s, f in zip(sessions, frames, strict=True)]  # queued while no worker runs
+    runtime.start()  # a new pool: every session is cold
+    replies = [runtime.client.reply(s, r, timeout=10) for s, r in zip(sessions, requests, strict=True)]
+    assert [reply["result"]["frame"]["revision"] for reply in replies] == [1] * len(sessions)
+    partitions = {runtime.client.partition(s) for s in sessions}
+    assert len(partitions) > 1
+    prefetched = [(n, p) for n, (kind, p, sent) in enumerate(events) if kind == "prefetch" and sent]
+    assert len(prefetched) > 1, events
+    first_read = next(n for n, (kind, _, _) in enumerate(events) if kind == "read" and n > prefetched[0][0])
+    assert prefetched[1][0] < first_read, events  # two partitions' reads sent before the round's first decision
+    for n, partition in prefetched:  # each partition's read-ahead found its reads sent, in the same round
+        assert next(e for e in events[n + 1:] if e[1] == partition and e[0] == "read")[2], events

@@ -410,7 +410,8 @@ class CountingPool:
 
     def get_connection(self, *args: Any, **kwargs: Any) -> Any:
         self.checkouts += 1
-        return self._pool.get_connection(*args, **kwargs)
+        self.last = self._pool.get_connection(*args, **kwargs)
+        return self.last
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._pool, name)
@@ -674,3 +675,56 @@ def test_the_current_generation_of_a_named_ui_is_read_in_one_round_trip(runtime:
     assert store.current(sessions[0], "sales-report") == expected[0][1] and counted.round_trips == 1
     assert store.current(sessions[0], "no-such-ui") is None and counted.round_trips == 2
     assert store.current(sessions[0], "sales-report") == expected[0][1] and counted.round_trips == 2  # cached
+
+
+def test_a_prefetch_sends_the_reads_and_the_read_ahead_reads_their_replies(runtime: Runtime) -> None:
+    """A dispatcher's round sends every partition's read-ahead before it decides the first
+    (`Store.prefetch`): the read-ahead of the same calls then reads those replies, no new read."""
+    sessions, expected = cold_sessions(runtime, 3)
+    calls = [(session, "open-1") for session in sessions]
+    store, counted = counted_store(runtime)
+    store.prefetch(calls)
+    assert counted.round_trips == 1 and not any(store.holds(session) for session in sessions)  # nothing read yet
+    store.read_ahead(calls)
+    assert counted.round_trips == 1 and all(store.holds(session) for session in sessions)
+    assert [store.of_source(*call) for call in calls] == expected and counted.round_trips == 1
+    store.prefetch(calls)  # all cached now: nothing is sent
+    store.read_ahead(calls)
+    assert counted.round_trips == 1 and expected[0][1] is not None
+
+
+def test_a_read_ahead_reads_at_once_what_the_prefetch_did_not_send(runtime: Runtime) -> None:
+    sessions, expected = cold_sessions(runtime, 3)
+    calls = [(session, "open-1") for session in sessions]
+    store, counted = counted_store(runtime)
+    store.prefetch(calls[:2])
+    store.read_ahead(calls)
+    assert counted.round_trips == 2 and all(store.holds(session) for session in sessions)
+    assert [store.of_source(*call) for call in calls] == expected and counted.round_trips == 2
+
+
+@pytest.mark.parametrize("how", ["abandoned", "sent again"])
+def test_a_prefetch_given_up_leaves_no_reply_for_the_connections_next_user(runtime: Runtime, how: str) -> None:
+    """Replies left unread on a pooled connection would answer whoever borrows it next: a prefetch
+    given up (its partition stopped before its turn; a second prefetch first) closes its connection."""
+    sessions, expected = cold_sessions(runtime, 3)
+    calls = [(session, "open-1") for session in sessions]
+    store, counted = counted_store(runtime)
+    store.prefetch(calls)
+    socket = counted.connection_pool.last._sock  # the prefetch's connection
+    if how == "abandoned":
+        store.abandon_prefetch()
+        assert socket.fileno() == -1  # closed, not returned to the pool with its replies pending
+        assert counted.ping() is True  # the pool's next connection answers its own command
+        assert counted.get("no-such-key") is None
+        store.read_ahead(calls)  # read anew: nothing was kept of the prefetch
+        assert counted.round_trips == 4
+    else:
+        store.prefetch(calls[:1])  # the first one's connection is closed, its replies never read
+        assert socket.fileno() == -1
+        assert counted.ping() is True
+        store.read_ahead(calls)
+        assert counted.round_trips == 4  # the two prefetches, the PING, the two calls the second did not send
+    assert [store.of_source(*call) for call in calls] == expected and counted.round_trips == 4
+    store.abandon_prefetch()  # nothing pending: nothing happens
+    assert counted.ping() is True

@@ -100,3 +100,23 @@ def test_the_shelf_keeps_within_its_bytes_the_most_recently_used_first() -> None
     restore(shelf, stored(first), first)
     restore(shelf, stored(second), second, retired_types=second.retired_types)
     assert len(shelf) == 1
+
+
+def test_two_texts_with_one_probe_are_each_restored_as_their_own() -> None:
+    """The shelf is looked up by a probe of the text (facts, length, three samples); a text that
+    matches the probe of a shelved one but differs elsewhere is never taken for it."""
+    document = json.loads((EXAMPLES / "stream-initial.json").read_text())
+    other = json.loads(json.dumps(document))
+    other["title"] = "Quarterly sales rePort"  # the same length, outside the probe's samples
+    first, second = start_ui_stream(document, "call-1", 1), start_ui_stream(other, "call-2", 1)
+    assert first.restore_facts == second.restore_facts
+    texts = [stored(first), stored(second)]
+    assert len(texts[0]) == len(texts[1]) and texts[0][-40:] == texts[1][-40:]
+    counted = Counted()
+    shelf = SnapshotShelf(max_bytes=1 << 30, on_shared=counted)
+    for text, state in [(texts[0], first), (texts[1], second), (texts[0], first)]:
+        again = restore(shelf, text, state)
+        assert again.without_history() == state.without_history() and again.document["title"] == state.document["title"]
+    assert (counted.shared, len(shelf)) == (0, 1)  # each miss restored whole and shelved in place of the other
+    restore(shelf, texts[0], first)
+    assert counted.shared == 1

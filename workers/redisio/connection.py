@@ -398,6 +398,11 @@ class RoundTrip:
         self._close(broken=False)
         return replies
 
+    def abandon(self) -> None:
+        """End the round trip without reading its replies: the connection is closed (a borrowed
+        one is returned closed), since replies left unread would answer its next user."""
+        self._close(broken=self._sent > 0)
+
     def _close(self, *, broken: bool) -> None:
         if self._connection is None:
             return

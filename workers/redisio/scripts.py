@@ -27,6 +27,7 @@ from redis.typing import EncodableT
 from ..wire.errors import Fenced, OutOfOrder, StaleCache
 from .client import ClusterClient, RedisClient, Reply
 from .connection import (
+    Command,
     RoundTrip,
     ScriptUnavailable,
     array,
@@ -80,22 +81,62 @@ def run_many(redis: RedisClient, script: Script, name: str,
     A NOSCRIPT reply (a restarted server, a promoted replica) changed nothing: the script is
     loaded (on a cluster, on every master) and only those calls are sent again.
     """
-    results: list[Reply] = [None] * len(calls)
-    todo = list(range(len(calls)))
-    for _ in range(2):
-        missing = []
-        for i, result in zip(todo, _evalsha_all(redis, script, [calls[i] for i in todo]), strict=True):
-            if not isinstance(result, BaseException):
-                results[i] = result
-            elif is_no_script(detached(result)):
-                missing.append(i)
-            else:
-                raise result
-        if not missing:
-            return results
-        redis.script_load(script.script)
-        todo = missing
-    raise ScriptUnavailable(f"script {name} could not be loaded on the cluster")
+    return SentCalls(redis, script, name, calls).replies()
+
+
+class SentCalls:
+    """`run_many` in two halves: the calls are sent when this is made, and `replies` reads their
+    replies, so Redis runs them while the caller does other work (a dispatcher's round sends the
+    read-ahead of every partition it took entries for before it decides the first one).  On a
+    cluster the calls are made at once (redis-py's pipeline, one per node).
+
+    `replies` or `abandon` must end it: until then a pooled connection is kept for the replies."""
+
+    def __init__(self, redis: RedisClient, script: Script, name: str,
+                 calls: Sequence[tuple[list[str], list[EncodableT]]]) -> None:
+        self._redis, self._script, self._name, self._calls = redis, script, name, calls
+        self._trip: RoundTrip | None = None
+        self._first: list[Reply] = []
+        if is_cluster(redis) or not calls:
+            self._first = _evalsha_all(redis, script, calls)
+        else:
+            self._trip = RoundTrip(redis)
+            self._trip.send(_evalsha_commands(script, calls))
+
+    def replies(self) -> list[Reply]:
+        """The reply of each call, in order (a NOSCRIPT reply's call sent again once the script is
+        loaded); raises the first other error reply, or the error of the connection."""
+        if self._trip is not None:
+            trip, self._trip = self._trip, None
+            self._first = trip.finish()
+        results: list[Reply] = [None] * len(self._calls)
+        todo, replies = list(range(len(self._calls))), self._first
+        for attempt in range(2):
+            missing = []
+            for i, result in zip(todo, replies, strict=True):
+                if not isinstance(result, BaseException):
+                    results[i] = result
+                elif is_no_script(detached(result)):
+                    missing.append(i)
+                else:
+                    raise result
+            if not missing:
+                return results
+            self._redis.script_load(self._script.script)
+            todo = missing
+            if attempt == 0:
+                replies = _evalsha_all(self._redis, self._script, [self._calls[i] for i in todo])
+        raise ScriptUnavailable(f"script {self._name} could not be loaded on the cluster")
+
+    def abandon(self) -> None:
+        """Give the replies up unread (the connection is closed, not returned with them pending)."""
+        trip, self._trip = self._trip, None
+        if trip is not None:
+            trip.abandon()
+
+
+def _evalsha_commands(script: Script, calls: Sequence[tuple[list[str], list[EncodableT]]]) -> list[Command]:
+    return [("EVALSHA", script.sha, len(keys), *keys, *args) for keys, args in calls]
 
 
 def _evalsha_all(redis: RedisClient, script: Script,
@@ -103,7 +144,7 @@ def _evalsha_all(redis: RedisClient, script: Script,
     """The replies (error replies as their exceptions) of one EVALSHA per call, in one round trip:
     a `RoundTrip` on a single server (redis-py's pipeline bookkeeping was a tenth of a cold
     session's first call, read ahead in bulk), redis-py's pipeline on a cluster (one per node)."""
-    commands = [("EVALSHA", script.sha, len(keys), *keys, *args) for keys, args in calls]
+    commands = _evalsha_commands(script, calls)
     if is_cluster(redis):
         pipe = redis.pipeline(transaction=False)
         for command in commands:
@@ -534,10 +575,30 @@ class GenerationRead:
     def many(self, reads: Sequence[tuple[str, str, str, str]], names: Sequence[str]) -> list[StoredGeneration]:
         """`self(*read, names)` of each (session key, generations key, source field, uiId prefix)
         read, in one round trip."""
+        return self.send(reads, names).stored()
+
+    def send(self, reads: Sequence[tuple[str, str, str, str]], names: Sequence[str]) -> SentReads:
+        """`many` in two halves: the reads are sent now, `SentReads.stored` reads their replies."""
         calls: list[tuple[list[str], list[EncodableT]]] = [
             ([session_key, generations_key], [source_field, ui_prefix, LEDGER_NAME, *names])
             for session_key, generations_key, source_field, ui_prefix in reads]
-        return [_stored(reply, len(names)) for reply in run_many(self._redis, self._script, "generation", calls)]
+        return SentReads(SentCalls(self._redis, self._script, "generation", calls), len(names))
+
+
+class SentReads:
+    """`generation.lua` reads sent, their replies not read yet (`GenerationRead.send`)."""
+
+    def __init__(self, calls: SentCalls, count: int) -> None:
+        self._calls = calls
+        self._count = count  # the named fields each read asked for
+
+    def stored(self) -> list[StoredGeneration]:
+        """What each read found, in order (raises as `GenerationRead.many` does)."""
+        return [_stored(reply, self._count) for reply in self._calls.replies()]
+
+    def abandon(self) -> None:
+        """Give the replies up unread (`SentCalls.abandon`)."""
+        self._calls.abandon()
 
 
 def _stored(reply: Reply, count: int) -> StoredGeneration:

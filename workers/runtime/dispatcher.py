@@ -218,13 +218,33 @@ class Dispatcher:
                 self._waker.unblocked()
         self._settle(settled)
         self._more = False
-        for key, entries in replies:
-            consumer = readers.get(key)
-            if consumer is None or not entries:
-                continue
+        taken = [(readers[key], entries) for key, entries in replies if key in readers and entries]
+        prefetched = self._prefetch(taken)
+        try:
+            for consumer, entries in taken:
+                with consumer.busy:
+                    if not consumer.stopping:  # else left pending: the next owner (or this one's replay) takes them
+                        self._take(consumer, entries)
+        finally:
+            for consumer in prefetched:  # what a partition that stopped meanwhile never read
+                with consumer.busy:
+                    consumer.abandon_prefetch()
+
+    def _prefetch(self, taken: list[tuple[PartitionConsumer, list[Entry]]]) -> list[PartitionConsumer]:
+        """Send the read-ahead of every partition of the round before the first is decided: Redis
+        runs the later partitions' reads (a cold session's stored generation) while this thread
+        decides the earlier ones' entries, where each partition waited for its own read in turn.
+        Not on a cluster (its reads are made at once, one pipeline per node), nor for one partition
+        (nothing to overlap).  Returns the partitions prefetched."""
+        if self._cluster or len(taken) < 2:
+            return []
+        prefetched = []
+        for consumer, entries in taken:
             with consumer.busy:
-                if not consumer.stopping:  # else left pending: the next owner (or this one's replay) takes them
-                    self._take(consumer, entries)
+                if not consumer.stopping:
+                    consumer.prefetch(entries)
+                    prefetched.append(consumer)
+        return prefetched
 
     def _blocking(self, epoch: int) -> bool:
         """Register the coming blocking read with the waker (the loop's client id, asked on its own

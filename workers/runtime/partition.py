@@ -15,6 +15,7 @@ is applied before anything newer, never after it, and never stays behind.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import random
 import threading
@@ -123,6 +124,8 @@ class PartitionConsumer:
         self._operations_seen = False  # an action request or job report arrived since then
         self._backoff = Backoff(limit=settings.lease_renew_ms / 1000)  # a retry never outlasts a renewal
         self._heap = heap  # the process's collector policy, asked before each entry is decided
+        # The entries `prefetch` was given and their decoded fields (`take` of them decodes them once).
+        self._prefetched: tuple[list[Entry], list[tuple[str, dict[str, str]]]] | None = None
 
     def stop(self) -> None:
         """Stop taking entries (the dispatcher finishes the batch in hand first)."""
@@ -307,12 +310,35 @@ class PartitionConsumer:
             self._batch = None
         return True
 
+    def prefetch(self, entries: list[Entry]) -> None:
+        """Send the reads that `take` of these entries will need (`ToolHandler.prefetch`), so that
+        Redis runs them while the dispatcher decides other partitions' entries.  A hint: an error
+        here is left for `take`, which does the same work again, to meet."""
+        try:
+            decoded = self._decoded(entries)
+            self._handler.prefetch([fields for _, fields in decoded])
+            self._prefetched = (entries, decoded)
+        except Exception:  # `take` meets it again, in its guard
+            self.abandon_prefetch()
+
+    def abandon_prefetch(self) -> None:
+        """Give up what `prefetch` sent, if `take` did not read it (the dispatcher, after its round)."""
+        self._prefetched = None
+        with contextlib.suppress(Exception):  # a connection that fails to close is dropped all the same
+            self._handler.abandon_prefetch()
+
     def _read_ahead(self, entries: Sequence[Entry]) -> list[tuple[str, dict[str, str]]]:
         """Entries (id, fields) as text, once the stored generations their cold sessions' calls
-        will need were read in one round trip (`ToolHandler.read_ahead`)."""
-        decoded = [(text(entry_id), decode_fields(fields or {})) for entry_id, fields in entries]
+        will need were read in one round trip (`ToolHandler.read_ahead`; sent before by
+        `prefetch`, when the dispatcher prefetched them)."""
+        prefetched, self._prefetched = self._prefetched, None
+        decoded = prefetched[1] if prefetched is not None and prefetched[0] is entries else self._decoded(entries)
         self._handler.read_ahead([fields for _, fields in decoded])
         return decoded
+
+    @staticmethod
+    def _decoded(entries: Sequence[Entry]) -> list[tuple[str, dict[str, str]]]:
+        return [(text(entry_id), decode_fields(fields or {})) for entry_id, fields in entries]
 
     def _handle(self, entry_id: str, fields: dict[str, str], deliveries: int) -> None:
         if self._heap is not None:

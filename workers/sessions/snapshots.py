@@ -18,6 +18,14 @@ snapshot's JSON.  A split is shelved only once the full parse of its text agrees
 envelope parsed apart equals the frame's); a text the split does not fit (a record of another
 layout) is restored in full, as before.
 
+The shelf is looked up by a probe of the text, not the text itself: hashing 15 KB of JSON on
+every lookup (Python's string hash) was a sixth of a shared restore.  The probe is the restore
+facts, the text's length and three 32-character samples (its start, middle and end); a hit is
+then proved by comparing the record's text with the shelved one (`str.startswith` at the split:
+a memory compare, no copy).  Two texts with one probe (the same length and samples, a different
+middle elsewhere) are both correct, only slower: the second is restored whole and shelved in
+place of the first.
+
 Bounded like the generation cache (`estimate` of the snapshot's text, least recently used
 first), by a share of `IUI_CACHE_BYTES`; what the sessions' states share is counted by the
 generation cache as well, so the bound is conservative.  Only the dispatcher thread uses it.
@@ -43,15 +51,18 @@ from .cache import MISSING, GenerationCache, estimate
 
 SNAPSHOT_KEY = ',"snapshot":'  # how the worker's checkpoint text introduces its (last) field
 SHELF_SHARE = 8  # the shelf keeps restored snapshots of at most 1/8 of IUI_CACHE_BYTES (as the cache estimates)
+SAMPLE = 32  # characters of each of a probe's three samples of a snapshot's text
 
 Facts = tuple[int, int, int]
+Probe = tuple[Facts, int, str, str, str]  # (facts, the text's length, its start, middle and end)
 
 
 class SnapshotShelf:
     """The restored snapshots of sealed records, by (restore facts, the snapshot's stored text)."""
 
     def __init__(self, *, max_bytes: int, on_shared: Callable[[], None] | None = None) -> None:
-        self._shelf: GenerationCache[RestoredSnapshot] = GenerationCache(max_bytes=max_bytes)
+        # probe -> (the snapshot's text, its restore)
+        self._shelf: GenerationCache[tuple[str, RestoredSnapshot]] = GenerationCache(max_bytes=max_bytes)
         self._on_shared = on_shared  # told of each restore around a shelved snapshot (a metric)
 
     def __len__(self) -> int:
@@ -66,12 +77,13 @@ class SnapshotShelf:
             return restore_ui_stream(loads(checkpoint), frame_count=frame_count, byte_count=byte_count, facts=facts,
                                      retired_types=retired_types)
         envelope_text = checkpoint[:at] + "}"
-        key = (facts, checkpoint[at + len(SNAPSHOT_KEY):-1])
-        shelved = self._shelf.get(key)
-        if shelved is not MISSING:
+        start = at + len(SNAPSHOT_KEY)
+        probe = _probe(facts, checkpoint, start)
+        shelved = self._shelf.get(probe)
+        if shelved is not MISSING and checkpoint.startswith(shelved[0], start):  # the same length: the same text
             if self._on_shared is not None:
                 self._on_shared()
-            return restore_envelope(loads(envelope_text), shelved, frame_count=frame_count, byte_count=byte_count,
+            return restore_envelope(loads(envelope_text), shelved[1], frame_count=frame_count, byte_count=byte_count,
                                     retired_types=retired_types)
         frame = loads(checkpoint)
         envelope = _split_envelope(frame, envelope_text)
@@ -81,8 +93,18 @@ class SnapshotShelf:
         snapshot = restore_snapshot(frame["snapshot"], facts=facts)
         state = restore_envelope(envelope, snapshot, frame_count=frame_count, byte_count=byte_count,
                                  retired_types=retired_types)
-        self._shelf.put(key, snapshot, estimate(key[1]))
+        text = checkpoint[start:-1]
+        self._shelf.put(probe, (text, snapshot), estimate(text))
         return state
+
+
+def _probe(facts: Facts, checkpoint: str, start: int) -> Probe:
+    """The shelf's key of the snapshot text `checkpoint[start:-1]`: its facts, its length and
+    its start, middle and end (`SAMPLE` characters each)."""
+    end = len(checkpoint) - 1
+    middle = (start + end - SAMPLE) // 2
+    return (facts, end - start, checkpoint[start:start + SAMPLE], checkpoint[middle:middle + SAMPLE],
+            checkpoint[max(end - SAMPLE, start):end])
 
 
 def _split_envelope(frame: Any, envelope_text: str) -> dict[str, Any] | None:

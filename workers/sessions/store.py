@@ -19,7 +19,7 @@ from core.stream.lifecycle import UIStreamState, resume_ui_stream
 from ..redisio.client import RedisClient, Reply
 from ..redisio.connection import array, integer
 from ..redisio.keys import Keys, plain_field, source_field, ui_field
-from ..redisio.scripts import GenerationRead, StoredGeneration
+from ..redisio.scripts import GenerationRead, SentReads, StoredGeneration
 from ..redisio.seal import Seal, parse_facts, retired_of
 from ..wire.entry import dumps, loads
 from .cache import MISSING, GenerationCache, estimate
@@ -184,6 +184,7 @@ class Store:
         # Restored snapshots, shared by the process's partitions (a private shelf when none is given).
         self._snapshots = snapshots if snapshots is not None else SnapshotShelf(
             max_bytes=self._cache.max_bytes // SHELF_SHARE)
+        self._sent: tuple[list[tuple[str, str]], SentReads] | None = None  # the reads `prefetch` sent
 
     @property
     def seal(self) -> Seal:
@@ -250,16 +251,46 @@ class Store:
         """Read what `of_source` needs of each (session, sourceCallId) whose generation is not
         cached, all in one round trip, and cache it: the calls of a batch of cold sessions
         (after a fail-over, a scale-out or a restart) then wait for one read, not one each.
+        The reads `prefetch` sent are not sent again: their replies are read now.
 
         What it caches is bounded (`READ_AHEAD_SHARE`), the earliest calls first: a batch of
         more cold sessions than the cache holds would evict what it read before its decisions
         came to it; the calls beyond are read at their decision, as without a read-ahead."""
-        todo = [(session, source) for session, source in dict.fromkeys(calls) if not self._has(session, source)]
-        if not todo:
-            return
+        todo = self._todo(calls)
+        sent, self._sent = self._sent, None
+        if sent is not None:
+            read = set(sent[0])
+            self._cache_found(sent[0], sent[1].stored())
+            todo = [call for call in todo if call not in read]  # what it did not cache stays for the decision
+        if todo:
+            self._cache_found(todo, self._read_generation.send(self._reads(todo), FIELDS).stored())
+
+    def prefetch(self, calls: Iterable[tuple[str, str]]) -> None:
+        """Send now the reads `read_ahead` of the same calls would make, without waiting for their
+        replies: Redis runs them while the worker decides other partitions' entries, and the
+        next `read_ahead` reads the replies.  A read sent before and not read is given up."""
+        self.abandon_prefetch()
+        todo = self._todo(calls)
+        if todo:
+            self._sent = (todo, self._read_generation.send(self._reads(todo), FIELDS))
+
+    def abandon_prefetch(self) -> None:
+        """Give up the reads `prefetch` sent, if `read_ahead` did not read them."""
+        sent, self._sent = self._sent, None
+        if sent is not None:
+            sent[1].abandon()
+
+    def _todo(self, calls: Iterable[tuple[str, str]]) -> list[tuple[str, str]]:
+        """The distinct calls whose generation `of_source` would not find cached."""
+        return [(session, source) for session, source in dict.fromkeys(calls) if not self._has(session, source)]
+
+    def _reads(self, todo: list[tuple[str, str]]) -> list[tuple[str, str, str, str]]:
         keys, partition = self._keys, self._partition
-        found = self._read_generation.many([(keys.session(partition, session), keys.generations(partition, session),
-                                             source_field(source), ui_field("")) for session, source in todo], FIELDS)
+        return [(keys.session(partition, session), keys.generations(partition, session), source_field(source),
+                 ui_field("")) for session, source in todo]
+
+    def _cache_found(self, todo: list[tuple[str, str]], found: list[StoredGeneration]) -> None:
+        """Cache what was read of each call, within the read-ahead's share of the cache."""
         budget = self._cache.max_bytes // READ_AHEAD_SHARE
         for (session, source), each in zip(todo, found, strict=True):
             budget -= estimate(each.fields[0] if each.fields else None)  # FIELDS[0] is the checkpoint

@@ -155,9 +155,21 @@ class ToolHandler:
         A hint: the entries are not validated here (their decisions check everything again), a
         malformed one is passed over, and the body of a session the store holds is never parsed.
         """
-        calls = [call for call in map(self._advanced_source, entries) if call is not None]
+        calls = self._cold_calls(entries)
         if calls:
             self._store.read_ahead(calls)
+
+    def prefetch(self, entries: Sequence[Mapping[str, str]]) -> None:
+        """Send the reads `read_ahead` of the same entries will make, without waiting for their
+        replies (`Store.prefetch`)."""
+        self._store.prefetch(self._cold_calls(entries))
+
+    def abandon_prefetch(self) -> None:
+        """Give up the reads `prefetch` sent, if `read_ahead` did not read them."""
+        self._store.abandon_prefetch()
+
+    def _cold_calls(self, entries: Sequence[Mapping[str, str]]) -> list[tuple[str, str]]:
+        return [call for call in map(self._advanced_source, entries) if call is not None]
 
     def _advanced_source(self, fields: Mapping[str, str]) -> tuple[str, str] | None:
         """(session, sourceCallId) of an advance of a session the store does not hold, or None."""
