@@ -7,7 +7,7 @@ import time
 import pytest
 import redis
 
-from workers.redisio.connection import RoundTrip, exchange, is_no_script, pack
+from workers.redisio.connection import RoundTrip, SharedRoundTrip, exchange, is_no_script, pack
 
 pytestmark = pytest.mark.integration
 
@@ -84,3 +84,64 @@ def test_a_round_trip_on_the_callers_connection_keeps_it_and_reconnects_after_a_
     again = RoundTrip(client, own)
     again.send([("GET", "own")])
     assert again.finish() == [b"1"]  # the same connection object connected again
+
+
+def test_a_round_trip_reads_its_replies_in_parts(redis_url: str) -> None:
+    client = redis.Redis.from_url(redis_url)
+    trip = RoundTrip(client)
+    trip.send([("SET", "parts", "1"), ("INCR", "parts"), ("INCR", "parts")])
+    assert trip.read(1) == [b"OK"] and trip.read(0) == []
+    assert trip.finish() == [2, 3]  # what `read` did not take
+    assert exchange(client, [("GET", "parts")]) == [b"3"]  # the connection went back clean
+
+
+def test_a_shared_round_trip_hands_each_caller_its_own_replies_whatever_order_they_read(redis_url: str) -> None:
+    """The dispatcher sends every partition's read-ahead on one connection; a partition that
+    stopped before its turn never reads: the next one's replies are still its own."""
+    client = redis.Redis.from_url(redis_url)
+    shared = SharedRoundTrip(client)
+    first = shared.send([("SET", "shared", "1"), ("INCR", "shared")])
+    skipped = shared.send([("INCR", "shared"), ("HGET", "shared", "f")])
+    third = shared.send([("GET", "shared")])
+    assert first.replies() == [b"OK", 2]
+    assert third.replies() == [b"3"]  # the skipped share's replies read and dropped on the way
+    with pytest.raises(ValueError, match="read before"):
+        skipped.replies()
+    with pytest.raises(ValueError, match="read before"):
+        third.replies()
+    shared.close()
+    assert exchange(client, [("GET", "shared")]) == [b"3"]
+
+
+@pytest.mark.parametrize("unread", [True, False])
+def test_a_shared_round_trip_closed_with_replies_unread_closes_its_connection(redis_url: str, unread: bool) -> None:
+    client = redis.Redis.from_url(redis_url)
+    shared = SharedRoundTrip(client)
+    share = shared.send([("SET", "closed", "1")])
+    (connection,) = client.connection_pool._in_use_connections
+    socket = connection._sock
+    if not unread:
+        assert share.replies() == [b"OK"]
+    shared.close()
+    assert (socket.fileno() == -1) is unread  # returned to the pool open only when every reply was read
+    assert client.ping() is True and exchange(client, [("GET", "closed")]) == [b"1"]
+
+
+def test_a_shared_round_trip_whose_connection_died_raises_for_every_caller(redis_url: str) -> None:
+    client = redis.Redis.from_url(redis_url)
+    shared = SharedRoundTrip(client)
+    shared.send([("CLIENT", "SETNAME", "doomed-shared")])  # its reply, read or not, is never asked for
+    killer = redis.Redis.from_url(redis_url)
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline and not [c for c in killer.client_list() if c["name"] == "doomed-shared"]:
+        time.sleep(0.01)
+    (doomed,) = [c for c in killer.client_list() if c["name"] == "doomed-shared"]
+    killer.client_kill_filter(_id=doomed["id"])
+    second = shared.send([("SET", "after-kill", "1")])  # the sends may still succeed; no reply can be read
+    third = shared.send([("GET", "after-kill")])
+    with pytest.raises(redis.ConnectionError):
+        second.replies()
+    with pytest.raises(redis.ConnectionError):  # a later caller meets the same error, never another's reply
+        third.replies()
+    shared.close()
+    assert exchange(client, [("SET", "next-shared", "1"), ("GET", "next-shared")]) == [b"OK", b"1"]

@@ -288,10 +288,11 @@ def test_a_round_of_cold_sessions_sends_every_partitions_reads_before_it_decides
     events: list[tuple[str, int, bool]] = []
     prefetch, read_ahead = Store.prefetch, Store.read_ahead
 
-    def recorded_prefetch(store: Store, calls: Any) -> None:
+    def recorded_prefetch(store: Store, calls: Any, shared: Any = None) -> None:
         calls = list(calls)
         events.append(("prefetch", store._partition, bool(calls)))
-        prefetch(store, calls)
+        assert shared is not None  # the round's one connection
+        prefetch(store, calls, shared)
 
     def recorded_read_ahead(store: Store, calls: Any) -> None:
         events.append(("read", store._partition, store._sent is not None))

@@ -30,6 +30,8 @@ from .connection import (
     Command,
     RoundTrip,
     ScriptUnavailable,
+    Share,
+    SharedRoundTrip,
     array,
     detached,
     field_map,
@@ -93,12 +95,16 @@ class SentCalls:
     `replies` or `abandon` must end it: until then a pooled connection is kept for the replies."""
 
     def __init__(self, redis: RedisClient, script: Script, name: str,
-                 calls: Sequence[tuple[list[str], list[EncodableT]]]) -> None:
+                 calls: Sequence[tuple[list[str], list[EncodableT]]], shared: SharedRoundTrip | None = None) -> None:
+        """Send the calls on a connection of their own, or on `shared` (whose owner closes it)."""
         self._redis, self._script, self._name, self._calls = redis, script, name, calls
         self._trip: RoundTrip | None = None
+        self._share: Share | None = None
         self._first: list[Reply] = []
         if is_cluster(redis) or not calls:
             self._first = _evalsha_all(redis, script, calls)
+        elif shared is not None:
+            self._share = shared.send(_evalsha_commands(script, calls))
         else:
             self._trip = RoundTrip(redis)
             self._trip.send(_evalsha_commands(script, calls))
@@ -109,6 +115,9 @@ class SentCalls:
         if self._trip is not None:
             trip, self._trip = self._trip, None
             self._first = trip.finish()
+        elif self._share is not None:
+            share, self._share = self._share, None
+            self._first = share.replies()
         results: list[Reply] = [None] * len(self._calls)
         todo, replies = list(range(len(self._calls))), self._first
         for attempt in range(2):
@@ -129,8 +138,9 @@ class SentCalls:
         raise ScriptUnavailable(f"script {self._name} could not be loaded on the cluster")
 
     def abandon(self) -> None:
-        """Give the replies up unread (the connection is closed, not returned with them pending)."""
-        trip, self._trip = self._trip, None
+        """Give the replies up unread (a connection of their own is closed, not returned with them
+        pending; on a shared one they are left to its owner)."""
+        trip, self._trip, self._share = self._trip, None, None
         if trip is not None:
             trip.abandon()
 
@@ -577,12 +587,14 @@ class GenerationRead:
         read, in one round trip."""
         return self.send(reads, names).stored()
 
-    def send(self, reads: Sequence[tuple[str, str, str, str]], names: Sequence[str]) -> SentReads:
-        """`many` in two halves: the reads are sent now, `SentReads.stored` reads their replies."""
+    def send(self, reads: Sequence[tuple[str, str, str, str]], names: Sequence[str],
+             shared: SharedRoundTrip | None = None) -> SentReads:
+        """`many` in two halves: the reads are sent now (on `shared`, when given), `SentReads.stored`
+        reads their replies."""
         calls: list[tuple[list[str], list[EncodableT]]] = [
             ([session_key, generations_key], [source_field, ui_prefix, LEDGER_NAME, *names])
             for session_key, generations_key, source_field, ui_prefix in reads]
-        return SentReads(SentCalls(self._redis, self._script, "generation", calls), len(names))
+        return SentReads(SentCalls(self._redis, self._script, "generation", calls, shared), len(names))
 
 
 class SentReads:

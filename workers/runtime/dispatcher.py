@@ -47,6 +47,7 @@ writes and finished the read in flight), so their leases can be released at once
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
 import time
@@ -60,6 +61,7 @@ from ..redisio.connection import (
     Command,
     Entry,
     RoundTrip,
+    SharedRoundTrip,
     integer,
     is_cluster,
     pack,
@@ -219,32 +221,40 @@ class Dispatcher:
         self._settle(settled)
         self._more = False
         taken = [(readers[key], entries) for key, entries in replies if key in readers and entries]
-        prefetched = self._prefetch(taken)
+        shared = self._prefetch(taken)
         try:
             for consumer, entries in taken:
                 with consumer.busy:
                     if not consumer.stopping:  # else left pending: the next owner (or this one's replay) takes them
                         self._take(consumer, entries)
         finally:
-            for consumer in prefetched:  # what a partition that stopped meanwhile never read
-                with consumer.busy:
-                    consumer.abandon_prefetch()
+            if shared is not None:
+                self._after_prefetch(taken, shared)
 
-    def _prefetch(self, taken: list[tuple[PartitionConsumer, list[Entry]]]) -> list[PartitionConsumer]:
-        """Send the read-ahead of every partition of the round before the first is decided: Redis
-        runs the later partitions' reads (a cold session's stored generation) while this thread
-        decides the earlier ones' entries, where each partition waited for its own read in turn.
-        Not on a cluster (its reads are made at once, one pipeline per node), nor for one partition
-        (nothing to overlap).  Returns the partitions prefetched."""
-        if self._cluster or len(taken) < 2:
-            return []
-        prefetched = []
+    def _prefetch(self, taken: list[tuple[PartitionConsumer, list[Entry]]]) -> SharedRoundTrip | None:
+        """Send the read-ahead of every partition of the round before the first is decided, all on
+        one connection in the order the partitions are taken: Redis runs the later partitions'
+        reads (a cold session's stored generation) while this thread decides the earlier ones'
+        entries, where each partition waited for its own read in turn.  Not on a cluster (its reads
+        are made at once, one pipeline per node), nor for one partition (nothing to overlap)."""
+        server = self._server
+        if server is None or len(taken) < 2:
+            return None
+        shared = SharedRoundTrip(server)
         for consumer, entries in taken:
             with consumer.busy:
                 if not consumer.stopping:
-                    consumer.prefetch(entries)
-                    prefetched.append(consumer)
-        return prefetched
+                    consumer.prefetch(entries, shared)
+        return shared
+
+    def _after_prefetch(self, taken: list[tuple[PartitionConsumer, list[Entry]]], shared: SharedRoundTrip) -> None:
+        """Forget what a partition that stopped meanwhile never read, then end the shared round trip
+        (its connection closed if replies were left unread)."""
+        for consumer, _ in taken:
+            with consumer.busy:
+                consumer.abandon_prefetch()
+        with contextlib.suppress(Exception):  # a connection that fails to close is dropped all the same
+            shared.close()
 
     def _blocking(self, epoch: int) -> bool:
         """Register the coming blocking read with the waker (the loop's client id, asked on its own

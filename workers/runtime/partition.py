@@ -35,6 +35,7 @@ from ..redisio.connection import (
     TRANSIENT_ERRORS,
     Backoff,
     Entry,
+    SharedRoundTrip,
     array,
     is_busy_group,
     mapping,
@@ -310,13 +311,14 @@ class PartitionConsumer:
             self._batch = None
         return True
 
-    def prefetch(self, entries: list[Entry]) -> None:
-        """Send the reads that `take` of these entries will need (`ToolHandler.prefetch`), so that
-        Redis runs them while the dispatcher decides other partitions' entries.  A hint: an error
-        here is left for `take`, which does the same work again, to meet."""
+    def prefetch(self, entries: list[Entry], shared: SharedRoundTrip | None = None) -> None:
+        """Send the reads that `take` of these entries will need (`ToolHandler.prefetch`; on the
+        round's `shared` connection, when given), so that Redis runs them while the dispatcher
+        decides other partitions' entries.  A hint: an error here is left for `take`, which does
+        the same work again, to meet."""
         try:
             decoded = self._decoded(entries)
-            self._handler.prefetch([fields for _, fields in decoded])
+            self._handler.prefetch([fields for _, fields in decoded], shared)
             self._prefetched = (entries, decoded)
         except Exception:  # `take` meets it again, in its guard
             self.abandon_prefetch()

@@ -17,7 +17,7 @@ from core.errors import UIStreamError
 from core.stream.lifecycle import UIStreamState, resume_ui_stream
 
 from ..redisio.client import RedisClient, Reply
-from ..redisio.connection import array, integer
+from ..redisio.connection import SharedRoundTrip, array, integer
 from ..redisio.keys import Keys, plain_field, source_field, ui_field
 from ..redisio.scripts import GenerationRead, SentReads, StoredGeneration
 from ..redisio.seal import Seal, parse_facts, retired_of
@@ -265,14 +265,15 @@ class Store:
         if todo:
             self._cache_found(todo, self._read_generation.send(self._reads(todo), FIELDS).stored())
 
-    def prefetch(self, calls: Iterable[tuple[str, str]]) -> None:
-        """Send now the reads `read_ahead` of the same calls would make, without waiting for their
-        replies: Redis runs them while the worker decides other partitions' entries, and the
-        next `read_ahead` reads the replies.  A read sent before and not read is given up."""
+    def prefetch(self, calls: Iterable[tuple[str, str]], shared: SharedRoundTrip | None = None) -> None:
+        """Send now the reads `read_ahead` of the same calls would make (on `shared`, when given),
+        without waiting for their replies: Redis runs them while the worker decides other
+        partitions' entries, and the next `read_ahead` reads the replies.  A read sent before
+        and not read is given up."""
         self.abandon_prefetch()
         todo = self._todo(calls)
         if todo:
-            self._sent = (todo, self._read_generation.send(self._reads(todo), FIELDS))
+            self._sent = (todo, self._read_generation.send(self._reads(todo), FIELDS, shared))
 
     def abandon_prefetch(self) -> None:
         """Give up the reads `prefetch` sent, if `read_ahead` did not read them."""

@@ -21,6 +21,7 @@ from core.json.safe import SafeJson
 from core.limits import MAX_GENERATION, UI_LIMITS, UI_PROTOCOL_LIMITS
 from core.stream.lifecycle import UIStreamState, advance_ui_stream, start_ui_stream
 
+from ..redisio.connection import SharedRoundTrip
 from ..redisio.keys import Keys, generation_field, ledger_name, plain_field, source_field, ui_field
 from ..redisio.scripts import CommitPlan, PlainFields
 from ..redisio.seal import facts_digest, facts_text, retired_digest
@@ -159,10 +160,10 @@ class ToolHandler:
         if calls:
             self._store.read_ahead(calls)
 
-    def prefetch(self, entries: Sequence[Mapping[str, str]]) -> None:
-        """Send the reads `read_ahead` of the same entries will make, without waiting for their
-        replies (`Store.prefetch`)."""
-        self._store.prefetch(self._cold_calls(entries))
+    def prefetch(self, entries: Sequence[Mapping[str, str]], shared: SharedRoundTrip | None = None) -> None:
+        """Send the reads `read_ahead` of the same entries will make (on `shared`, when given),
+        without waiting for their replies (`Store.prefetch`)."""
+        self._store.prefetch(self._cold_calls(entries), shared)
 
     def abandon_prefetch(self) -> None:
         """Give up the reads `prefetch` sent, if `read_ahead` did not read them."""
