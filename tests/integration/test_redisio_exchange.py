@@ -12,6 +12,16 @@ from workers.redisio.connection import RoundTrip, SharedRoundTrip, exchange, is_
 pytestmark = pytest.mark.integration
 
 
+def kill_client(redis_url: str, name: str) -> None:
+    """Kill the server's connection named `name` (once the server shows it)."""
+    killer = redis.Redis.from_url(redis_url)
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline and not [c for c in killer.client_list() if c["name"] == name]:
+        time.sleep(0.01)
+    (doomed,) = [c for c in killer.client_list() if c["name"] == name]
+    killer.client_kill_filter(_id=doomed["id"])
+
+
 def test_replies_come_back_raw_and_in_order_with_error_replies_in_place(redis_url: str) -> None:
     client = redis.Redis.from_url(redis_url)
     replies = exchange(client, [("SET", "x", "1"), ("INCR", "x"), ("HGET", "x", "f"),
@@ -56,12 +66,7 @@ def test_a_round_trip_on_a_killed_connection_raises_at_finish_and_leaves_no_brok
     client = redis.Redis.from_url(redis_url)
     trip = RoundTrip(client)
     trip.send([("CLIENT", "SETNAME", "doomed")])
-    killer = redis.Redis.from_url(redis_url)
-    deadline = time.monotonic() + 5
-    while time.monotonic() < deadline and not [c for c in killer.client_list() if c["name"] == "doomed"]:
-        time.sleep(0.01)
-    (doomed,) = [c for c in killer.client_list() if c["name"] == "doomed"]
-    killer.client_kill_filter(_id=doomed["id"])
+    kill_client(redis_url, "doomed")
     trip.send([("SET", "after", "1")])  # the send may still succeed; the replies cannot be read
     with pytest.raises(redis.ConnectionError):
         trip.finish()
@@ -131,12 +136,7 @@ def test_a_shared_round_trip_whose_connection_died_raises_for_every_caller(redis
     client = redis.Redis.from_url(redis_url)
     shared = SharedRoundTrip(client)
     shared.send([("CLIENT", "SETNAME", "doomed-shared")])  # its reply, read or not, is never asked for
-    killer = redis.Redis.from_url(redis_url)
-    deadline = time.monotonic() + 5
-    while time.monotonic() < deadline and not [c for c in killer.client_list() if c["name"] == "doomed-shared"]:
-        time.sleep(0.01)
-    (doomed,) = [c for c in killer.client_list() if c["name"] == "doomed-shared"]
-    killer.client_kill_filter(_id=doomed["id"])
+    kill_client(redis_url, "doomed-shared")
     second = shared.send([("SET", "after-kill", "1")])  # the sends may still succeed; no reply can be read
     third = shared.send([("GET", "after-kill")])
     with pytest.raises(redis.ConnectionError):
