@@ -12,7 +12,9 @@ many partitions it served, an idle pool one blocking read per process, and an en
 alone two round trips (the read that brings it, the pipeline that writes it and waits for the
 next) and two socket writes. The replies of the writes are settled before the new entries are
 decided; each woken partition takes its entries in turn (a busy partition cannot starve the
-others). One thread instead of one per partition: the GIL lets only one run anyway, and 64
+others), after the reads that every woken partition's cold sessions need were sent, all on one
+connection (`_prefetch`: Redis runs the later partitions' reads while the earlier ones are
+decided). One thread instead of one per partition: the GIL lets only one run anyway, and 64
 threads contending for it cost more than they overlap.
 
 Entries the read moves into a partition's pending list belong to that partition's owner
