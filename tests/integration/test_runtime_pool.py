@@ -7,11 +7,13 @@ import time
 from pathlib import Path
 
 import pytest
+import redis
 
 from tests.integration.conftest import Runtime, example
 from workers.cli import main
 from workers.redisio.keys import GROUP
 from workers.redisio.scripts import Scripts
+from workers.runtime import pool
 from workers.runtime.partition import PartitionConsumer
 
 pytestmark = pytest.mark.integration
@@ -115,3 +117,33 @@ def test_the_lease_scripts_cost_one_round_trip_without_a_script_exists(runtime: 
     assert _lease_round(scripts) == (True, 0, True)
     stats = runtime.redis.info("commandstats")
     assert "cmdstat_script|exists" not in stats and stats["cmdstat_evalsha"]["calls"] == 3
+
+
+def test_the_meta_is_checked_at_start_after_an_outage_and_every_interval_not_every_tick(
+        runtime: Runtime, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`{prefix}:meta` costs the tick's thread a round trip and a pipeline, while holding the GIL
+    the dispatcher needs: a pool checks it at its first tick, after Redis was unreachable (a
+    restarted server may have lost it) and every `META_EVERY_S`, not at every 100 ms heartbeat."""
+    checks: list[float] = []
+    check_meta = pool.check_meta
+    monkeypatch.setattr(pool, "check_meta", lambda *args, **kwargs: (checks.append(time.monotonic()),
+                                                                      check_meta(*args, **kwargs))[1])
+    outage = {"left": 0}
+    heartbeat = pool.WorkerPool._heartbeat
+
+    def flaky_heartbeat(self: pool.WorkerPool) -> list[str]:
+        if outage["left"]:
+            outage["left"] -= 1
+            raise redis.ConnectionError("the server went away")  # as a tick meets an outage
+        return heartbeat(self)
+
+    monkeypatch.setattr(pool.WorkerPool, "_heartbeat", flaky_heartbeat)
+    runtime.start()
+    time.sleep(0.6)  # ~6 ticks of the fast settings' 100 ms
+    assert len(checks) == 1
+    runtime.redis.hdel(runtime.client.keys.meta, "streaming")  # as a restart that lost it
+    outage["left"] = 1
+    _wait(lambda: len(checks) == 2, timeout=2.0)  # the tick after the outage checks (and writes) it again
+    _wait(lambda: runtime.redis.hget(runtime.client.keys.meta, "streaming") == b"1")
+    monkeypatch.setattr(pool, "META_EVERY_S", 0.2)
+    _wait(lambda: len(checks) >= 4, timeout=2.0)

@@ -37,6 +37,10 @@ from .partition import PartitionConsumer, own_group
 
 log = logging.getLogger(__name__)
 LAG_EVERY_S = 5.0  # one XINFO per held partition: not every tick
+# `{prefix}:meta` is checked (and `streaming` advertised) at start, after an outage and this often:
+# a round trip and a pipeline's bookkeeping in the tick's thread, which holds the GIL the
+# dispatcher needs (every tick cost a paced worker's tail; docs/decisions.md, the runtime).
+META_EVERY_S = 5.0
 ACQUIRE_ROUNDS = 4  # acquisitions per tick when other workers take the same free leases first
 HELD_SHARE = 8  # a dispatcher round holds decided, unconfirmed states of at most 1/8 of IUI_CACHE_BYTES
 
@@ -100,6 +104,7 @@ class WorkerPool:
         self._durability = Durability.of(settings.durability, settings.durability_replicas,
                                          settings.durability_timeout_ms)
         self._checked_at = -CHECK_EVERY_S  # the last `local` check of the servers' fsync policy
+        self._meta_at = -META_EVERY_S  # the last check of `{prefix}:meta`
         self._on_serving = on_serving
         self._releasing: list[threading.Thread] = []
 
@@ -139,15 +144,16 @@ class WorkerPool:
                 except TRANSIENT_ERRORS as error:
                     self._metrics.redis_errors.inc()
                     self._checked_at = -CHECK_EVERY_S  # a restarted server may run another fsync policy
+                    self._meta_at = -META_EVERY_S  # and may have lost `{prefix}:meta`
                     log.warning("pool %s: redis unavailable (%s); retrying", self.worker_id, error)
                     self._stop.wait(backoff.next())
         finally:
             self.shutdown()
 
     def tick(self) -> None:
-        """One heartbeat: renew, announce, rebalance, report lag."""
-        check_meta(self._redis, self._keys, self._settings.partitions, self._durability,  # also after a restart
-                   streaming=self._settings.streaming_enabled)
+        """One heartbeat: renew, announce, rebalance, report lag (and every `META_EVERY_S` check
+        `{prefix}:meta`)."""
+        self._check_meta()
         self._check_durability()
         self._reap()
         self._renew()
@@ -158,6 +164,15 @@ class WorkerPool:
         elif len(self._held) < share:
             self._acquire(share, live)
         self._report_lag()
+
+    def _check_meta(self) -> None:
+        """`check_meta` at the first tick, after an outage and every `META_EVERY_S` (also after a
+        restart that lost the keys, as the durability check)."""
+        if time.monotonic() - self._meta_at < META_EVERY_S:
+            return
+        check_meta(self._redis, self._keys, self._settings.partitions, self._durability,
+                   streaming=self._settings.streaming_enabled)
+        self._meta_at = time.monotonic()
 
     def _check_durability(self) -> None:
         """`local`: refuse to serve (DurabilityUnmet ends the run) unless every master fsyncs every write."""
