@@ -411,8 +411,9 @@ class RoundTrip:
         return replies
 
     def abandon(self) -> None:
-        """End the round trip without reading its replies: the connection is closed (a borrowed
-        one is returned closed), since replies left unread would answer its next user."""
+        """End the round trip without reading the replies left: the connection is closed when any
+        are (a borrowed one is returned closed), since they would answer its next user; with none
+        left it ends as `finish` ends it."""
         self._close(broken=self._sent > self._read)
 
     def _close(self, *, broken: bool) -> None:
