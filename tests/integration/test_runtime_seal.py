@@ -15,6 +15,7 @@ from tests.integration.conftest import Runtime, cursor_args, example
 from tests.integration.test_runtime_tools import SESSION, open_stream, patch
 from workers.redisio.keys import generation_field
 from workers.redisio.seal import SEAL_VERSION, Seal, facts_text, parse_facts, retired_of
+from workers.sessions.snapshots import _probe
 from workers.sessions.store import FIELDS, Store
 
 pytestmark = pytest.mark.integration
@@ -56,7 +57,9 @@ def test_every_commit_stores_the_restore_facts_and_a_seal_over_checkpoint_counte
     state = resume_ui_stream(orjson.loads(record["checkpoint"]), frame_count=2, byte_count=int(record["bytes"]))
     assert parse_facts(record["facts"]) is not None and record["facts"] == facts_text(state.restore_facts)
     key = hashlib.sha256(SEAL_VERSION + b"\0" + KEY.encode()).digest()
-    message = f"{record['frames']} {record['bytes']} {record['facts']}\n".encode() + record["checkpoint"].encode()
+    envelope, snapshot = record["checkpoint"].split(',"snapshot":', 1)
+    digest = hashlib.sha256(f',"snapshot":{snapshot}'.encode()).hexdigest()
+    message = f"{record['frames']} {record['bytes']} {record['facts']}\n{envelope}\n{digest}".encode()
     assert record["seal"] == hmac.new(key, message, hashlib.sha256).hexdigest()
     assert orjson.loads(record["checkpoint"]) == frame
 
@@ -132,7 +135,7 @@ def test_a_sealed_record_with_facts_no_document_has_is_validated_in_full(runtime
     frame = opened_then_cold(runtime)
     record = stored(runtime)
     facts = "1 3 0"  # no document of this header is one byte long
-    seal = Seal(KEY.encode()).of(record["checkpoint"].encode(), int(record["frames"]), int(record["bytes"]), facts)
+    seal = Seal(KEY.encode()).of(record["checkpoint"], int(record["frames"]), int(record["bytes"]), facts)
     set_field(runtime, "facts", facts)
     set_field(runtime, "seal", seal)
     runtime.start()
@@ -233,3 +236,29 @@ def test_the_retired_types_are_written_by_the_commits_that_change_them_and_check
     cold = patch(runtime, updated["result"]["frame"], readd, "readd")
     assert cold["ok"] is True  # without the retired types, as a record written before them
     assert reads(runtime, "valid") == 1
+
+
+def test_a_shelved_snapshot_never_vouches_for_another_sessions_altered_copy(runtime: Runtime) -> None:
+    """A cold read's seal check takes the digest of a snapshot the shelf holds from the shelf
+    (workers/sessions/snapshots.py, `digest`): a record whose snapshot was altered after its seal,
+    keeping the shelf's probe of the text, is still read as unsealed and validated in full."""
+    runtime.configure(state_key=KEY)
+    runtime.start()
+    other = "s-same-document"
+    frames = {session: open_stream(runtime, session=session) for session in (SESSION, other)}
+    runtime.stop()
+    key = runtime.client.keys.generations(runtime.client.partition(other), other)
+    text = runtime.generation(other, UI_ID, 1)["checkpoint"]
+    altered = text.replace('"Units sold"', '"Units Sold"')
+    start = text.index(',"snapshot":') + len(',"snapshot":')
+    facts = parse_facts(runtime.generation(other, UI_ID, 1)["facts"]) or (0, 0, 0)
+    assert altered != text and _probe(facts, altered, start) == _probe(facts, text, start)
+    runtime.redis.hset(key, generation_field(UI_ID, 1, "checkpoint"), altered)
+    runtime.start()
+    mutation = example("stream-mutations.json")[1]
+    assert patch(runtime, frames[SESSION], mutation, "patch-1")["ok"]  # restored and shelved
+    assert (reads(runtime, "valid"), reads(runtime, "invalid")) == (1, 0)
+    reply = patch(runtime, frames[other], mutation, "patch-1", session=other)
+    assert reply["ok"], reply
+    assert (reads(runtime, "valid"), reads(runtime, "invalid")) == (1, 1)
+    assert '"Units Sold"' in runtime.generation(other, UI_ID, 1)["checkpoint"]  # the full check took it as stored

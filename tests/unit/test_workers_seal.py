@@ -7,23 +7,66 @@ import hmac
 
 import pytest
 
-from workers.redisio.seal import SEAL_VERSION, Seal, facts_digest, facts_text, parse_facts, retired_digest, retired_of
+from workers.redisio.seal import (
+    SEAL_VERSION,
+    Seal,
+    facts_digest,
+    facts_text,
+    parse_facts,
+    retired_digest,
+    retired_of,
+    snapshot_digest,
+    snapshot_split,
+)
 
-CHECKPOINT = b'{"protocol":"dsh.intelligent-ui.stream","snapshot":{}}'
+ENVELOPE = '{"protocol":"dsh.intelligent-ui.stream","title":"caf\u00e9 ,\\"snapshot\\":"'
+SNAPSHOT = '{"id":"a","root":{"type":"Text","id":"t"}}'
+CHECKPOINT = f'{ENVELOPE},"snapshot":{SNAPSHOT}}}'
 
 
-def test_a_seal_is_the_hmac_of_the_counters_the_facts_and_the_checkpoint_under_the_versioned_key() -> None:
+def test_a_seal_is_the_hmac_of_the_counters_the_facts_the_envelope_and_the_snapshots_digest() -> None:
     key = hashlib.sha256(SEAL_VERSION + b"\0" + b"k" * 32).digest()
-    expected = hmac.new(key, b"3 1200 900 7 12\n" + CHECKPOINT, hashlib.sha256).hexdigest()
+    digest = hashlib.sha256(f',"snapshot":{SNAPSHOT}}}'.encode()).hexdigest()
+    message = b"3 1200 900 7 12\n" + ENVELOPE.encode() + b"\n" + digest.encode()
+    expected = hmac.new(key, message, hashlib.sha256).hexdigest()
+    assert SEAL_VERSION == b"iui-generation-seal-2"
+    assert snapshot_split(CHECKPOINT) == len(ENVELOPE) and snapshot_digest(CHECKPOINT) == digest
     assert Seal(b"k" * 32).of(CHECKPOINT, 3, 1200, "900 7 12") == expected
     assert Seal(b"k" * 32).verifies(expected, CHECKPOINT, 3, 1200, "900 7 12")
+    assert Seal(b"k" * 32).verifies(expected, CHECKPOINT, 3, 1200, "900 7 12", snapshot_digest=digest)
+
+
+def test_a_digest_lent_for_the_snapshot_is_what_the_seal_takes_of_it() -> None:
+    """The caller (the shelf) vouches for the digest: a wrong one does not verify."""
+    seal = Seal(b"k" * 32)
+    good = seal.of(CHECKPOINT, 3, 1200, "900 7 12")
+    assert not seal.verifies(good, CHECKPOINT, 3, 1200, "900 7 12", snapshot_digest="0" * 64)
+    other = CHECKPOINT.replace('"t"', '"u"')
+    assert not seal.verifies(good, other, 3, 1200, "900 7 12")
+    assert seal.verifies(good, other, 3, 1200, "900 7 12", snapshot_digest=snapshot_digest(CHECKPOINT))
+
+
+def test_a_checkpoint_without_a_snapshot_is_sealed_whole() -> None:
+    key = hashlib.sha256(SEAL_VERSION + b"\0").digest()
+    message = b"1 10 1 3 0\n" + ENVELOPE.encode() + b"\n" + hashlib.sha256(b"").hexdigest().encode()
+    assert snapshot_split(ENVELOPE) == len(ENVELOPE)
+    assert Seal().of(ENVELOPE, 1, 10, "1 3 0") == hmac.new(key, message, hashlib.sha256).hexdigest()
+
+
+@pytest.mark.parametrize("moved", ["envelope into snapshot", "snapshot into envelope"])
+def test_moving_text_across_the_split_changes_the_seal(moved: str) -> None:
+    seal = Seal(b"k" * 32)
+    good = seal.of(CHECKPOINT, 3, 1200, "900 7 12")
+    other = CHECKPOINT.replace(',"snapshot":', ' ,"snapshot":') if moved == "envelope into snapshot" else \
+        CHECKPOINT.replace('"title"', '"title" ')
+    assert not seal.verifies(good, other, 3, 1200, "900 7 12")
 
 
 @pytest.mark.parametrize("change", ["checkpoint", "frames", "bytes", "facts", "key", "keyless"])
 def test_a_seal_verifies_nothing_else(change: str) -> None:
     seal = Seal(b"k" * 32)
     good = seal.of(CHECKPOINT, 3, 1200, "900 7 12")
-    values = {"checkpoint": (CHECKPOINT + b" ", 3, 1200, "900 7 12"), "frames": (CHECKPOINT, 4, 1200, "900 7 12"),
+    values = {"checkpoint": (CHECKPOINT + " ", 3, 1200, "900 7 12"), "frames": (CHECKPOINT, 4, 1200, "900 7 12"),
               "bytes": (CHECKPOINT, 3, 1201, "900 7 12"), "facts": (CHECKPOINT, 3, 1200, "900 7 13")}
     if change in values:
         assert not seal.verifies(good, *values[change])
@@ -35,6 +78,13 @@ def test_a_seal_verifies_nothing_else(change: str) -> None:
 @pytest.mark.parametrize("stored", ["", "00", "x" * 64, "é" * 64, "\ud800", "0" * 64])
 def test_a_stored_seal_that_is_not_the_seal_never_verifies_and_never_raises(stored: str) -> None:
     assert Seal().verifies(stored, CHECKPOINT, 1, 10, "1 3 0") is False
+
+
+@pytest.mark.parametrize("facts", ["é 3 0", "\ud800", "1 3 0\n"])
+def test_stored_facts_or_text_that_are_not_ascii_never_make_a_seal_raise(facts: str) -> None:
+    assert Seal().verifies("0" * 64, CHECKPOINT, 1, 10, facts) is False
+    assert Seal().verifies("0" * 64, CHECKPOINT + "\ud800", 1, 10, "1 3 0") is False
+    assert Seal().of(CHECKPOINT, 1, 10, facts) != Seal().of(CHECKPOINT, 1, 10, "1 3 0")
 
 
 def test_the_keyless_seal_is_keyed_by_its_version_and_is_stable() -> None:

@@ -13,6 +13,7 @@ import pytest
 
 from core.errors import UIStreamError
 from core.stream.lifecycle import UIStreamState, advance_ui_stream, restore_ui_stream, start_ui_stream
+from workers.redisio.seal import snapshot_digest
 from workers.sessions.snapshots import SnapshotShelf
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
@@ -120,3 +121,21 @@ def test_two_texts_with_one_probe_are_each_restored_as_their_own() -> None:
     assert (counted.shared, len(shelf)) == (0, 1)  # each miss restored whole and shelved in place of the other
     restore(shelf, texts[0], first)
     assert counted.shared == 1
+
+
+def test_a_shelved_snapshot_lends_the_seals_digest_only_to_its_own_text() -> None:
+    """`digest` spares a cold read's seal check the hash of a snapshot the shelf holds: it is the
+    seal's digest of that text, and "" for any other text, even one with the same probe."""
+    document = json.loads((EXAMPLES / "stream-initial.json").read_text())
+    other = json.loads(json.dumps(document))
+    other["title"] = "Quarterly sales rePort"  # the same length, outside the probe's samples
+    first, second = start_ui_stream(document, "call-1", 1), start_ui_stream(other, "call-2", 1)
+    shelf = SnapshotShelf(max_bytes=1 << 30)
+    assert shelf.digest(stored(first), first.restore_facts) == ""  # nothing shelved yet
+    restore(shelf, stored(first), first)
+    again = stored(producer("call-9"))  # another session's record of the same document
+    assert shelf.digest(again, first.restore_facts) == snapshot_digest(again) == snapshot_digest(stored(first))
+    assert shelf.digest(stored(second), second.restore_facts) == ""  # one probe, another text
+    assert shelf.digest(again, (*first.restore_facts[:2], first.restore_facts[2] + 1)) == ""  # other facts
+    for text in (again[:-1], again.replace(',"snapshot":', ',"snapshots":'), "", "}"):
+        assert shelf.digest(text, first.restore_facts) == ""

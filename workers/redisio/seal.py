@@ -9,11 +9,20 @@ JSON depth bound, expression nodes, as the text "<bytes> <depth> <expressions>",
 generation removed a node by the SHA-256 of its stored `retired_types`: the ids it may re-use only
 with their types, a JSON object in the record's `retired` field, written only by the commits that
 change it) and a seal:
-HMAC-SHA256 over the checkpoint, the generation's budget counters and those facts.  A record
+HMAC-SHA256 over the generation's budget counters, those facts and the checkpoint, the checkpoint
+taken as its envelope's text and the SHA-256 of its snapshot's (`snapshot_split`).  A record
 whose seal verifies is restored (`core.stream.lifecycle.restore_ui_stream`: envelope, budgets
 and header checked, the component tree walked for its shape only); any other one (written
 before seals existed, under another key or another seal version, or altered) is validated
 in full, as every record was before.
+
+Why the snapshot by its digest: cold sessions often hold the same stored snapshot (one app's
+document, opened by each of its users), and the worker keeps the snapshots it restored
+(workers/sessions/snapshots.py) with their digest.  A record whose snapshot's text is the
+shelved one (a memory compare) is verified with the shelved digest: an HMAC over a few hundred
+bytes, where hashing the 15 KB of a 200-component checkpoint was the largest single cost of
+verifying it.  The message decodes one way (the digest is the last 64 characters), so the seal
+still proves every byte of the checkpoint.
 
 The key is `IUI_STATE_KEY` (every worker of a deployment must have the same one, or each
 reads the others' records as unsealed: correct, only slower; `iui_state_reads_total{seal=
@@ -29,7 +38,8 @@ import hmac
 
 import orjson
 
-SEAL_VERSION = b"iui-generation-seal-1"  # a change of what is sealed, or of core's facts, changes this
+SEAL_VERSION = b"iui-generation-seal-2"  # a change of what is sealed, or of core's facts, changes this
+SNAPSHOT_KEY = ',"snapshot":'  # how the worker's checkpoint text introduces its (last) field
 SEAL_OUTCOMES = ("valid", "missing", "invalid")  # what a read of a stored generation found of its seal
 
 
@@ -42,16 +52,45 @@ class Seal:
         # The version is part of the key, so a record sealed under another version never verifies.
         self._key = hashlib.sha256(SEAL_VERSION + b"\0" + (key or b"")).digest()
 
-    def of(self, checkpoint: bytes, frames: int, byte_count: int, facts: str) -> str:
-        """The seal (hex) of a generation's checkpoint (its UTF-8 JSON), budget counters and facts."""
-        mac = hmac.new(self._key, f"{frames} {byte_count} {facts}\n".encode("ascii"), hashlib.sha256)
-        mac.update(checkpoint)
+    def of(self, checkpoint: str, frames: int, byte_count: int, facts: str, *, snapshot_digest: str = "") -> str:
+        """The seal (hex) of a generation's checkpoint (its JSON text), budget counters and facts;
+        `snapshot_digest`, when given, is `snapshot_digest(checkpoint)` known already."""
+        at = snapshot_split(checkpoint)
+        mac = hmac.new(self._key, _utf8(f"{frames} {byte_count} {facts}\n"), hashlib.sha256)
+        mac.update(_utf8(checkpoint[:at]))
+        mac.update(b"\n" + _utf8(snapshot_digest or _digest(checkpoint[at:])))
         return mac.hexdigest()
 
-    def verifies(self, seal: str, checkpoint: bytes, frames: int, byte_count: int, facts: str) -> bool:
+    def verifies(self, seal: str, checkpoint: str, frames: int, byte_count: int, facts: str, *,
+                 snapshot_digest: str = "") -> bool:
         """True when `seal` is the seal of these values (compared in constant time; a stored
         value that is not even ASCII text, which `compare_digest` refuses, is simply not it)."""
-        return seal.isascii() and hmac.compare_digest(seal, self.of(checkpoint, frames, byte_count, facts))
+        return seal.isascii() and hmac.compare_digest(
+            seal, self.of(checkpoint, frames, byte_count, facts, snapshot_digest=snapshot_digest))
+
+
+def snapshot_split(checkpoint: str) -> int:
+    """Where a checkpoint's text splits into its envelope and its snapshot: the first
+    `,"snapshot":` (the worker writes the snapshot last, and no scalar's JSON holds that text:
+    a quote inside a string is escaped); the text's length when it holds none."""
+    at = checkpoint.find(SNAPSHOT_KEY)
+    return at if at >= 0 else len(checkpoint)
+
+
+def snapshot_digest(checkpoint: str) -> str:
+    """The digest a seal takes of a checkpoint's snapshot: the SHA-256 (hex) of its text from
+    the split (`snapshot_split`) on."""
+    return _digest(checkpoint[snapshot_split(checkpoint):])
+
+
+def _digest(text: str) -> str:
+    return hashlib.sha256(_utf8(text)).hexdigest()
+
+
+def _utf8(text: str) -> bytes:
+    # "surrogatepass": text from Redis has none (decoded with "replace"), yet no str makes a seal
+    # raise (a stored facts field that was altered to non-ASCII text reaches it before its parse).
+    return text.encode("utf-8", "surrogatepass")
 
 
 def facts_text(facts: tuple[int, int, int], retired_digest: str = "") -> str:

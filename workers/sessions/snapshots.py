@@ -14,9 +14,9 @@ text, so the same text is the same snapshot.  The worker writes a checkpoint as 
 frozen checkpoint, the envelope's scalar fields first and `"snapshot"` last
 (`core.stream._checkpoint.checkpoint_of`); no scalar's JSON can hold `,"snapshot":` (a quote
 inside a string is escaped), so the first occurrence splits the text into the envelope and the
-snapshot's JSON.  A split is shelved only once the full parse of its text agrees with it (the
-envelope parsed apart equals the frame's); a text the split does not fit (a record of another
-layout) is restored in full, as before.
+snapshot's JSON (the seal's split, `SNAPSHOT_KEY`).  A split is shelved only once the full parse
+of its text agrees with it (the envelope parsed apart equals the frame's); a text the split does
+not fit (a record of another layout) is restored in full, as before.
 
 The shelf is looked up by a probe of the text, not the text itself: hashing 15 KB of JSON on
 every lookup (Python's string hash) was a sixth of a shared restore.  The probe is the restore
@@ -25,6 +25,10 @@ then proved by comparing the record's text with the shelved one (`str.startswith
 a memory compare, no copy).  Two texts with one probe (the same length and samples, a different
 middle elsewhere) are both correct, only slower: the second is restored whole and shelved in
 place of the first.
+
+The shelf also spares a cold read's seal check its largest cost: the seal takes the snapshot's
+text by its SHA-256 (workers/redisio/seal.py), and `digest` gives the one computed when the text
+was shelved to any record whose text is, by the same probe and compare, the shelved one.
 
 Bounded like the generation cache (`estimate` of the snapshot's text, least recently used
 first), by a share of `IUI_CACHE_BYTES`; what the sessions' states share is counted by the
@@ -46,10 +50,10 @@ from core.stream.lifecycle import (
     restore_ui_stream,
 )
 
+from ..redisio.seal import SNAPSHOT_KEY, snapshot_digest
 from ..wire.entry import loads
 from .cache import MISSING, GenerationCache, estimate
 
-SNAPSHOT_KEY = ',"snapshot":'  # how the worker's checkpoint text introduces its (last) field
 SHELF_SHARE = 8  # the shelf keeps restored snapshots of at most 1/8 of IUI_CACHE_BYTES (as the cache estimates)
 SAMPLE = 32  # characters of each of a probe's three samples of a snapshot's text
 
@@ -61,12 +65,21 @@ class SnapshotShelf:
     """The restored snapshots of sealed records, by (restore facts, the snapshot's stored text)."""
 
     def __init__(self, *, max_bytes: int, on_shared: Callable[[], None] | None = None) -> None:
-        # probe -> (the snapshot's text, its restore)
-        self._shelf: GenerationCache[tuple[str, RestoredSnapshot]] = GenerationCache(max_bytes=max_bytes)
+        # probe -> (the snapshot's text, the seal's digest of it, its restore)
+        self._shelf: GenerationCache[tuple[str, str, RestoredSnapshot]] = GenerationCache(max_bytes=max_bytes)
         self._on_shared = on_shared  # told of each restore around a shelved snapshot (a metric)
 
     def __len__(self) -> int:
         return len(self._shelf)
+
+    def digest(self, checkpoint: str, facts: Facts) -> str:
+        """The seal's `snapshot_digest` of `checkpoint` when its snapshot's text is a shelved one
+        (proved by a memory compare, no hash), else "" (a hit counts as a use of it)."""
+        start = checkpoint.find(SNAPSHOT_KEY) + len(SNAPSHOT_KEY)
+        if start < len(SNAPSHOT_KEY) or not checkpoint.endswith("}"):
+            return ""
+        shelved = self._shelf.get(_probe(facts, checkpoint, start))
+        return shelved[1] if shelved is not MISSING and checkpoint.startswith(shelved[0], start) else ""
 
     def restore(self, checkpoint: str, *, facts: Facts, frame_count: int, byte_count: int,
                 retired_types: dict[str, str] | None = None) -> UIStreamState:
@@ -83,7 +96,7 @@ class SnapshotShelf:
         if shelved is not MISSING and checkpoint.startswith(shelved[0], start):  # the same length: the same text
             if self._on_shared is not None:
                 self._on_shared()
-            return restore_envelope(loads(envelope_text), shelved[1], frame_count=frame_count, byte_count=byte_count,
+            return restore_envelope(loads(envelope_text), shelved[2], frame_count=frame_count, byte_count=byte_count,
                                     retired_types=retired_types)
         frame = loads(checkpoint)
         envelope = _split_envelope(frame, envelope_text)
@@ -94,7 +107,7 @@ class SnapshotShelf:
         state = restore_envelope(envelope, snapshot, frame_count=frame_count, byte_count=byte_count,
                                  retired_types=retired_types)
         text = checkpoint[start:-1]
-        self._shelf.put(probe, (text, snapshot), estimate(text))
+        self._shelf.put(probe, (text, snapshot_digest(checkpoint), snapshot), estimate(text))
         return state
 
 

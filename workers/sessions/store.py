@@ -416,6 +416,12 @@ class Store:
             return None
         return self._generation(ui_id, found.generation, dict(zip(FIELDS, found.fields, strict=True)), found.ledger)
 
+    def _shelved_digest(self, checkpoint: str, facts: str) -> str:
+        """The seal's digest of the checkpoint's snapshot when the shelf holds its text, else "":
+        hashing that text was the largest cost of a cold read's seal check."""
+        restorable = parse_facts(facts)
+        return self._snapshots.digest(checkpoint, restorable) if restorable is not None else ""
+
     def _generation(self, ui_id: str, generation: int, stored: dict[str, str | None],
                     ledger: tuple[str, ...]) -> Generation | None:
         """The `Generation` of its stored fields and its ledger fields' digests, its seal checked;
@@ -429,7 +435,8 @@ class Store:
         restorable = None
         if facts is None or seal is None:
             outcome = "missing"
-        elif self._seal.verifies(seal, values["checkpoint"].encode("utf-8"), frames, byte_count, facts):
+        elif self._seal.verifies(seal, values["checkpoint"], frames, byte_count, facts,
+                                 snapshot_digest=self._shelved_digest(values["checkpoint"], facts)):
             outcome, restorable = "valid", parse_facts(facts)
         else:
             outcome = "invalid"

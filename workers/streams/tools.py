@@ -326,7 +326,7 @@ class ToolHandler:
             frames=frames, bytes=used + size, checkpoint=text,
             last_call=entry.call, last_digest=digest, last_receipt=receipt(tool, frame),
             call_ids=(extended.call_ids if extended else frozenset()) | {call_id_of(digest)},
-            facts=facts, seal=self._store.seal.of(encoded, frames, used + size, facts),
+            facts=facts, seal=self._store.seal.of(text, frames, used + size, facts),
             state=state.without_history(),  # the host stores each frame; digests of earlier ones are never read
             retired=retired,
         )
