@@ -84,6 +84,8 @@ def test_a_cold_session_with_a_valid_seal_is_restored_and_answers_as_a_warm_work
     ("altered checkpoint", "invalid"),
     ("altered counters", "invalid"),
     ("altered facts", "invalid"),
+    ("facts not ascii", "invalid"),  # a seal check once raised on them
+    ("sealed by version 1", "invalid"),  # a record written before the seal took the snapshot's digest
 ])
 def test_a_record_whose_seal_does_not_verify_is_validated_in_full_and_decided_alike(
         runtime: Runtime, change: str, outcome: str) -> None:
@@ -100,6 +102,12 @@ def test_a_record_whose_seal_does_not_verify_is_validated_in_full_and_decided_al
         set_field(runtime, "checkpoint", orjson.dumps(orjson.loads(record["checkpoint"])).decode() + " ")
     elif change == "altered counters":
         set_field(runtime, "bytes", str(int(record["bytes"]) + 1))
+    elif change == "facts not ascii":
+        set_field(runtime, "facts", "١" + record["facts"][1:])
+    elif change == "sealed by version 1":
+        key = hashlib.sha256(b"iui-generation-seal-1\0" + KEY.encode()).digest()
+        message = f"{record['frames']} {record['bytes']} {record['facts']}\n{record['checkpoint']}".encode()
+        set_field(runtime, "seal", hmac.new(key, message, hashlib.sha256).hexdigest())
     else:
         bytes_, depth, expressions = parse_facts(record["facts"]) or (0, 0, 0)
         set_field(runtime, "facts", facts_text((bytes_, depth, expressions + 1)))
