@@ -36,6 +36,21 @@ def test_a_seal_is_the_hmac_of_the_counters_the_facts_the_envelope_and_the_snaps
     assert Seal(b"k" * 32).verifies(expected, CHECKPOINT, 3, 1200, "900 7 12", snapshot_digest=digest)
 
 
+@pytest.mark.parametrize(("envelope", "snapshot"), [
+    ('{"title":"plain"', '{"id":"a"}'), (ENVELOPE, '{"id":"a"}'), ('{"title":"plain"', '{"id":"\u00e9\ud83d\ude00"}'),
+    (ENVELOPE, '{"id":"\u00e9"}'), ('{"title":"\ud800"', '{"id":"\udfff"}'),
+])
+def test_the_seal_takes_the_texts_utf8_split_at_the_snapshot_whatever_its_characters(envelope: str,
+                                                                                     snapshot: str) -> None:
+    key = hashlib.sha256(SEAL_VERSION + b"\0").digest()
+    checkpoint = f'{envelope},"snapshot":{snapshot}}}'
+    tail = f',"snapshot":{snapshot}}}'.encode("utf-8", "surrogatepass")
+    message = b"1 10 1 3 0\n" + envelope.encode("utf-8", "surrogatepass") + b"\n" + \
+        hashlib.sha256(tail).hexdigest().encode()
+    assert Seal().of(checkpoint, 1, 10, "1 3 0") == hmac.new(key, message, hashlib.sha256).hexdigest()
+    assert Seal().verifies(Seal().of(checkpoint, 1, 10, "1 3 0"), checkpoint, 1, 10, "1 3 0")
+
+
 def test_a_digest_lent_for_the_snapshot_is_what_the_seal_takes_of_it() -> None:
     """The caller (the shelf) vouches for the digest: a wrong one does not verify."""
     seal = Seal(b"k" * 32)
