@@ -5,17 +5,19 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+from typing import Any
 
 import orjson
 import pytest
 
 from core.json._frozen import thaw
-from core.stream.lifecycle import advance_ui_stream, resume_ui_stream
+from core.stream.lifecycle import advance_ui_stream, resume_ui_stream, start_ui_stream
 from tests.integration.conftest import Runtime, cursor_args, example
-from tests.integration.test_runtime_tools import SESSION, open_stream, patch
-from workers.redisio.keys import generation_field
-from workers.redisio.seal import SEAL_VERSION, Seal, facts_text, parse_facts, retired_of
-from workers.sessions.snapshots import _probe
+from tests.integration.test_runtime_tools import SESSION, CountedRedis, CountingPool, open_stream, patch
+from workers.redisio.keys import generation_field, ui_field
+from workers.redisio.scripts import GenerationRead, StoredGeneration
+from workers.redisio.seal import SEAL_VERSION, Seal, facts_text, parse_facts, retired_of, snapshot_digest
+from workers.sessions.snapshots import SnapshotShelf
 from workers.sessions.store import FIELDS, Store
 
 pytestmark = pytest.mark.integration
@@ -246,27 +248,135 @@ def test_the_retired_types_are_written_by_the_commits_that_change_them_and_check
     assert reads(runtime, "valid") == 1
 
 
-def test_a_shelved_snapshot_never_vouches_for_another_sessions_altered_copy(runtime: Runtime) -> None:
-    """A cold read's seal check takes the digest of a snapshot the shelf holds from the shelf
-    (workers/sessions/snapshots.py, `digest`): a record whose snapshot was altered after its seal,
-    keeping the shelf's probe of the text, is still read as unsealed and validated in full."""
-    runtime.configure(state_key=KEY)
-    runtime.start()
-    other = "s-same-document"
-    frames = {session: open_stream(runtime, session=session) for session in (SESSION, other)}
-    runtime.stop()
-    key = runtime.client.keys.generations(runtime.client.partition(other), other)
-    text = runtime.generation(other, UI_ID, 1)["checkpoint"]
-    altered = text.replace('"Units sold"', '"Units Sold"')
-    start = text.index(',"snapshot":') + len(',"snapshot":')
-    facts = parse_facts(runtime.generation(other, UI_ID, 1)["facts"]) or (0, 0, 0)
-    assert altered != text and _probe(facts, altered, start) == _probe(facts, text, start)
-    runtime.redis.hset(key, generation_field(UI_ID, 1, "checkpoint"), altered)
+OTHER = "s-same-document"
+
+
+def two_cold_sessions(rt: Runtime) -> dict[str, dict]:
+    """SESSION and OTHER, each with the example stream opened under the seal's key; the pools stopped."""
+    rt.configure(state_key=KEY)
+    rt.start()
+    frames = {session: open_stream(rt, session=session) for session in (SESSION, OTHER)}
+    rt.stop()
+    return frames
+
+
+def sealed_store(rt: Runtime, session: str, shelf: SnapshotShelf, on_read: Any = None) -> Store:
+    return Store(redis=rt.redis, keys=rt.client.keys, partition=rt.client.partition(session), seal=Seal(KEY.encode()),
+                 snapshots=shelf, on_read=on_read)
+
+
+def test_generation_lua_cuts_a_checkpoint_to_its_envelope_only_when_its_digest_is_named(runtime: Runtime) -> None:
+    two_cold_sessions(runtime)
+    record = runtime.generation(SESSION, UI_ID, 1)
+    digest, checkpoint = record["snapshot_digest"], record["checkpoint"]
+    assert digest == snapshot_digest(checkpoint)  # every commit stores it
+    keys, partition = runtime.client.keys, runtime.client.partition(SESSION)
+    read = GenerationRead(runtime.redis)
+
+    def found(known: str) -> StoredGeneration:
+        return read.of_ui(keys.session(partition, SESSION), keys.generations(partition, SESSION), UI_ID,
+                          ui_field(""), FIELDS, known)
+
+    whole = found("")
+    assert not whole.cut and whole.fields[0] == checkpoint and whole.fields[1] == digest
+    for known in (digest + " ", "0" * 64 + " " + digest + " "):
+        cut = found(known)
+        assert cut.cut and cut.fields[0] == checkpoint[:checkpoint.index(',"snapshot":')]
+        assert cut.fields[1:] == whole.fields[1:] and cut.ledger == whole.ledger
+    for known in ("0" * 64 + " ", digest, digest[1:] + " ", " "):  # another digest, or not as the script names them
+        assert not found(known).cut
+    field = generation_field(UI_ID, 1, "snapshot_digest")
+    generations = keys.generations(partition, SESSION)
+    for altered in (digest.upper(), digest + " ", digest[:63] + "g"):  # a stored digest that is not one
+        runtime.redis.hset(generations, field, altered)
+        assert not found(altered + " ").cut and not found(digest + " " + altered + " ").cut
+
+
+def test_a_record_read_cut_is_made_whole_with_the_shelved_snapshot_and_restores_as_a_whole_read(
+        runtime: Runtime) -> None:
+    two_cold_sessions(runtime)
+    shelf = SnapshotShelf(max_bytes=1 << 30)
+    outcomes: list[str] = []
+    first = sealed_store(runtime, SESSION, shelf, outcomes.append).current(SESSION, UI_ID)
+    assert first is not None and first.stream_state() is not None and shelf.known()  # restored: shelved
+    store = sealed_store(runtime, OTHER, shelf, outcomes.append)
+    read = store.current(OTHER, UI_ID)
+    assert outcomes == ["valid", "valid"] and read is not None
+    whole = sealed_store(runtime, OTHER, SnapshotShelf(max_bytes=1 << 30)).current(OTHER, UI_ID)
+    assert whole is not None and read == whole and read.checkpoint == runtime.generation(OTHER, UI_ID, 1)["checkpoint"]
+    assert read.stream_state() == whole.stream_state()
+    assert read.stream_state().document is first.stream_state().document  # the shelved snapshot, shared
+
+
+def test_a_cut_read_takes_the_sealed_snapshot_not_an_altered_stored_copy(runtime: Runtime) -> None:
+    """A record whose snapshot text was altered in Redis, its digest field kept, is read cut: the
+    altered bytes never cross the wire, and the shelved text its seal names is what it restores."""
+    two_cold_sessions(runtime)
+    generations = runtime.client.keys.generations(runtime.client.partition(OTHER), OTHER)
+    original = runtime.generation(OTHER, UI_ID, 1)["checkpoint"]
+    runtime.redis.hset(generations, generation_field(UI_ID, 1, "checkpoint"),
+                       original.replace('"Units sold"', '"Units Sold"'))
+    shelf, outcomes = SnapshotShelf(max_bytes=1 << 30), list[str]()
+    first = sealed_store(runtime, SESSION, shelf, outcomes.append).current(SESSION, UI_ID)
+    assert first is not None and first.stream_state() is not None
+    read = sealed_store(runtime, OTHER, shelf, outcomes.append).current(OTHER, UI_ID)
+    assert outcomes == ["valid", "valid"] and read is not None and read.checkpoint == original
+    outcomes.clear()  # read whole (nothing shelved), the altered text fails its seal
+    alone = sealed_store(runtime, OTHER, SnapshotShelf(max_bytes=1 << 30), outcomes.append).current(OTHER, UI_ID)
+    assert outcomes == ["invalid"] and alone is not None and '"Units Sold"' in alone.checkpoint
+
+
+def test_a_digest_field_naming_another_shelved_snapshot_is_never_believed(runtime: Runtime) -> None:
+    """The script cuts the record (the digest is named), the seal refuses the snapshot it names,
+    and the record is read again whole: it is what it holds, its seal checked on its own text."""
+    two_cold_sessions(runtime)
+    shelf, outcomes = SnapshotShelf(max_bytes=1 << 30), list[str]()
+    document = example("stream-initial.json")
+    other = start_ui_stream({**document, "title": "Quarterly sales rePort"}, "open-1", 1)  # the same facts
+    text = orjson.dumps(other.checkpoint).decode()
+    shelf.restore(text, digest=snapshot_digest(text), facts=other.restore_facts, frame_count=1, byte_count=len(text))
+    generations = runtime.client.keys.generations(runtime.client.partition(OTHER), OTHER)
+    assert parse_facts(runtime.generation(OTHER, UI_ID, 1)["facts"]) == other.restore_facts
+    runtime.redis.hset(generations, generation_field(UI_ID, 1, "snapshot_digest"), snapshot_digest(text))
+    counted = CountedRedis(connection_pool=CountingPool(runtime.redis.connection_pool))  # type: ignore[arg-type]
+    store = Store(redis=counted, keys=runtime.client.keys, partition=runtime.client.partition(OTHER),
+                  seal=Seal(KEY.encode()), snapshots=shelf, on_read=outcomes.append)
+    read = store.current(OTHER, UI_ID)
+    assert counted.round_trips == 2  # cut, refused by the seal, read again whole
+    assert read is not None and read.checkpoint == runtime.generation(OTHER, UI_ID, 1)["checkpoint"]
+    assert outcomes == ["valid"] and read.snapshot_digest == snapshot_digest(read.checkpoint)
+    assert read.stream_state().document["title"] == document["title"]
+
+
+def test_a_cut_read_whose_snapshot_left_the_shelf_since_it_was_sent_is_read_again_whole(runtime: Runtime) -> None:
+    two_cold_sessions(runtime)
+    shelf, outcomes = SnapshotShelf(max_bytes=1 << 30), list[str]()
+    first = sealed_store(runtime, SESSION, shelf).current(SESSION, UI_ID)
+    assert first is not None and first.stream_state() is not None and first.restorable is not None
+    counted = CountedRedis(connection_pool=CountingPool(runtime.redis.connection_pool))  # type: ignore[arg-type]
+    store = Store(redis=counted, keys=runtime.client.keys, partition=runtime.client.partition(OTHER),
+                  seal=Seal(KEY.encode()), snapshots=shelf, on_read=outcomes.append)
+    store.prefetch([(OTHER, "open-1")])  # sent naming the shelved digest: the reply is cut
+    shelf._shelf.drop((first.restorable, first.snapshot_digest))  # evicted before the reply is read
+    store.read_ahead([(OTHER, "open-1")])
+    assert counted.round_trips == 2
+    _, read = store.of_source(OTHER, "open-1")
+    assert outcomes == ["valid"] and read is not None and counted.round_trips == 2
+    assert read.checkpoint == runtime.generation(OTHER, UI_ID, 1)["checkpoint"]
+    alone = sealed_store(runtime, OTHER, SnapshotShelf(max_bytes=1 << 30)).current(OTHER, UI_ID)
+    assert alone is not None and read == alone and read.stream_state() == alone.stream_state()
+
+
+def test_cold_sessions_read_cut_answer_every_call_as_a_warm_worker(runtime: Runtime) -> None:
+    """Through the pool: the second cold session's read is cut, and both answer as warm ones."""
+    frames = two_cold_sessions(runtime)
     runtime.start()
     mutation = example("stream-mutations.json")[1]
-    assert patch(runtime, frames[SESSION], mutation, "patch-1")["ok"]  # restored and shelved
-    assert (reads(runtime, "valid"), reads(runtime, "invalid")) == (1, 0)
-    reply = patch(runtime, frames[other], mutation, "patch-1", session=other)
-    assert reply["ok"], reply
-    assert (reads(runtime, "valid"), reads(runtime, "invalid")) == (1, 1)
-    assert '"Units Sold"' in runtime.generation(other, UI_ID, 1)["checkpoint"]  # the full check took it as stored
+    for session in (SESSION, OTHER):
+        reply = patch(runtime, frames[session], mutation, "patch-1", session=session)
+        assert reply["ok"], reply
+        expected = advance_ui_stream(resume_ui_stream(frames[session], frame_count=1,
+                                                      byte_count=len(orjson.dumps(frames[session]))), mutation)
+        assert reply["result"]["frame"] == thaw(expected.checkpoint)
+    assert (reads(runtime, "valid"), reads(runtime, "invalid")) == (2, 0)
+    assert runtime.metrics.registry.get_sample_value("iui_restored_snapshots_shared_total") == 1

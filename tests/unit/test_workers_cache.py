@@ -115,7 +115,8 @@ def test_hostile_inputs_to_every_public_core_function_leave_no_cyclic_garbage() 
 def test_generations_are_equal_by_every_stored_field_and_never_by_their_core_state() -> None:
     stored = {"ui_id": "u", "generation": 1, "source": "c1", "seq": 2, "revision": 1, "status": "streaming",
               "frames": 2, "bytes": 10, "checkpoint": "{}", "last_call": "c2", "last_digest": "d",
-              "last_receipt": "r", "call_ids": frozenset({"a:"}), "facts": "1 3 0", "seal": "s", "retired": ""}
+              "last_receipt": "r", "call_ids": frozenset({"a:"}), "facts": "1 3 0", "seal": "s", "retired": "",
+              "snapshot_digest": "0" * 64}
     # a new attribute must be listed here and compared (a compiled class lists them in `__mypyc_attrs__`)
     assert set(stored) | {"state", "restorable", "snapshots"} == set(getattr(Generation, "__slots__", None)
                                                         or Generation.__mypyc_attrs__)

@@ -1,6 +1,6 @@
 """The pool's shelf of restored snapshots (workers/sessions/snapshots.py): a sealed record whose
-snapshot text another record holds restores only its envelope, and every other text is restored
-whole, as `core.restore_ui_stream` restores it."""
+snapshot another record holds (the same facts and seal digest) restores only its envelope, and
+every other text is restored whole, as `core.restore_ui_stream` restores it."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ import pytest
 from core.errors import UIStreamError
 from core.stream.lifecycle import UIStreamState, advance_ui_stream, restore_ui_stream, start_ui_stream
 from workers.redisio.seal import snapshot_digest
-from workers.sessions.snapshots import SnapshotShelf
+from workers.sessions.snapshots import KNOWN_DIGESTS, SnapshotShelf
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
@@ -37,8 +37,8 @@ class Counted:
 
 
 def restore(shelf: SnapshotShelf, text: str, state: UIStreamState, **overrides: Any) -> UIStreamState:
-    arguments: dict[str, Any] = {"facts": state.restore_facts, "frame_count": state.frame_count,
-                                 "byte_count": state.byte_count, **overrides}
+    arguments: dict[str, Any] = {"digest": snapshot_digest(text), "facts": state.restore_facts,
+                                 "frame_count": state.frame_count, "byte_count": state.byte_count, **overrides}
     return shelf.restore(text, **arguments)
 
 
@@ -103,39 +103,54 @@ def test_the_shelf_keeps_within_its_bytes_the_most_recently_used_first() -> None
     assert len(shelf) == 1
 
 
-def test_two_texts_with_one_probe_are_each_restored_as_their_own() -> None:
-    """The shelf is looked up by a probe of the text (facts, length, three samples); a text that
-    matches the probe of a shelved one but differs elsewhere is never taken for it."""
+def test_two_texts_alike_but_for_a_middle_character_are_each_restored_as_their_own() -> None:
+    """The shelf is keyed by the facts and the seal's digest: two snapshots of one length, alike
+    at both ends, with the same facts, are two entries."""
     document = json.loads((EXAMPLES / "stream-initial.json").read_text())
     other = json.loads(json.dumps(document))
-    other["title"] = "Quarterly sales rePort"  # the same length, outside the probe's samples
+    other["title"] = "Quarterly sales rePort"
     first, second = start_ui_stream(document, "call-1", 1), start_ui_stream(other, "call-2", 1)
     assert first.restore_facts == second.restore_facts
     texts = [stored(first), stored(second)]
     assert len(texts[0]) == len(texts[1]) and texts[0][-40:] == texts[1][-40:]
     counted = Counted()
     shelf = SnapshotShelf(max_bytes=1 << 30, on_shared=counted)
-    for text, state in [(texts[0], first), (texts[1], second), (texts[0], first)]:
+    for text, state in [(texts[0], first), (texts[1], second), (texts[0], first), (texts[1], second)]:
         again = restore(shelf, text, state)
         assert again.without_history() == state.without_history() and again.document["title"] == state.document["title"]
-    assert (counted.shared, len(shelf)) == (0, 1)  # each miss restored whole and shelved in place of the other
-    restore(shelf, texts[0], first)
-    assert counted.shared == 1
+    assert (counted.shared, len(shelf)) == (2, 2)
 
 
-def test_a_shelved_snapshot_lends_the_seals_digest_only_to_its_own_text() -> None:
-    """`digest` spares a cold read's seal check the hash of a snapshot the shelf holds: it is the
-    seal's digest of that text, and "" for any other text, even one with the same probe."""
+def test_the_shelf_names_the_digests_it_holds_and_lends_a_text_only_to_its_own_copy() -> None:
+    """`known` names the most recently used shelved snapshots for a read to cut; `text_of` gives a
+    shelved text by its key; `holds` is true only of a checkpoint whose text is the shelved one."""
     document = json.loads((EXAMPLES / "stream-initial.json").read_text())
     other = json.loads(json.dumps(document))
-    other["title"] = "Quarterly sales rePort"  # the same length, outside the probe's samples
+    other["title"] = "Quarterly sales rePort"
     first, second = start_ui_stream(document, "call-1", 1), start_ui_stream(other, "call-2", 1)
+    facts, digest = first.restore_facts, snapshot_digest(stored(first))
     shelf = SnapshotShelf(max_bytes=1 << 30)
-    assert shelf.digest(stored(first), first.restore_facts) == ""  # nothing shelved yet
+    assert shelf.known() == "" and shelf.text_of(facts, digest) is None
+    assert not shelf.holds(stored(first), facts, digest)
     restore(shelf, stored(first), first)
+    assert shelf.known() == digest + " "
     again = stored(producer("call-9"))  # another session's record of the same document
-    assert shelf.digest(again, first.restore_facts) == snapshot_digest(again) == snapshot_digest(stored(first))
-    assert shelf.digest(stored(second), second.restore_facts) == ""  # one probe, another text
-    assert shelf.digest(again, (*first.restore_facts[:2], first.restore_facts[2] + 1)) == ""  # other facts
-    for text in (again[:-1], again.replace(',"snapshot":', ',"snapshots":'), "", "}"):
-        assert shelf.digest(text, first.restore_facts) == ""
+    text = shelf.text_of(facts, digest)
+    assert text is not None and again == again[:again.index(',"snapshot":')] + ',"snapshot":' + text + "}"
+    assert shelf.holds(again, facts, digest)
+    assert not shelf.holds(stored(second), facts, digest)  # a stored digest naming another text
+    assert shelf.text_of((*facts[:2], facts[2] + 1), digest) is None  # other facts
+    for bad in (again[:-1], again + " ", again.replace(',"snapshot":', ',"snapshots":'), "", "}"):
+        assert not shelf.holds(bad, facts, digest)
+    restore(shelf, stored(second), second)
+    assert shelf.known() == snapshot_digest(stored(second)) + " " + digest + " "  # the most recent first
+
+
+def test_the_shelf_names_at_most_its_known_digests() -> None:
+    shelf = SnapshotShelf(max_bytes=1 << 30)
+    document = json.loads((EXAMPLES / "stream-initial.json").read_text())
+    for n in range(KNOWN_DIGESTS + 2):
+        state = start_ui_stream({**document, "title": f"report {n:02}"}, "call-1", 1)
+        restore(shelf, stored(state), state)
+    known = shelf.known().split(" ")
+    assert len(shelf) == KNOWN_DIGESTS + 2 and len(known) == KNOWN_DIGESTS + 1 and known[-1] == ""

@@ -44,6 +44,7 @@ from .connection import (
 )
 from .dead_letter import DeadLetterPolicy, bounded_copy
 from .keys import LEDGER_NAME
+from .seal import SNAPSHOT_KEY
 
 log = logging.getLogger(__name__)
 
@@ -553,12 +554,14 @@ class Scripts:
 class StoredGeneration:
     """What `generation.lua` found for a sourceCallId: its uiId, and the latest generation of
     that UI with the requested fields (None where a field is missing) and the digests of its
-    call ledger's fields, if any."""
+    call ledger's fields, if any.  `cut`: the checkpoint (the first field) is only its envelope,
+    its snapshot being one of those the read named as held (`known`)."""
 
     ui_id: str | None
     generation: int | None = None
     fields: tuple[str | None, ...] = ()
     ledger: tuple[str, ...] = ()
+    cut: bool = False
 
 
 UI_NAMED = "="  # generation.lua's ARGV[1] prefix naming the uiId itself (a session field never starts so)
@@ -572,27 +575,30 @@ class GenerationRead:
         self._script = register_scripts(redis, ("generation",))["generation"]
 
     def __call__(self, session_key: str, generations_key: str, source_field: str, ui_prefix: str,
-                 names: Sequence[str]) -> StoredGeneration:
-        """The uiId `source_field` names and that UI's latest generation's fields `names`."""
+                 names: Sequence[str], known: str = "") -> StoredGeneration:
+        """The uiId `source_field` names and that UI's latest generation's fields `names` (the
+        checkpoint's first, its snapshot digest's second); its checkpoint cut to its envelope
+        when that digest is in `known` (digests each followed by a space)."""
         return _stored(run_script(self._script, [session_key, generations_key],
-                                  [source_field, ui_prefix, LEDGER_NAME, *names]), len(names))
+                                  [source_field, ui_prefix, LEDGER_NAME, SNAPSHOT_KEY, known, *names]), len(names))
 
     def of_ui(self, session_key: str, generations_key: str, ui_id: str, ui_prefix: str,
-              names: Sequence[str]) -> StoredGeneration:
+              names: Sequence[str], known: str = "") -> StoredGeneration:
         """The latest generation of a uiId the caller knows, with its fields `names` and its ledger."""
-        return self(session_key, generations_key, UI_NAMED + ui_id, ui_prefix, names)
+        return self(session_key, generations_key, UI_NAMED + ui_id, ui_prefix, names, known)
 
-    def many(self, reads: Sequence[tuple[str, str, str, str]], names: Sequence[str]) -> list[StoredGeneration]:
-        """`self(*read, names)` of each (session key, generations key, source field, uiId prefix)
-        read, in one round trip."""
-        return self.send(reads, names).stored()
+    def many(self, reads: Sequence[tuple[str, str, str, str]], names: Sequence[str],
+             known: str = "") -> list[StoredGeneration]:
+        """`self(*read, names, known)` of each (session key, generations key, source field, uiId
+        prefix) read, in one round trip."""
+        return self.send(reads, names, known=known).stored()
 
     def send(self, reads: Sequence[tuple[str, str, str, str]], names: Sequence[str],
-             shared: SharedRoundTrip | None = None) -> SentReads:
+             shared: SharedRoundTrip | None = None, *, known: str = "") -> SentReads:
         """`many` in two halves: the reads are sent now (on `shared`, when given), `SentReads.stored`
         reads their replies."""
         calls: list[tuple[list[str], list[EncodableT]]] = [
-            ([session_key, generations_key], [source_field, ui_prefix, LEDGER_NAME, *names])
+            ([session_key, generations_key], [source_field, ui_prefix, LEDGER_NAME, SNAPSHOT_KEY, known, *names])
             for session_key, generations_key, source_field, ui_prefix in reads]
         return SentReads(SentCalls(self._redis, self._script, "generation", calls, shared), len(names))
 
@@ -620,10 +626,10 @@ def _stored(reply: Reply, count: int) -> StoredGeneration:
         return StoredGeneration(None)
     if len(values) == 1:
         return StoredGeneration(text(values[0]))
-    end = 2 + count
+    end = 3 + count
     return StoredGeneration(text(values[0]), integer(values[1]),
-                            tuple(None if value is None else text(value) for value in values[2:end]),
-                            tuple(text(value) for value in values[end:]))
+                            tuple(None if value is None else text(value) for value in values[3:end]),
+                            tuple(text(value) for value in values[end:]), integer(values[2]) == 1)
 
 
 def _renewal(result: Reply) -> Renewal | LostLease:

@@ -61,6 +61,15 @@ class GenerationCache(Generic[V]):
         self._entries.move_to_end(key)
         return entry[0]
 
+    def recent(self, count: int) -> list[V]:
+        """The values of the `count` most recently used entries, the most recent first (not marked used)."""
+        values: list[V] = []
+        for value, _ in reversed(self._entries.values()):
+            if len(values) == count:
+                break
+            values.append(value)
+        return values
+
     def holds(self, key: Hashable) -> bool:
         """True if `key` is cached (not marked recently used: a question, not a use)."""
         return key in self._entries

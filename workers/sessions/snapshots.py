@@ -18,17 +18,23 @@ snapshot's JSON (the seal's split, `SNAPSHOT_KEY`).  A split is shelved only onc
 of its text agrees with it (the envelope parsed apart equals the frame's); a text the split does
 not fit (a record of another layout) is restored in full, as before.
 
-The shelf is looked up by a probe of the text, not the text itself: hashing 15 KB of JSON on
-every lookup (Python's string hash) was a sixth of a shared restore.  The probe is the restore
-facts, the text's length and three 32-character samples (its start, middle and end); a hit is
-then proved by comparing the record's text with the shelved one (`str.startswith` at the split:
-a memory compare, no copy).  Two texts with one probe (the same length and samples, a different
-middle elsewhere) are both correct, only slower: the second is restored whole and shelved in
-place of the first.
+The shelf is keyed by the restore facts and the seal's digest of the snapshot's text
+(workers/redisio/seal.py, `snapshot_digest`), which every commit stores beside the checkpoint
+(the `snapshot_digest` field).  That key serves three ends:
 
-The shelf also spares a cold read's seal check its largest cost: the seal takes the snapshot's
-text by its SHA-256 (workers/redisio/seal.py), and `digest` gives the one computed when the text
-was shelved to any record whose text is, by the same probe and compare, the shelved one.
+- a cold read names the digests of the most recently used shelved snapshots (`known`), and
+  `generation.lua` then sends a record holding one of them cut to its envelope: the 15 KB of a
+  200-component snapshot do not cross the wire again (the record is made whole with the shelved
+  text, `text_of`);
+- the seal check of such a record takes the shelved digest: an HMAC over a few hundred bytes
+  where hashing the snapshot's text was the largest cost of a cold read's check; a whole record
+  whose stored digest names a shelved text lends it only when its text is that text (a memory
+  compare, `holds`), else its snapshot is hashed;
+- the restore finds the shelved snapshot by the digest the seal check verified.
+
+A stored digest is never trusted by itself: it selects a shelved text, and the seal, computed
+with that text's digest over the record's envelope, decides.  A record whose digest field was
+altered to name another shelved snapshot fails its seal, and is read again whole.
 
 Bounded like the generation cache (`estimate` of the snapshot's text, least recently used
 first), by a share of `IUI_CACHE_BYTES`; what the sessions' states share is counted by the
@@ -50,50 +56,59 @@ from core.stream.lifecycle import (
     restore_ui_stream,
 )
 
-from ..redisio.seal import SNAPSHOT_KEY, snapshot_digest
+from ..redisio.seal import SNAPSHOT_KEY
 from ..wire.entry import loads
 from .cache import MISSING, GenerationCache, estimate
 
 SHELF_SHARE = 8  # the shelf keeps restored snapshots of at most 1/8 of IUI_CACHE_BYTES (as the cache estimates)
-SAMPLE = 32  # characters of each of a probe's three samples of a snapshot's text
+KNOWN_DIGESTS = 8  # the most recently used shelved snapshots a cold read names (`known`)
 
 Facts = tuple[int, int, int]
-Probe = tuple[Facts, int, str, str, str]  # (facts, the text's length, its start, middle and end)
 
 
 class SnapshotShelf:
-    """The restored snapshots of sealed records, by (restore facts, the snapshot's stored text)."""
+    """The restored snapshots of sealed records, by (restore facts, the seal's snapshot digest)."""
 
     def __init__(self, *, max_bytes: int, on_shared: Callable[[], None] | None = None) -> None:
-        # probe -> (the snapshot's text, the seal's digest of it, its restore)
+        # (facts, digest) -> (the snapshot's text, the digest, its restore)
         self._shelf: GenerationCache[tuple[str, str, RestoredSnapshot]] = GenerationCache(max_bytes=max_bytes)
         self._on_shared = on_shared  # told of each restore around a shelved snapshot (a metric)
 
     def __len__(self) -> int:
         return len(self._shelf)
 
-    def digest(self, checkpoint: str, facts: Facts) -> str:
-        """The seal's `snapshot_digest` of `checkpoint` when its snapshot's text is a shelved one
-        (proved by a memory compare, no hash), else "" (a hit counts as a use of it)."""
-        start = checkpoint.find(SNAPSHOT_KEY) + len(SNAPSHOT_KEY)
-        if start < len(SNAPSHOT_KEY) or not checkpoint.endswith("}"):
-            return ""
-        shelved = self._shelf.get(_probe(facts, checkpoint, start))
-        return shelved[1] if shelved is not MISSING and checkpoint.startswith(shelved[0], start) else ""
+    def known(self) -> str:
+        """The digests of the `KNOWN_DIGESTS` most recently used shelved snapshots, each followed
+        by a space (`generation.lua`'s ARGV[5]); "" when none is shelved."""
+        return "".join(digest + " " for _, digest, _ in self._shelf.recent(KNOWN_DIGESTS))
 
-    def restore(self, checkpoint: str, *, facts: Facts, frame_count: int, byte_count: int,
+    def text_of(self, facts: Facts, digest: str) -> str | None:
+        """The text of the shelved snapshot with these facts and digest, if any (a use of it)."""
+        shelved = self._shelf.get((facts, digest))
+        return None if shelved is MISSING else shelved[0]
+
+    def holds(self, checkpoint: str, facts: Facts, digest: str) -> bool:
+        """True when the shelved snapshot of (facts, `digest`) is the snapshot of `checkpoint`'s text
+        (compared in place: `digest` is then the seal's digest of it, without hashing it)."""
+        text = self.text_of(facts, digest)
+        if text is None:
+            return False
+        start = checkpoint.find(SNAPSHOT_KEY) + len(SNAPSHOT_KEY)
+        return (start >= len(SNAPSHOT_KEY) and len(checkpoint) - start == len(text) + 1 and checkpoint.endswith("}")
+                and checkpoint.startswith(text, start))
+
+    def restore(self, checkpoint: str, *, digest: str, facts: Facts, frame_count: int, byte_count: int,
                 retired_types: dict[str, str] | None = None) -> UIStreamState:
-        """`core.restore_ui_stream` of a sealed record's checkpoint text, its snapshot restored
-        once per distinct text.  Raises `UIStreamError` as `restore_ui_stream` does."""
+        """`core.restore_ui_stream` of a sealed record's checkpoint text whose snapshot's digest
+        (`snapshot_digest`, as its seal check verified it) is `digest`, its snapshot restored once
+        per (facts, digest).  Raises `UIStreamError` as `restore_ui_stream` does."""
         at = checkpoint.find(SNAPSHOT_KEY)
         if at < 0 or not checkpoint.endswith("}"):
             return restore_ui_stream(loads(checkpoint), frame_count=frame_count, byte_count=byte_count, facts=facts,
                                      retired_types=retired_types)
         envelope_text = checkpoint[:at] + "}"
-        start = at + len(SNAPSHOT_KEY)
-        probe = _probe(facts, checkpoint, start)
-        shelved = self._shelf.get(probe)
-        if shelved is not MISSING and checkpoint.startswith(shelved[0], start):  # the same length: the same text
+        shelved = self._shelf.get((facts, digest))
+        if shelved is not MISSING:
             if self._on_shared is not None:
                 self._on_shared()
             return restore_envelope(loads(envelope_text), shelved[2], frame_count=frame_count, byte_count=byte_count,
@@ -106,18 +121,9 @@ class SnapshotShelf:
         snapshot = restore_snapshot(frame["snapshot"], facts=facts)
         state = restore_envelope(envelope, snapshot, frame_count=frame_count, byte_count=byte_count,
                                  retired_types=retired_types)
-        text = checkpoint[start:-1]
-        self._shelf.put(probe, (text, snapshot_digest(checkpoint), snapshot), estimate(text))
+        text = checkpoint[at + len(SNAPSHOT_KEY):-1]
+        self._shelf.put((facts, digest), (text, digest, snapshot), estimate(text))
         return state
-
-
-def _probe(facts: Facts, checkpoint: str, start: int) -> Probe:
-    """The shelf's key of the snapshot text `checkpoint[start:-1]`: its facts, its length and
-    its start, middle and end (`SAMPLE` characters each)."""
-    end = len(checkpoint) - 1
-    middle = (start + end - SAMPLE) // 2
-    return (facts, end - start, checkpoint[start:start + SAMPLE], checkpoint[middle:middle + SAMPLE],
-            checkpoint[max(end - SAMPLE, start):end])
 
 
 def _split_envelope(frame: Any, envelope_text: str) -> dict[str, Any] | None:

@@ -20,19 +20,21 @@ from ..redisio.client import RedisClient, Reply
 from ..redisio.connection import SharedRoundTrip, array, integer
 from ..redisio.keys import Keys, plain_field, source_field, ui_field
 from ..redisio.scripts import GenerationRead, SentReads, StoredGeneration
-from ..redisio.seal import Seal, parse_facts, retired_of
+from ..redisio.seal import SNAPSHOT_KEY, Seal, parse_facts, retired_of, snapshot_digest
 from ..wire.entry import dumps, loads
 from .cache import MISSING, GenerationCache, estimate
 from .snapshots import SHELF_SHARE, SnapshotShelf
 
-# The stored fields of a generation, in the order `generation.lua` reads them: the required ones, then the
-# restore facts and the seal (absent from a record written before seals: it is validated in full),
-# then `calls`, the call ledger of a record written before the ledger became one field per call
-# (`ledger_name`): its digests separated by spaces; then `retired`, the generation's removed ids and
-# their types (JSON, absent until a remove; its digest is in `facts`, under the seal).
+# The stored fields of a generation, in the order `generation.lua` reads them: the checkpoint and the
+# seal's digest of its snapshot (`snapshot_digest`: the script cuts the first to its envelope when the
+# second names a snapshot the reader's shelf holds), the other required ones, then the restore facts and
+# the seal (absent from a record written before seals: it is validated in full), then `calls`, the call
+# ledger of a record written before the ledger became one field per call (`ledger_name`): its digests
+# separated by spaces; then `retired`, the generation's removed ids and their types (JSON, absent until
+# a remove; its digest is in `facts`, under the seal).
 REQUIRED_FIELDS = ("checkpoint", "source", "seq", "revision", "status", "frames", "bytes",
                    "last_call", "last_digest", "last_receipt")
-FIELDS = (*REQUIRED_FIELDS, "facts", "seal", "calls", "retired")
+FIELDS = ("checkpoint", "snapshot_digest", *REQUIRED_FIELDS[1:], "facts", "seal", "calls", "retired")
 CACHE_SIZE = 4_096  # sessions whose counters and sources one partition remembers
 DEFAULT_CACHE_BYTES = 64 * 1024 * 1024  # a Store built without the process's shared cache
 READ_AHEAD_SHARE = 8  # a read-ahead caches at most 1/8 of the cache's budget (as the cache estimates)
@@ -65,6 +67,7 @@ class Generation:
         "revision",
         "seal",
         "seq",
+        "snapshot_digest",
         "snapshots",
         "source",
         "state",
@@ -76,7 +79,7 @@ class Generation:
                  frames: int, bytes: int, checkpoint: str, last_call: str, last_digest: str, last_receipt: str,
                  call_ids: frozenset[str], facts: str = "", seal: str = "", state: UIStreamState | None = None,
                  restorable: tuple[int, int, int] | None = None, snapshots: SnapshotShelf | None = None,
-                 retired: str = "") -> None:
+                 retired: str = "", snapshot_digest: str = "") -> None:
         self.ui_id: Final = ui_id
         self.generation: Final = generation
         self.source: Final = source
@@ -97,6 +100,8 @@ class Generation:
         # The restore facts when the seal verified (the state is then restored, not parsed in full).
         self.restorable: Final = restorable
         self.snapshots: Final = snapshots  # where a restore finds a snapshot another session restored
+        # The seal's digest of the checkpoint's snapshot: the one the seal verified with, when it did.
+        self.snapshot_digest: Final = snapshot_digest
 
     def __eq__(self, other: object) -> bool:
         """Equal stored fields (the rebuilt core state is not compared)."""
@@ -113,7 +118,8 @@ class Generation:
             retired = retired_of(self.facts, self.retired) if self.restorable is not None else None
             if self.restorable is not None and self.snapshots is not None and retired is not None:
                 try:
-                    self.state = self.snapshots.restore(self.checkpoint, facts=self.restorable, frame_count=self.frames,
+                    self.state = self.snapshots.restore(self.checkpoint, digest=self.snapshot_digest,
+                                                        facts=self.restorable, frame_count=self.frames,
                                                         byte_count=self.bytes, retired_types=retired)
                     return self.state
                 except UIStreamError:
@@ -136,7 +142,7 @@ class Generation:
 # found (a class's `__slots__` is not readable in the compiled build; tests/unit/test_workers_cache.py
 # checks the list).
 _COMPARED = ("bytes", "call_ids", "checkpoint", "facts", "frames", "generation", "last_call", "last_digest",
-             "last_receipt", "retired", "revision", "seal", "seq", "source", "status", "ui_id")
+             "last_receipt", "retired", "revision", "seal", "seq", "snapshot_digest", "source", "status", "ui_id")
 
 
 SharedCache: TypeAlias = GenerationCache[Generation | None]  # what every held partition's Store caches
@@ -235,7 +241,7 @@ class Store:
                 return ui_id, cached
         keys, partition = self._keys, self._partition
         found = self._read_generation(keys.session(partition, session), keys.generations(partition, session),
-                                      source_field(source), ui_field(""), FIELDS)
+                                      source_field(source), ui_field(""), FIELDS, self._snapshots.known())
         if found.ui_id is None and ui_id is not None:  # remembered, gone from Redis since: expired
             self._keep(session, ui_id, None)
             return ui_id, None
@@ -263,7 +269,8 @@ class Store:
             self._cache_found(sent[0], sent[1].stored())
             todo = [call for call in todo if call not in read]  # what it did not cache stays for the decision
         if todo:
-            self._cache_found(todo, self._read_generation.send(self._reads(todo), FIELDS).stored())
+            self._cache_found(todo, self._read_generation.send(self._reads(todo), FIELDS,
+                                                               known=self._snapshots.known()).stored())
 
     def prefetch(self, calls: Iterable[tuple[str, str]], shared: SharedRoundTrip | None = None) -> None:
         """Send now the reads `read_ahead` of the same calls would make (on `shared`, when given),
@@ -273,7 +280,8 @@ class Store:
         self.abandon_prefetch()
         todo = self._todo(calls)
         if todo:
-            self._sent = (todo, self._read_generation.send(self._reads(todo), FIELDS, shared))
+            self._sent = (todo, self._read_generation.send(self._reads(todo), FIELDS, shared,
+                                                           known=self._snapshots.known()))
 
     def abandon_prefetch(self) -> None:
         """Give up the reads `prefetch` sent, if `read_ahead` did not read them."""
@@ -312,7 +320,7 @@ class Store:
         cached = self._cache.get((self._scope, session, found.ui_id))
         if cached is not MISSING:  # the cache is newer than Redis while this batch's commits are unconfirmed
             return found.ui_id, cached
-        record = self._stored(found.ui_id, found)
+        record = self._stored(session, found.ui_id, found)
         self._keep(session, found.ui_id, record)
         return found.ui_id, record
 
@@ -405,41 +413,61 @@ class Store:
 
     def _load(self, session: str, ui_id: str) -> Generation | None:
         """The latest generation of (session, uiId) from Redis, in one `generation.lua` round trip."""
-        keys, partition = self._keys, self._partition
-        found = self._read_generation.of_ui(keys.session(partition, session), keys.generations(partition, session),
-                                            ui_id, ui_field(""), FIELDS)
-        return self._stored(ui_id, found)
+        return self._stored(session, ui_id, self._read(session, ui_id, self._snapshots.known()))
 
-    def _stored(self, ui_id: str, found: StoredGeneration) -> Generation | None:
-        """The `Generation` of what `generation.lua` read of a UI (None: no generation, or expired)."""
+    def _read(self, session: str, ui_id: str, known: str) -> StoredGeneration:
+        keys, partition = self._keys, self._partition
+        return self._read_generation.of_ui(keys.session(partition, session), keys.generations(partition, session),
+                                           ui_id, ui_field(""), FIELDS, known)
+
+    def _stored(self, session: str, ui_id: str, found: StoredGeneration) -> Generation | None:
+        """The `Generation` of what `generation.lua` read of a UI (None: no generation, or expired).
+        A record read cut to its envelope is made whole with the shelved snapshot its digest names,
+        and taken only when its seal verifies so; else (evicted from the shelf since the read was
+        sent, or a digest field altered) it is read again whole."""
         if found.generation is None:
             return None
-        return self._generation(ui_id, found.generation, dict(zip(FIELDS, found.fields, strict=True)), found.ledger)
+        stored = dict(zip(FIELDS, found.fields, strict=True))
+        whole = self._whole(stored) if found.cut else None
+        if whole is not None:
+            record = self._generation(ui_id, found.generation, whole, found.ledger, cut=True)
+            if record is not None:
+                return record
+        if found.cut:
+            return self._stored(session, ui_id, self._read(session, ui_id, ""))  # named nothing: never cut
+        return self._generation(ui_id, found.generation, stored, found.ledger)
 
-    def _shelved_digest(self, checkpoint: str, facts: str) -> str:
-        """The seal's digest of the checkpoint's snapshot when the shelf holds its text, else "":
-        hashing that text was the largest cost of a cold read's seal check."""
-        restorable = parse_facts(facts)
-        return self._snapshots.digest(checkpoint, restorable) if restorable is not None else ""
+    def _whole(self, stored: dict[str, str | None]) -> dict[str, str | None] | None:
+        """The fields of a record read cut, its checkpoint made whole with the shelved snapshot its
+        `snapshot_digest` names (None when the shelf holds none such)."""
+        envelope, digest, facts = stored["checkpoint"], stored["snapshot_digest"], parse_facts(stored["facts"] or "")
+        text = self._snapshots.text_of(facts, digest) if envelope is not None and digest and facts else None
+        if text is None:
+            return None
+        return {**stored, "checkpoint": f"{envelope}{SNAPSHOT_KEY}{text}}}"}
 
     def _generation(self, ui_id: str, generation: int, stored: dict[str, str | None],
-                    ledger: tuple[str, ...]) -> Generation | None:
+                    ledger: tuple[str, ...], *, cut: bool = False) -> Generation | None:
         """The `Generation` of its stored fields and its ledger fields' digests, its seal checked;
         None when a required field is missing (expired in between: the session's keys share one
-        deadline)."""
+        deadline).  `cut`: the checkpoint was made whole with the shelved snapshot its digest
+        names; None unless its seal then verifies (nothing counted: the caller reads it again)."""
         if any(stored[name] is None for name in REQUIRED_FIELDS):
             return None
         values = {name: str(value) for name, value in stored.items() if value is not None}
         frames, byte_count = int(values["frames"]), int(values["bytes"])
         facts, seal = values.get("facts"), values.get("seal")
-        restorable = None
+        restorable, digest = None, ""
         if facts is None or seal is None:
             outcome = "missing"
-        elif self._seal.verifies(seal, values["checkpoint"], frames, byte_count, facts,
-                                 snapshot_digest=self._shelved_digest(values["checkpoint"], facts)):
-            outcome, restorable = "valid", parse_facts(facts)
         else:
-            outcome = "invalid"
+            digest = self._digest(values["checkpoint"], values.get("snapshot_digest", ""), facts, cut=cut)
+            if self._seal.verifies(seal, values["checkpoint"], frames, byte_count, facts, snapshot_digest=digest):
+                outcome, restorable = "valid", parse_facts(facts)
+            else:
+                outcome = "invalid"
+        if cut and outcome != "valid":
+            return None
         if self._on_read is not None:
             self._on_read(outcome)
         return Generation(
@@ -450,4 +478,14 @@ class Store:
             call_ids=frozenset(call_id_of(digest) for digest in (*values.get("calls", "").split(), *ledger)),
             facts=facts or "", seal=seal or "", restorable=restorable,
             snapshots=self._snapshots if restorable is not None else None, retired=values.get("retired", ""),
+            snapshot_digest=digest if restorable is not None else values.get("snapshot_digest", ""),
         )
+
+    def _digest(self, checkpoint: str, stored: str, facts: str, *, cut: bool) -> str:
+        """The seal's digest of the checkpoint's snapshot to check its seal with: the stored one when
+        the checkpoint was made whole with the shelved text it names, or is that text (a memory
+        compare); else computed (hashing the text was the largest cost of a cold read's check)."""
+        restorable = parse_facts(facts)
+        if stored and restorable is not None and (cut or self._snapshots.holds(checkpoint, restorable, stored)):
+            return stored
+        return snapshot_digest(checkpoint)

@@ -24,7 +24,7 @@ from core.stream.lifecycle import UIStreamState, advance_ui_stream, start_ui_str
 from ..redisio.connection import SharedRoundTrip
 from ..redisio.keys import Keys, generation_field, ledger_name, plain_field, source_field, ui_field
 from ..redisio.scripts import CommitPlan, PlainFields
-from ..redisio.seal import facts_digest, facts_text, retired_digest
+from ..redisio.seal import facts_digest, facts_text, retired_digest, snapshot_digest
 from ..sessions.store import Generation, Store, call_id_of
 from ..wire.entry import BODY_MARGIN, InputEntry, dumps, is_call_id, is_session_id, loads
 from ..wire.errors import BudgetError, ConflictError, ErrorCode, HostError
@@ -320,13 +320,15 @@ class ToolHandler:
                               code=ErrorCode.BYTE_BUDGET)
         retired, retired_sum = _retired_record(state, extended)
         frames, facts = extended.frames + 1 if extended else 1, facts_text(state.restore_facts, retired_sum)
+        digest = snapshot_digest(text)
         record = Generation(
             ui_id=str(frame["uiId"]), generation=int(frame["generation"]), source=str(frame["sourceCallId"]),
             seq=int(frame["seq"]), revision=int(frame["revision"]), status=str(state.status),
             frames=frames, bytes=used + size, checkpoint=text,
             last_call=entry.call, last_digest=digest, last_receipt=receipt(tool, frame),
             call_ids=(extended.call_ids if extended else frozenset()) | {call_id_of(digest)},
-            facts=facts, seal=self._store.seal.of(text, frames, used + size, facts),
+            facts=facts, seal=self._store.seal.of(text, frames, used + size, facts, snapshot_digest=digest),
+            snapshot_digest=digest,
             state=state.without_history(),  # the host stores each frame; digests of earlier ones are never read
             retired=retired,
         )
@@ -353,6 +355,7 @@ class ToolHandler:
                     ("source", record.source), ("uiId", record.ui_id), ("generation", record.generation),
                     ("last_call", record.last_call), ("last_digest", record.last_digest),
                     ("last_receipt", record.last_receipt), ("facts", record.facts), ("seal", record.seal),
+                    ("snapshot_digest", record.snapshot_digest),
                     (ledger_name(record.seq), record.last_digest),
                     # written by the commits that change it only (a remove, an add of a removed id)
                     *([("retired", record.retired)] if current and not fresh and record.retired != current.retired

@@ -4,18 +4,26 @@
 -- A read only: no fence (the caller is the partition's owner; the commit's CAS checks it).
 -- Field names are the ones `workers/redisio/keys.py` defines, assembled from the parts the
 -- caller passes (the uiId and the generation number are only known here).
+-- The checkpoint is cut to its envelope when its snapshot is one the caller holds (its stored
+-- digest is among ARGV[5]'s): the caller's shelf of restored snapshots has its text, so the
+-- 15 KB of a 200-component snapshot need not cross the wire again (workers/sessions/snapshots.py).
 -- KEYS[1]  session hash: ARGV[1] -> uiId, ARGV[2] .. uiId -> latest generation of that uiId
 -- KEYS[2]  generations hash of the session: fields "<uiId>:<generation>:<name>"
 -- ARGV[1]  session hash field naming the uiId the sourceCallId opened ("src:<sourceCallId>"),
 --          or "=" and the uiId itself (no session field starts with "=")
 -- ARGV[2]  prefix of the session hash field of a uiId's latest generation ("ui:")
 -- ARGV[3]  name prefix of the generation's call ledger fields ("call:"; fields call:1 .. call:<seq>)
--- ARGV[4..] names of the generation's fields to read (checkpoint, seq, ...)
+-- ARGV[4]  the text that introduces a checkpoint's snapshot (',"snapshot":', its last field)
+-- ARGV[5]  the snapshot digests the caller holds, each followed by a space ("" for none)
+-- ARGV[6..] names of the generation's fields to read: the checkpoint's, its snapshot digest's,
+--          then the others (seq, ...)
 -- Returns  {}                         the sourceCallId opened nothing in this session (never
 --                                     for a named uiId)
 --          {uiId}                     it did, but the UI's generation is gone (expired)
---          {uiId, generation, v..., d...}  the values of ARGV[4..] in order (false where missing),
---                                     then the digests of the ledger fields that exist
+--          {uiId, generation, cut, v..., d...}  cut 1 when the checkpoint (v1) is only the text
+--                                     before ARGV[4], else 0; the values of ARGV[6..] in order
+--                                     (false where missing), then the digests of the ledger
+--                                     fields that exist
 local session, generations = KEYS[1], KEYS[2]
 local ui
 if string.sub(ARGV[1], 1, 1) == '=' then
@@ -32,12 +40,24 @@ if not number then
 end
 local prefix = ui .. ':' .. number .. ':'
 local fields = {}
-for i = 4, #ARGV do
+for i = 6, #ARGV do
   fields[#fields + 1] = prefix .. ARGV[i]
 end
-local reply = {ui, number}
-for _, value in ipairs(redis.call('HMGET', generations, unpack(fields))) do
-  reply[#reply + 1] = value
+local values = redis.call('HMGET', generations, unpack(fields))
+local cut = 0
+local checkpoint, digest = values[1], values[2]
+-- A digest is 64 hex digits: one stored otherwise (altered) matches nothing.
+if checkpoint and digest and ARGV[5] ~= '' and string.len(digest) == 64 and not string.find(digest, '[^0-9a-f]')
+    and string.find(ARGV[5], digest .. ' ', 1, true) then
+  local at = string.find(checkpoint, ARGV[4], 1, true)
+  if at then
+    values[1] = string.sub(checkpoint, 1, at - 1)
+    cut = 1
+  end
+end
+local reply = {ui, number, cut}
+for i = 1, #fields do
+  reply[#reply + 1] = values[i]
 end
 -- The ledger: one field per accepted call, named by the seq of its frame (at most the frame
 -- budget's 256; a record written before has none: its ledger is the `calls` field).
