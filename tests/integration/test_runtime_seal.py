@@ -13,12 +13,20 @@ import pytest
 from core.json._frozen import thaw
 from core.stream.lifecycle import advance_ui_stream, resume_ui_stream, start_ui_stream
 from tests.integration.conftest import Runtime, cursor_args, example
-from tests.integration.test_runtime_tools import SESSION, CountedRedis, CountingPool, open_stream, patch
+from tests.integration.test_runtime_tools import (
+    SESSION,
+    CountedRedis,
+    CountingPool,
+    open_stream,
+    patch,
+    sessions_of_one_partition,
+)
 from workers.redisio.keys import generation_field, ui_field
 from workers.redisio.scripts import GenerationRead, StoredGeneration
 from workers.redisio.seal import SEAL_VERSION, Seal, facts_text, parse_facts, retired_of, snapshot_digest
+from workers.sessions.cache import estimate
 from workers.sessions.snapshots import SnapshotShelf
-from workers.sessions.store import FIELDS, Store
+from workers.sessions.store import FIELDS, READ_AHEAD_SHARE, SharedCache, Store
 
 pytestmark = pytest.mark.integration
 KEY = "k" * 32
@@ -380,3 +388,30 @@ def test_cold_sessions_read_cut_answer_every_call_as_a_warm_worker(runtime: Runt
         assert reply["result"]["frame"] == thaw(expected.checkpoint)
     assert (reads(runtime, "valid"), reads(runtime, "invalid")) == (2, 0)
     assert runtime.metrics.registry.get_sample_value("iui_restored_snapshots_shared_total") == 1
+
+
+def test_a_read_ahead_counts_a_cut_record_as_the_whole_record_it_caches(runtime: Runtime) -> None:
+    """The read-ahead's share of the cache bounds the records it caches by what the cache counts of
+    them: a record read cut is counted with the shelved snapshot that makes it whole, not as its
+    envelope alone (or a batch of cut reads would overrun the share)."""
+    runtime.configure(state_key=KEY)
+    runtime.start()
+    sessions = sessions_of_one_partition(runtime, 4)
+    for session in sessions:
+        open_stream(runtime, "open-1", session=session)
+    runtime.stop()
+    shelf = SnapshotShelf(max_bytes=1 << 30)
+    first = sealed_store(runtime, sessions[0], shelf).current(sessions[0], UI_ID)
+    assert first is not None and first.stream_state() is not None and shelf.known()
+    each = estimate(first.checkpoint)
+    counted = CountedRedis(connection_pool=CountingPool(runtime.redis.connection_pool))  # type: ignore[arg-type]
+    cache = SharedCache(max_bytes=READ_AHEAD_SHARE * (2 * each - 1))  # the share holds one generation, not two
+    store = Store(redis=counted, keys=runtime.client.keys, partition=runtime.client.partition(sessions[1]),
+                  seal=Seal(KEY.encode()), snapshots=shelf, cache=cache)
+    store.read_ahead([(session, "open-1") for session in sessions[1:]])
+    assert counted.round_trips == 1
+    assert [store.holds(session) for session in sessions[1:]] == [True, False, False]
+    for session in sessions[1:]:
+        _, record = store.of_source(session, "open-1")
+        assert record is not None and record.checkpoint == runtime.generation(session, UI_ID, 1)["checkpoint"]
+    assert counted.round_trips == 3  # the others are read at their decision (cut, as the read-ahead's)

@@ -35,6 +35,7 @@ from .snapshots import SHELF_SHARE, SnapshotShelf
 REQUIRED_FIELDS = ("checkpoint", "source", "seq", "revision", "status", "frames", "bytes",
                    "last_call", "last_digest", "last_receipt")
 FIELDS = ("checkpoint", "snapshot_digest", *REQUIRED_FIELDS[1:], "facts", "seal", "calls", "retired")
+_FACTS_AT = FIELDS.index("facts")
 CACHE_SIZE = 4_096  # sessions whose counters and sources one partition remembers
 DEFAULT_CACHE_BYTES = 64 * 1024 * 1024  # a Store built without the process's shared cache
 READ_AHEAD_SHARE = 8  # a read-ahead caches at most 1/8 of the cache's budget (as the cache estimates)
@@ -302,10 +303,17 @@ class Store:
         """Cache what was read of each call, within the read-ahead's share of the cache."""
         budget = self._cache.max_bytes // READ_AHEAD_SHARE
         for (session, source), each in zip(todo, found, strict=True):
-            budget -= estimate(each.fields[0] if each.fields else None)  # FIELDS[0] is the checkpoint
+            budget -= self._estimate(each)
             if budget < 0:
                 break
             self._found(session, source, each)
+
+    def _estimate(self, found: StoredGeneration) -> int:
+        """What the cache will count for a read's record (`estimate` of its checkpoint); of a cut
+        one, its envelope's and the shelved snapshot's that makes it whole (a little more than the
+        whole text's: the bound stays conservative)."""
+        text = self._shelved_text(found) if found.cut else None
+        return estimate(found.fields[0] if found.fields else None) + (estimate(text) if text is not None else 0)
 
     def _has(self, session: str, source: str) -> bool:
         """True if `of_source` would answer from the cache."""
@@ -428,8 +436,9 @@ class Store:
         if found.generation is None:
             return None
         stored = dict(zip(FIELDS, found.fields, strict=True))
-        whole = self._whole(stored) if found.cut else None
-        if whole is not None:
+        text = self._shelved_text(found) if found.cut else None
+        if text is not None:
+            whole = {**stored, "checkpoint": f"{stored['checkpoint']}{SNAPSHOT_KEY}{text}}}"}
             record = self._generation(ui_id, found.generation, whole, found.ledger, cut=True)
             if record is not None:
                 return record
@@ -437,14 +446,10 @@ class Store:
             return self._stored(session, ui_id, self._read(session, ui_id, ""))  # named nothing: never cut
         return self._generation(ui_id, found.generation, stored, found.ledger)
 
-    def _whole(self, stored: dict[str, str | None]) -> dict[str, str | None] | None:
-        """The fields of a record read cut, its checkpoint made whole with the shelved snapshot its
-        `snapshot_digest` names (None when the shelf holds none such)."""
-        envelope, digest, facts = stored["checkpoint"], stored["snapshot_digest"], parse_facts(stored["facts"] or "")
-        text = self._snapshots.text_of(facts, digest) if envelope is not None and digest and facts else None
-        if text is None:
-            return None
-        return {**stored, "checkpoint": f"{envelope}{SNAPSHOT_KEY}{text}}}"}
+    def _shelved_text(self, found: StoredGeneration) -> str | None:
+        """The shelved snapshot text a cut read's `snapshot_digest` and facts name, if any."""
+        envelope, digest, facts = found.fields[0], found.fields[1], parse_facts(found.fields[_FACTS_AT] or "")
+        return self._snapshots.text_of(facts, digest) if envelope is not None and digest and facts else None
 
     def _generation(self, ui_id: str, generation: int, stored: dict[str, str | None],
                     ledger: tuple[str, ...], *, cut: bool = False) -> Generation | None:
