@@ -320,15 +320,15 @@ class ToolHandler:
                               code=ErrorCode.BYTE_BUDGET)
         retired, retired_sum = _retired_record(state, extended)
         frames, facts = extended.frames + 1 if extended else 1, facts_text(state.restore_facts, retired_sum)
-        digest = snapshot_digest(text)
+        sealed_snapshot = snapshot_digest(text)
         record = Generation(
             ui_id=str(frame["uiId"]), generation=int(frame["generation"]), source=str(frame["sourceCallId"]),
             seq=int(frame["seq"]), revision=int(frame["revision"]), status=str(state.status),
             frames=frames, bytes=used + size, checkpoint=text,
             last_call=entry.call, last_digest=digest, last_receipt=receipt(tool, frame),
             call_ids=(extended.call_ids if extended else frozenset()) | {call_id_of(digest)},
-            facts=facts, seal=self._store.seal.of(text, frames, used + size, facts, snapshot_digest=digest),
-            snapshot_digest=digest,
+            facts=facts, seal=self._store.seal.of(text, frames, used + size, facts, snapshot_digest=sealed_snapshot),
+            snapshot_digest=sealed_snapshot,
             state=state.without_history(),  # the host stores each frame; digests of earlier ones are never read
             retired=retired,
         )
