@@ -293,8 +293,11 @@ def test_generation_lua_cuts_a_checkpoint_to_its_envelope_only_when_its_digest_i
         assert cut.fields[1:] == whole.fields[1:] and cut.ledger == whole.ledger
     for known in ("0" * 64 + " ", digest, digest[1:] + " ", " "):  # another digest, or not as the script names them
         assert not found(known).cut
-    field = generation_field(UI_ID, 1, "snapshot_digest")
+    assert record["envelope"] == checkpoint[:checkpoint.index(',"snapshot":')]  # every commit stores it
     generations = keys.generations(partition, SESSION)
+    runtime.redis.hdel(generations, generation_field(UI_ID, 1, "envelope"))  # a record written before
+    assert not found(digest + " ").cut and found(digest + " ").fields == whole.fields
+    field = generation_field(UI_ID, 1, "snapshot_digest")
     for altered in (digest.upper(), digest + " ", digest[:63] + "g"):  # a stored digest that is not one
         runtime.redis.hset(generations, field, altered)
         assert not found(altered + " ").cut and not found(digest + " " + altered + " ").cut
@@ -354,6 +357,25 @@ def test_a_digest_field_naming_another_shelved_snapshot_is_never_believed(runtim
     assert read is not None and read.checkpoint == runtime.generation(OTHER, UI_ID, 1)["checkpoint"]
     assert outcomes == ["valid"] and read.snapshot_digest == snapshot_digest(read.checkpoint)
     assert read.stream_state().document["title"] == document["title"]
+
+
+def test_a_cut_read_of_an_altered_envelope_field_is_read_again_whole(runtime: Runtime) -> None:
+    """The envelope field is what a cut read takes for the checkpoint's text before its snapshot;
+    one altered fails the seal, and the record is read again whole and checked on its own text."""
+    two_cold_sessions(runtime)
+    shelf, outcomes = SnapshotShelf(max_bytes=1 << 30), list[str]()
+    first = sealed_store(runtime, SESSION, shelf).current(SESSION, UI_ID)
+    assert first is not None and first.stream_state() is not None
+    generations = runtime.client.keys.generations(runtime.client.partition(OTHER), OTHER)
+    envelope = runtime.generation(OTHER, UI_ID, 1)["envelope"]
+    runtime.redis.hset(generations, generation_field(UI_ID, 1, "envelope"), envelope.replace('"seq":1', '"seq":2'))
+    counted = CountedRedis(connection_pool=CountingPool(runtime.redis.connection_pool))  # type: ignore[arg-type]
+    store = Store(redis=counted, keys=runtime.client.keys, partition=runtime.client.partition(OTHER),
+                  seal=Seal(KEY.encode()), snapshots=shelf, on_read=outcomes.append)
+    read = store.current(OTHER, UI_ID)
+    assert counted.round_trips == 2 and outcomes == ["valid"]
+    assert read is not None and read.checkpoint == runtime.generation(OTHER, UI_ID, 1)["checkpoint"]
+    assert read.stream_state().seq == 1
 
 
 def test_a_cut_read_whose_snapshot_left_the_shelf_since_it_was_sent_is_read_again_whole(runtime: Runtime) -> None:

@@ -43,8 +43,7 @@ from .connection import (
     wait_replicated,
 )
 from .dead_letter import DeadLetterPolicy, bounded_copy
-from .keys import LEDGER_NAME
-from .seal import SNAPSHOT_KEY
+from .keys import ENVELOPE_NAME, LEDGER_NAME
 
 log = logging.getLogger(__name__)
 
@@ -554,8 +553,8 @@ class Scripts:
 class StoredGeneration:
     """What `generation.lua` found for a sourceCallId: its uiId, and the latest generation of
     that UI with the requested fields (None where a field is missing) and the digests of its
-    call ledger's fields, if any.  `cut`: the checkpoint (the first field) is only its envelope,
-    its snapshot being one of those the read named as held (`known`)."""
+    call ledger's fields, if any.  `cut`: the first field is the record's envelope (`ENVELOPE_NAME`),
+    not its checkpoint: its snapshot is one of those the read named as held (`known`)."""
 
     ui_id: str | None
     generation: int | None = None
@@ -577,10 +576,10 @@ class GenerationRead:
     def __call__(self, session_key: str, generations_key: str, source_field: str, ui_prefix: str,
                  names: Sequence[str], known: str = "") -> StoredGeneration:
         """The uiId `source_field` names and that UI's latest generation's fields `names` (the
-        checkpoint's first, its snapshot digest's second); its checkpoint cut to its envelope
-        when that digest is in `known` (digests each followed by a space)."""
+        checkpoint's first, its snapshot digest's second); its envelope field in the checkpoint's
+        place (`cut`) when that digest is in `known` (digests each followed by a space)."""
         return _stored(run_script(self._script, [session_key, generations_key],
-                                  [source_field, ui_prefix, LEDGER_NAME, SNAPSHOT_KEY, known, *names]), len(names))
+                                  [source_field, ui_prefix, LEDGER_NAME, known, ENVELOPE_NAME, *names]), len(names))
 
     def of_ui(self, session_key: str, generations_key: str, ui_id: str, ui_prefix: str,
               names: Sequence[str], known: str = "") -> StoredGeneration:
@@ -598,7 +597,7 @@ class GenerationRead:
         """`many` in two halves: the reads are sent now (on `shared`, when given), `SentReads.stored`
         reads their replies."""
         calls: list[tuple[list[str], list[EncodableT]]] = [
-            ([session_key, generations_key], [source_field, ui_prefix, LEDGER_NAME, SNAPSHOT_KEY, known, *names])
+            ([session_key, generations_key], [source_field, ui_prefix, LEDGER_NAME, known, ENVELOPE_NAME, *names])
             for session_key, generations_key, source_field, ui_prefix in reads]
         return SentReads(SentCalls(self._redis, self._script, "generation", calls, shared), len(names))
 

@@ -22,9 +22,9 @@ from core.limits import MAX_GENERATION, UI_LIMITS, UI_PROTOCOL_LIMITS
 from core.stream.lifecycle import UIStreamState, advance_ui_stream, start_ui_stream
 
 from ..redisio.connection import SharedRoundTrip
-from ..redisio.keys import Keys, generation_field, ledger_name, plain_field, source_field, ui_field
+from ..redisio.keys import ENVELOPE_NAME, Keys, generation_field, ledger_name, plain_field, source_field, ui_field
 from ..redisio.scripts import CommitPlan, PlainFields
-from ..redisio.seal import facts_digest, facts_text, retired_digest, snapshot_digest
+from ..redisio.seal import facts_digest, facts_text, retired_digest, snapshot_digest, snapshot_split
 from ..sessions.store import Generation, Store, call_id_of
 from ..wire.entry import BODY_MARGIN, InputEntry, dumps, is_call_id, is_session_id, loads
 from ..wire.errors import BudgetError, ConflictError, ErrorCode, HostError
@@ -356,6 +356,7 @@ class ToolHandler:
                     ("last_call", record.last_call), ("last_digest", record.last_digest),
                     ("last_receipt", record.last_receipt), ("facts", record.facts), ("seal", record.seal),
                     ("snapshot_digest", record.snapshot_digest),
+                    (ENVELOPE_NAME, record.checkpoint[:snapshot_split(record.checkpoint)]),
                     (ledger_name(record.seq), record.last_digest),
                     # written by the commits that change it only (a remove, an add of a removed id)
                     *([("retired", record.retired)] if current and not fresh and record.retired != current.retired
