@@ -147,3 +147,24 @@ def test_the_meta_is_checked_at_start_after_an_outage_and_every_interval_not_eve
     _wait(lambda: runtime.redis.hget(runtime.client.keys.meta, "streaming") == b"1")
     monkeypatch.setattr(pool, "META_EVERY_S", 0.2)
     _wait(lambda: len(checks) >= 4, timeout=2.0)
+
+
+def test_a_heartbeat_announces_the_worker_on_redis_clock_and_lists_the_live_ones_in_one_round_trip(
+        runtime: Runtime) -> None:
+    """`heartbeat.lua`: the worker's deadline is Redis's now plus the TTL, lapsed workers are
+    dropped, the live ones listed; one command (the pool's tick thread shares the GIL)."""
+    scripts = Scripts(redis=runtime.redis, group=GROUP, reply_ttl_ms=1000, frame_log_max=10)
+    workers = runtime.client.keys.workers
+    seconds, micros = runtime.redis.time()
+    now = int(seconds) * 1000 + int(micros) // 1000
+    runtime.redis.zadd(workers, {"lapsed": now - 1, "other": now + 60_000})
+    assert scripts.heartbeat(workers, "w1", 2_000) == ["w1", "other"]  # (and loads the script)
+    runtime.redis.zadd(workers, {"lapsed": now - 1})
+    runtime.redis.config_resetstat()
+    assert scripts.heartbeat(workers, "w1", 2_000) == ["w1", "other"]
+    commands = {name: stats["calls"] for name, stats in runtime.redis.info("commandstats").items()}
+    assert commands["cmdstat_evalsha"] == 1 and "cmdstat_time" in commands
+    deadline = runtime.redis.zscore(workers, "w1")
+    seconds, micros = runtime.redis.time()
+    assert deadline is not None and 0 < deadline - (int(seconds) * 1000 + int(micros) // 1000) <= 2_000
+    assert deadline == int(deadline) and runtime.redis.zscore(workers, "lapsed") is None

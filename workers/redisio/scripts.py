@@ -47,7 +47,8 @@ from .keys import ENVELOPE_NAME, LEDGER_NAME
 
 log = logging.getLogger(__name__)
 
-_NAMES = ("lease_acquire", "lease_renew", "lease_release", "read", "commit", "reply", "plain", "dead", "owner")
+_NAMES = ("lease_acquire", "lease_renew", "lease_release", "read", "commit", "reply", "plain", "dead", "owner",
+          "heartbeat")
 NEW = ">"  # read mode: entries never delivered to the group
 PENDING = "0"  # read mode: the consumer's delivered but unacknowledged entries
 PUBLISH, SPUBLISH = "redis.call('PUBLISH', ", "redis.call('SPUBLISH', "
@@ -435,6 +436,12 @@ class Scripts:
         calls: list[tuple[list[str], list[EncodableT]]] = [
             ([lease, stream] if stream else [lease], [fence, ttl_ms, self._group]) for lease, fence, stream in leases]
         return [_renewal(result) for result in self._many("lease_renew", calls)]
+
+    def heartbeat(self, workers_key: str, worker_id: str, ttl_ms: int) -> list[str]:
+        """Announce `worker_id` alive for `ttl_ms` from Redis's now, drop the lapsed workers and
+        return the live ones' ids (`heartbeat.lua`, one round trip)."""
+        return [text(member) for member in array(run_script(self._scripts["heartbeat"], [workers_key],
+                                                              [worker_id, ttl_ms]))]
 
     def release(self, lease_key: str, fence: str) -> bool:
         """Give the lease back; False if it was no longer held under that fence."""

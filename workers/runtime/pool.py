@@ -24,7 +24,7 @@ from config.settings import Settings
 from ..actions.operations import ActionServices
 from ..observability.metrics import Metrics
 from ..redisio.client import RedisClient
-from ..redisio.connection import TRANSIENT_ERRORS, Backoff, array, integer, mapping, text
+from ..redisio.connection import TRANSIENT_ERRORS, Backoff, integer, mapping, text
 from ..redisio.durability import CHECK_EVERY_S, Durability, Mode, check_server
 from ..redisio.keys import GROUP, PROTOCOL, Keys
 from ..redisio.scripts import Acquired, LostLease, Scripts
@@ -192,17 +192,8 @@ class WorkerPool:
 
     # -- membership -----------------------------------------------------------------------
 
-    def _now_ms(self) -> int:
-        seconds, micros = self._redis.time()
-        return int(seconds) * 1000 + int(micros) // 1000
-
     def _heartbeat(self) -> list[str]:
-        now = self._now_ms()
-        pipe = self._redis.pipeline(transaction=False)
-        pipe.zadd(self._keys.workers, {self.worker_id: now + self._settings.lease_ttl_ms})
-        pipe.zremrangebyscore(self._keys.workers, "-inf", now)
-        pipe.zrange(self._keys.workers, 0, -1)
-        return [text(member) for member in array(pipe.execute()[-1])]
+        return self._scripts.heartbeat(self._keys.workers, self.worker_id, self._settings.lease_ttl_ms)
 
     def _preferred(self, live: list[str]) -> list[int]:
         """All partitions, this worker's own stripe first, so workers rarely contend; the others
