@@ -23,9 +23,9 @@ The shelf is keyed by the restore facts and the seal's digest of the snapshot's 
 (the `snapshot_digest` field).  That key serves three ends:
 
 - a cold read names the digests of the most recently used shelved snapshots (`known`), and
-  `generation.lua` then sends a record holding one of them cut to its envelope: the 15 KB of a
-  200-component snapshot do not cross the wire again (the record is made whole with the shelved
-  text, `text_of`);
+  `generation.lua` then sends a record holding one of them with its envelope field in place of
+  its checkpoint: the 15 KB of a 200-component snapshot neither enter the script nor cross the
+  wire again (the record is made whole with the shelved text, `text_of`);
 - the seal check of such a record takes the shelved digest: an HMAC over a few hundred bytes
   where hashing the snapshot's text was the largest cost of a cold read's check; a whole record
   whose stored digest names a shelved text lends it only when its text is that text (a memory
@@ -34,7 +34,8 @@ The shelf is keyed by the restore facts and the seal's digest of the snapshot's 
 
 A stored digest is never trusted by itself: it selects a shelved text, and the seal, computed
 with that text's digest over the record's envelope, decides.  A record whose digest field was
-altered to name another shelved snapshot fails its seal, and is read again whole.
+altered to name another shelved snapshot (or whose envelope field was altered) fails its seal,
+and is read again whole.
 
 Bounded like the generation cache (`estimate` of the snapshot's text, least recently used
 first), by a share of `IUI_CACHE_BYTES`; what the sessions' states share is counted by the

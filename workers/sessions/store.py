@@ -26,12 +26,12 @@ from .cache import MISSING, GenerationCache, estimate
 from .snapshots import SHELF_SHARE, SnapshotShelf
 
 # The stored fields of a generation, in the order `generation.lua` reads them: the checkpoint and the
-# seal's digest of its snapshot (`snapshot_digest`: the script cuts the first to its envelope when the
-# second names a snapshot the reader's shelf holds), the other required ones, then the restore facts and
-# the seal (absent from a record written before seals: it is validated in full), then `calls`, the call
-# ledger of a record written before the ledger became one field per call (`ledger_name`): its digests
-# separated by spaces; then `retired`, the generation's removed ids and their types (JSON, absent until
-# a remove; its digest is in `facts`, under the seal).
+# seal's digest of its snapshot (`snapshot_digest`: the script sends the record's envelope field in
+# the first's place when the second names a snapshot the reader's shelf holds), the other required
+# ones, then the restore facts and the seal (absent from a record written before seals: it is
+# validated in full), then `calls`, the call ledger of a record written before the ledger became one
+# field per call (`ledger_name`): its digests separated by spaces; then `retired`, the generation's
+# removed ids and their types (JSON, absent until a remove; its digest is in `facts`, under the seal).
 REQUIRED_FIELDS = ("checkpoint", "source", "seq", "revision", "status", "frames", "bytes",
                    "last_call", "last_digest", "last_receipt")
 FIELDS = ("checkpoint", "snapshot_digest", *REQUIRED_FIELDS[1:], "facts", "seal", "calls", "retired")
@@ -432,7 +432,7 @@ class Store:
         """The `Generation` of what `generation.lua` read of a UI (None: no generation, or expired).
         A record read cut to its envelope is made whole with the shelved snapshot its digest names,
         and taken only when its seal verifies so; else (evicted from the shelf since the read was
-        sent, or a digest field altered) it is read again whole."""
+        sent, a digest or envelope field altered) it is read again whole."""
         if found.generation is None:
             return None
         stored = dict(zip(FIELDS, found.fields, strict=True))
@@ -462,12 +462,12 @@ class Store:
         values = {name: str(value) for name, value in stored.items() if value is not None}
         frames, byte_count = int(values["frames"]), int(values["bytes"])
         facts, seal = values.get("facts"), values.get("seal")
-        restorable, digest = None, ""
+        restorable, sealed = None, ""  # `sealed`: the snapshot digest the seal is checked with
         if facts is None or seal is None:
             outcome = "missing"
         else:
-            digest = self._digest(values["checkpoint"], values.get("snapshot_digest", ""), facts, cut=cut)
-            if self._seal.verifies(seal, values["checkpoint"], frames, byte_count, facts, snapshot_digest=digest):
+            sealed = self._digest(values["checkpoint"], values.get("snapshot_digest", ""), facts, cut=cut)
+            if self._seal.verifies(seal, values["checkpoint"], frames, byte_count, facts, snapshot_digest=sealed):
                 outcome, restorable = "valid", parse_facts(facts)
             else:
                 outcome = "invalid"
@@ -483,7 +483,7 @@ class Store:
             call_ids=frozenset(call_id_of(digest) for digest in (*values.get("calls", "").split(), *ledger)),
             facts=facts or "", seal=seal or "", restorable=restorable,
             snapshots=self._snapshots if restorable is not None else None, retired=values.get("retired", ""),
-            snapshot_digest=digest if restorable is not None else values.get("snapshot_digest", ""),
+            snapshot_digest=sealed if restorable is not None else values.get("snapshot_digest", ""),
         )
 
     def _digest(self, checkpoint: str, stored: str, facts: str, *, cut: bool) -> str:
