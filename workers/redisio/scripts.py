@@ -440,8 +440,7 @@ class Scripts:
     def heartbeat(self, workers_key: str, worker_id: str, ttl_ms: int) -> list[str]:
         """Announce `worker_id` alive for `ttl_ms` from Redis's now, drop the lapsed workers and
         return the live ones' ids (`heartbeat.lua`, one round trip)."""
-        return [text(member) for member in array(run_script(self._scripts["heartbeat"], [workers_key],
-                                                              [worker_id, ttl_ms]))]
+        return [text(member) for member in array(self._call("heartbeat", [workers_key], [worker_id, ttl_ms]))]
 
     def release(self, lease_key: str, fence: str) -> bool:
         """Give the lease back; False if it was no longer held under that fence."""

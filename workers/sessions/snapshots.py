@@ -57,7 +57,7 @@ from core.stream.lifecycle import (
     restore_ui_stream,
 )
 
-from ..redisio.seal import SNAPSHOT_KEY
+from ..redisio.seal import SNAPSHOT_KEY, snapshot_split
 from ..wire.entry import loads
 from .cache import MISSING, GenerationCache, estimate
 
@@ -94,8 +94,8 @@ class SnapshotShelf:
         text = self.text_of(facts, digest)
         if text is None:
             return False
-        start = checkpoint.find(SNAPSHOT_KEY) + len(SNAPSHOT_KEY)
-        return (start >= len(SNAPSHOT_KEY) and len(checkpoint) - start == len(text) + 1 and checkpoint.endswith("}")
+        start = snapshot_split(checkpoint) + len(SNAPSHOT_KEY)  # past the end when it holds no snapshot
+        return (len(checkpoint) - start == len(text) + 1 and checkpoint.endswith("}")
                 and checkpoint.startswith(text, start))
 
     def restore(self, checkpoint: str, *, digest: str, facts: Facts, frame_count: int, byte_count: int,
