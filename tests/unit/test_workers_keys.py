@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import random
+import re
 import zlib
 
 import pytest
 
 from workers.redisio.keys import Keys, partition_of
-from workers.wire.entry import address_of, parse_body, parse_entry
+from workers.wire.entry import address_of, is_call_id, is_request_id, is_session_id, parse_body, parse_entry
 from workers.wire.errors import MalformedEntry
 
 
@@ -96,3 +98,22 @@ def test_an_entry_keeps_its_fields_and_its_optional_identity() -> None:
                                     {"session": None, "request": "r"}, {}])
 def test_an_address_that_is_not_text_is_no_reply_address(fields: dict) -> None:
     assert address_of(fields) is None
+
+
+# The wire contract's id patterns (README), applied with `fullmatch`; entry.py checks them with
+# str predicates, which must accept exactly what these accept.
+_ID_PATTERNS = {
+    is_session_id: lambda value: re.fullmatch(r"[!-~]{1,128}", value) is not None and not set(value) & set(":{}"),
+    is_request_id: lambda value: re.fullmatch(r"[ -~]{1,128}", value) is not None,
+    is_call_id: lambda value: re.fullmatch(r"[ -~]{1,256}", value) is not None,
+}
+
+
+def test_the_id_checks_accept_exactly_their_patterns() -> None:
+    alphabet = [chr(code) for code in range(0, 0x82)] + ["\u00a0", "\u00e9", "\u2028", "\ud800", "\U0001f600"]
+    rng = random.Random(2412)
+    values = ["", "\n", "a\n", " ", "~", "\x7f", *("a" * n for n in (127, 128, 129, 255, 256, 257))]
+    values += ["".join(rng.choice(alphabet) for _ in range(rng.randint(1, 5))) for _ in range(20_000)]
+    for check, pattern in _ID_PATTERNS.items():
+        for value in values:
+            assert check(value) is pattern(value), (check.__name__, value)
