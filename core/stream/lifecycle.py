@@ -15,7 +15,7 @@ the same figure for producer and receiver) stays within 16 MiB.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import FrozenInstanceError
 from typing import Any, Final
 
 from core._rules import ascii_token, integer
@@ -90,7 +90,9 @@ class _Lineage:
         return self._index
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+_STATE_FIELDS = ("checkpoint", "status", "frame_count", "byte_count", "_log", "_memo", "_built")
+
+
 class UIStreamState:
     """One generation's current frame, its status and the bounded bookkeeping.
 
@@ -98,14 +100,40 @@ class UIStreamState:
     included), `status` is "streaming", "complete", "cancel" or "error", `frame_count`
     and `byte_count` are the frames and JSON bytes taken into this state so far, and
     `digests` maps each of those frames' seq to its SHA-256 canonical-JSON digest.
+
+    Immutable as a frozen dataclass is (an assignment or a deletion raises
+    `dataclasses.FrozenInstanceError`), but a plain class: every call builds one or two, and a
+    frozen dataclass's generated `__init__` stays interpreted in the compiled core, setting each
+    field through `object.__setattr__` (~1.2 µs against ~0.1 µs, docs/decisions.md).  The compiled
+    `__init__` sets its slots natively; the pure one passes `__setattr__` until `_built`.
     """
 
-    checkpoint: FrozenDict
-    status: str
-    frame_count: int
-    byte_count: int
-    _log: DigestLog
-    _memo: _Lineage | None  # the producer's cache; built on the first advance when missing
+    __slots__ = _STATE_FIELDS
+
+    def __init__(self, checkpoint: FrozenDict, status: str, frame_count: int, byte_count: int, _log: DigestLog,
+                 _memo: _Lineage | None) -> None:
+        object.__setattr__(self, "_built", False)  # read by the pure build's `__setattr__` below
+        self.checkpoint: Final = checkpoint
+        self.status: Final = status
+        self.frame_count: Final = frame_count
+        self.byte_count: Final = byte_count
+        self._log: Final = _log
+        self._memo = _memo  # the producer's cache; built on the first advance when missing (`_lineage`)
+        self._built = True
+
+    def __setattr__(self, name: str, value: object) -> None:
+        if self._built or name not in _STATE_FIELDS:
+            raise FrozenInstanceError(f"cannot assign to field {name!r}")
+        object.__setattr__(self, name, value)
+
+    def __delattr__(self, name: str) -> None:
+        raise FrozenInstanceError(f"cannot delete field {name!r}")
+
+    def __copy__(self) -> UIStreamState:
+        return self  # immutable, as FrozenDict's copies
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> UIStreamState:
+        return self
 
     @property
     def document(self) -> ParsedDocument:
@@ -209,7 +237,7 @@ class UIStreamState:
         memo = self._memo
         if memo is None:
             memo = _Lineage.of(self.document)
-            object.__setattr__(self, "_memo", memo)  # a memo on a frozen dataclass, outside equality
+            object.__setattr__(self, "_memo", memo)  # a memo on an immutable state, outside equality
         return memo
 
 

@@ -176,6 +176,18 @@ def test_the_state_and_its_checkpoint_are_immutable(opened):
         opened.document["root"]["children"].append({})
 
 
+def test_no_field_of_a_state_can_be_assigned_deleted_or_added_and_a_copy_is_the_state(opened, mutations):
+    state = run(opened, mutations)[-1]
+    for name in ("checkpoint", "status", "frame_count", "byte_count", "_log", "_memo", "_built", "extra"):
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            setattr(state, name, None)
+    for name in ("checkpoint", "_memo", "extra"):
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            delattr(state, name)
+    assert copy.copy(state) is state and copy.deepcopy(state) is state
+    assert state == run(opened, mutations)[-1] and state.digests  # unchanged by the attempts
+
+
 def test_unchanged_subtrees_keep_their_object_identity_across_patches(opened, mutations):
     added, updated, removed = run(opened, mutations)[1:]
     before = opened.document["root"]

@@ -143,3 +143,13 @@ def test_the_retired_types_are_taken_only_as_the_digest_in_the_facts_names_them(
         assert retired_of(facts, altered) is None  # the record is then validated in full, without them
     for shape in ("[]", '{"a": 1}', "{"):
         assert retired_of(facts_text((1, 2, 3), retired_digest(shape)), shape) is None
+
+
+@pytest.mark.parametrize("key", [None, b"", b"\xff" * 32, bytes(range(256)) * 2])
+def test_the_seal_is_hmac_sha256_under_the_versioned_key_for_any_key(key: bytes | None) -> None:
+    """The seal builds HMAC's two keyed SHA-256 states once (RFC 2104): the result is `hmac`'s."""
+    mac_key = hashlib.sha256(SEAL_VERSION + b"\0" + (key or b"")).digest()
+    seal = Seal(key)
+    for frames, facts in ((1, "1 3 0"), (255, "900 7 12 " + "a" * 64)):
+        message = f"{frames} 10 {facts}\n".encode() + ENVELOPE.encode() + b"\n" + snapshot_digest(CHECKPOINT).encode()
+        assert seal.of(CHECKPOINT, frames, 10, facts) == hmac.new(mac_key, message, hashlib.sha256).hexdigest()

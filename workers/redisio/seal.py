@@ -41,26 +41,34 @@ import orjson
 SEAL_VERSION = b"iui-generation-seal-2"  # a change of what is sealed, or of core's facts, changes this
 SNAPSHOT_KEY = ',"snapshot":'  # how the worker's checkpoint text introduces its (last) field
 SEAL_OUTCOMES = ("valid", "missing", "invalid")  # what a read of a stored generation found of its seal
+_SHA256_BLOCK = 64  # SHA-256's block size in bytes, which HMAC pads its key to
 
 
 class Seal:
     """Seals and verifies stored generations under one key."""
 
-    __slots__ = ("_key",)
+    __slots__ = ("_inner", "_outer")
 
     def __init__(self, key: bytes | None = None) -> None:
         # The version is part of the key, so a record sealed under another version never verifies.
-        self._key = hashlib.sha256(SEAL_VERSION + b"\0" + (key or b"")).digest()
+        mac_key = hashlib.sha256(SEAL_VERSION + b"\0" + (key or b"")).digest()
+        # HMAC-SHA256 (RFC 2104) from its two keyed SHA-256 states, hashed once here and copied for
+        # each seal: `hmac.new` / `hmac.digest` look the algorithm up in OpenSSL on every call
+        # (its provider lookup and locks were most of a seal under `perf`, issue 24).
+        block = mac_key.ljust(_SHA256_BLOCK, b"\0")  # the key (32 bytes) is shorter than a block
+        self._inner = hashlib.sha256(bytes(byte ^ 0x36 for byte in block))
+        self._outer = hashlib.sha256(bytes(byte ^ 0x5C for byte in block))
 
     def of(self, checkpoint: str, frames: int, byte_count: int, facts: str, *, snapshot_digest: str = "") -> str:
         """The seal (hex) of a generation's checkpoint (its JSON text), budget counters and facts;
         `snapshot_digest`, when given, is `snapshot_digest(checkpoint)` known already."""
         at = snapshot_split(checkpoint)
         digest = snapshot_digest or _digest(checkpoint[at:])
-        # One message and the one-shot `hmac.digest` (C throughout): `hmac.new` and its updates run
-        # the `hmac` module's Python class, a commit's largest cost after its decision (issue 24).
-        message = _utf8(f"{frames} {byte_count} {facts}\n{checkpoint[:at]}\n{digest}")
-        return hmac.digest(self._key, message, "sha256").hex()
+        inner = self._inner.copy()
+        inner.update(_utf8(f"{frames} {byte_count} {facts}\n{checkpoint[:at]}\n{digest}"))
+        outer = self._outer.copy()
+        outer.update(inner.digest())
+        return outer.hexdigest()
 
     def verifies(self, seal: str, checkpoint: str, frames: int, byte_count: int, facts: str, *,
                  snapshot_digest: str = "") -> bool:
