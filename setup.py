@@ -16,10 +16,11 @@ from setuptools import setup
 
 # Modules mypyc does not compile, with the reason in docs/decisions.md ("compiled core").
 EXCLUDED: frozenset[str] = frozenset({"core/document/_parsed.py"})
-# The modules of `workers/` that every tool call runs through (the dispatcher's round, the entry's
-# fields, the partition's decision and its writes, the stored state, its cache and the shelf of
-# restored snapshots a cold session's first call goes through, the round trip, the keys), compiled
-# with core: docs/decisions.md ("The compiled worker hot path") says why these and not the others.
+# The modules of `workers/` that every tool call runs through (the dispatcher's round and the
+# collector policy it asks before each entry, the entry's fields, the partition's decision and its
+# writes, the stored state, its cache and the shelf of restored snapshots a cold session's first
+# call goes through, the round trip, the keys), compiled with core: docs/decisions.md ("The
+# compiled worker hot path") says why these and not the others.
 WORKERS_HOT_PATH: tuple[str, ...] = (
     "workers/redisio/connection.py",
     "workers/redisio/keys.py",
@@ -28,6 +29,7 @@ WORKERS_HOT_PATH: tuple[str, ...] = (
     "workers/runtime/batch.py",
     "workers/runtime/build.py",
     "workers/runtime/dispatcher.py",
+    "workers/runtime/heap.py",
     "workers/runtime/partition.py",
     "workers/sessions/cache.py",
     "workers/sessions/snapshots.py",

@@ -11,7 +11,6 @@ one session's queued commits all concern one UI, so a failure stops the whole ch
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
 
 from redis.typing import EncodableT
 
@@ -20,16 +19,22 @@ from ..redisio.scripts import ScriptBatch, ScriptCall
 from ..streams.tools import Decision
 
 
-@dataclass
 class Queued:
-    """One entry whose write is queued, with what deciding it again needs."""
+    """One entry whose write is queued, with what deciding it again needs.
 
-    entry_id: str
-    fields: dict[str, str]
-    session: str
-    outcome: str  # the metric outcome when the write succeeds
-    started: float = field(default_factory=time.perf_counter)
-    decision: Decision | None = None  # the tool decision of a commit (its frame is counted, its state cached)
+    A plain class, not a dataclass: one is built per entry, and a dataclass's generated `__init__`
+    stays interpreted in the compiled build (docs/decisions.md, "Plain classes")."""
+
+    __slots__ = ("decision", "entry_id", "fields", "outcome", "session", "started")
+
+    def __init__(self, entry_id: str, fields: dict[str, str], session: str, outcome: str,
+                 started: float | None = None, decision: Decision | None = None) -> None:
+        self.entry_id = entry_id
+        self.fields = fields
+        self.session = session
+        self.outcome = outcome  # the metric outcome when the write succeeds
+        self.started = time.perf_counter() if started is None else started
+        self.decision = decision  # the tool decision of a commit (its frame is counted, its state cached)
 
 
 class WriteBatch:

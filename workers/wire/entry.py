@@ -111,7 +111,7 @@ def parse_entry(fields: Mapping[Any, Any]) -> InputEntry:
     """Check the entry fields or raise `MalformedEntry` naming the first bad field (never one
     that is not part of the wire contract, nor any value).  `fields` is untrusted: typed `Any`,
     as the compiled build checks a declared type at run time (a `TypeError`, not this error)."""
-    if not isinstance(fields, Mapping):
+    if type(fields) is not dict and not isinstance(fields, Mapping):  # a dict first: `Mapping`'s check is Python
         raise MalformedEntry("the entry is not a set of fields")
     values: list[str] = []
     for name, rule in _REQUIRED:
