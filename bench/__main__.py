@@ -29,6 +29,7 @@ BENCHMARKS = {
     "lua": "lua",
     "cold": "cold",
     "compare": "compare",
+    "builds": "builds",
 }
 
 
