@@ -24,6 +24,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from bench.compare_runtime import outside_env
 from bench.workers import Load, large_document, small_document, start_workers, stop, throughput
 from workers.redisio.local_server import start_redis_server
 
@@ -47,14 +48,10 @@ def core_of(python: str) -> str:
     """'compiled' or 'pure': which core and worker the interpreter runs from outside any tree."""
     with tempfile.TemporaryDirectory() as outside:
         done = subprocess.run([python, "-c", _PROBE], capture_output=True, text=True, cwd=outside,
-                              env=_worker_env(), timeout=60)
+                              env=outside_env(), timeout=60)
     if done.returncode != 0:
         raise SystemExit(f"{python} cannot import core and workers: {done.stderr.strip()[-300:]}")
     return done.stdout.strip()
-
-
-def _worker_env() -> dict[str, str]:
-    return {key: value for key, value in os.environ.items() if key != "PYTHONPATH"}
 
 
 def drained(python: str, document: dict[str, Any], sessions: int, per_session: int) -> float:
@@ -63,7 +60,7 @@ def drained(python: str, document: dict[str, Any], sessions: int, per_session: i
         server, port = start_redis_server(directory)
         url = f"redis://127.0.0.1:{port}/0"
         try:
-            workers = start_workers(url, 1, python=(python,), env=_worker_env(), cwd=directory)
+            workers = start_workers(url, 1, python=(python,), env=outside_env(), cwd=directory)
             try:
                 load = Load(url, document, sessions, "builds")
                 throughput(load, 1)  # warm-up: the scripts loaded, every session cached

@@ -59,6 +59,12 @@ PACED_CALLS = 4_000  # one paced run per side and round (~3 s at 1,200 calls/s)
 SIDES = ("pure", "compiled")
 
 
+def outside_env() -> dict[str, str]:
+    """This process's environment without PYTHONPATH: an interpreter started with it in a folder
+    outside this tree imports the build installed beside it, nothing of this tree."""
+    return {key: value for key, value in os.environ.items() if key != "PYTHONPATH"}
+
+
 class Side:
     """How to start a worker of one build: interpreter, environment and working folder."""
 
@@ -66,7 +72,7 @@ class Side:
         self.name = name
         if name == "compiled":  # the installed build only: no tree on the path
             self.python: tuple[str, ...] = (compiled_python,)
-            self.env = {key: value for key, value in os.environ.items() if key != "PYTHONPATH"}
+            self.env = outside_env()
             self.cwd = str(empty)
         else:  # "pure" (this tree) or "baseline" (an earlier commit's tree), both pure Python
             self.python = (sys.executable,)

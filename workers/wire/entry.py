@@ -25,26 +25,30 @@ _NAME = re.compile(r"[A-Za-z0-9_.\-]{1,64}")
 _KINDS = frozenset(KINDS)  # names.KINDS, for membership
 
 
-# The ids are checked with str's own predicates, not regular expressions: every entry checks four
-# of them (its session twice), and a compiled `fullmatch` costs 2-3x these (issue 24).  ASCII text
-# is printable exactly when it is within " " .. "~" (tests/unit/test_wire_entry.py holds them to
-# the patterns `[!-~]{1,128}` without ":{}", `[ -~]{1,128}` and `[ -~]{1,256}`).
+def _printable_ascii(value: str, longest: int) -> bool:
+    """1..`longest` characters, each within " " .. "~" (`[ -~]{1,longest}`).
+
+    The ids are checked with str's own predicates, not regular expressions: every entry checks four
+    of them (its session twice), and a compiled `fullmatch` costs 2-3x these (issue 24).  ASCII text
+    is printable exactly within " " .. "~" (tests/unit/test_workers_keys.py holds the ids to the
+    patterns `[!-~]{1,128}` without ":{}", `[ -~]{1,128}` and `[ -~]{1,256}`)."""
+    return 0 < len(value) <= longest and value.isascii() and value.isprintable()
 
 
 def is_session_id(value: str) -> bool:
     """A session id usable in key names: 1-128 printable ASCII, no space, ':', '{' or '}'."""
-    return (0 < len(value) <= 128 and value.isascii() and value.isprintable() and " " not in value
-            and ":" not in value and "{" not in value and "}" not in value)
+    return (_printable_ascii(value, 128) and " " not in value and ":" not in value and "{" not in value
+            and "}" not in value)
 
 
 def is_request_id(value: str) -> bool:
     """A request id usable in the reply key: 1-128 printable ASCII."""
-    return 0 < len(value) <= 128 and value.isascii() and value.isprintable()
+    return _printable_ascii(value, 128)
 
 
 def is_call_id(value: str) -> bool:
     """A tool call id (also every `sourceCallId`): 1-256 printable ASCII."""
-    return 0 < len(value) <= 256 and value.isascii() and value.isprintable()
+    return _printable_ascii(value, 256)
 
 
 def _is_name(value: str) -> bool:
