@@ -9,8 +9,10 @@ that interpreter (started outside any source tree and without `PYTHONPATH`, so i
 `core` and `workers` installed beside it), `--sessions` sessions of the 10-component document
 (`--document large`: the 200-component one), one warm-up patch per session, then three drains of
 `--per-session` patches per session submitted at once; the round's figure is the median of the
-three.  Printed: each round, then for each build its core (compiled or pure), min / median calls/s
-over the rounds and the ratio of its median to the first build's.
+three.  `--presubmitted` times each drain as `bench.workers.drain` does with the worker stopped
+while the patches are submitted (from its SIGCONT to the last frame), not from the submission's
+start to the last reply popped.  Printed: each round, then for each build its core (compiled or
+pure), min / median calls/s over the rounds and the ratio of its median to the first build's.
 """
 
 from __future__ import annotations
@@ -54,8 +56,10 @@ def core_of(python: str) -> str:
     return done.stdout.strip()
 
 
-def drained(python: str, document: dict[str, Any], sessions: int, per_session: int) -> float:
-    """The median calls/s of `DRAINS` drains by one fresh worker of `python` on a fresh redis-server."""
+def drained(python: str, document: dict[str, Any], sessions: int, per_session: int, *,
+            presubmitted: bool = False) -> float:
+    """The median calls/s of `DRAINS` drains by one fresh worker of `python` on a fresh redis-server
+    (`presubmitted`: the worker stopped while each drain's patches are submitted)."""
     with tempfile.TemporaryDirectory() as directory:
         server, port = start_redis_server(directory)
         url = f"redis://127.0.0.1:{port}/0"
@@ -64,7 +68,8 @@ def drained(python: str, document: dict[str, Any], sessions: int, per_session: i
             try:
                 load = Load(url, document, sessions, "builds")
                 throughput(load, 1)  # warm-up: the scripts loaded, every session cached
-                return statistics.median(throughput(load, per_session) for _ in range(DRAINS))
+                pause = workers if presubmitted else ()
+                return statistics.median(throughput(load, per_session, pause=pause) for _ in range(DRAINS))
             finally:
                 stop(workers)
         finally:
@@ -80,6 +85,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--document", choices=("small", "large"), default="small")
     parser.add_argument("--sessions", type=int, default=64)
     parser.add_argument("--per-session", type=int, default=120, help="patches per session per drain")
+    parser.add_argument("--presubmitted", action="store_true",
+                        help="time each drain from the worker's SIGCONT, its patches submitted while it was stopped")
     args = parser.parse_args(argv)
     if args.rounds < 1 or args.sessions < 1 or not 1 <= args.per_session <= 240:
         parser.error("--rounds and --sessions must be at least 1, --per-session within 1..240")
@@ -91,12 +98,14 @@ def main(argv: list[str] | None = None) -> int:
     rates: dict[str, list[float]] = {label: [] for label, _ in builds}
     for round_ in range(args.rounds):
         for label, python in builds if round_ % 2 == 0 else builds[::-1]:
-            rates[label].append(drained(python, document, args.sessions, args.per_session))
+            rates[label].append(drained(python, document, args.sessions, args.per_session,
+                                        presubmitted=args.presubmitted))
         print(f"round {round_ + 1}: " + ", ".join(f"{label} {rates[label][-1]:,.0f}" for label, _ in builds),
               flush=True)
     first = statistics.median(rates[builds[0][0]])
+    ruler = "pre-submitted (the worker stopped meanwhile)" if args.presubmitted else "submitted at once"
     print(f"{args.document} document, {args.sessions} sessions, {DRAINS} drains of {args.per_session} patches a "
-          f"session per build and round, {args.rounds} rounds alternated; calls/s")
+          f"session per build and round, {ruler}, {args.rounds} rounds alternated; calls/s")
     for label, python in builds:
         median = statistics.median(rates[label])
         print(f"{label} ({cores[label]}, {python}): min {min(rates[label]):,.0f}, median {median:,.0f}, "

@@ -1,18 +1,21 @@
 """The runtime half of `python -m bench compare`: one `iui worker` with the pure core and one
 with the compiled core, the floors beside them, cold sessions beside warm ones.
 
-Each round, on one private redis-server, in alternated order of the two sides: a worker
-drains patches of the 10-component and of the 200-component document (64 sessions, all
-submitted at once, as `bench workers` does) and we read its CPU from `/proc`; the worker of the
-10-component document is then paced at `--paced-rate` (open loop, as `bench workers` paces it):
-its busiest thread's CPU per paced call (the dispatcher's: a paced call pays a whole round) and
-the p99, beside the latency floor's p99 at the same rate in the same round; a fresh worker
-drains one patch of each of `--cold-sessions` sessions of the 200-component document (cold:
-nothing cached) and at once one more each (warm).  Each round also runs the two floors of
-`bench workers` (the runtime's commit script with no validation; the contract minimum of
-`bench.minimum`).  The compiled worker is the other interpreter's installed build as it is (its
-compiled `core` and worker hot path, `IUI_COMPILE=1 pip install .` of this tree), started from an
-empty folder without PYTHONPATH so that nothing of this tree can shadow it.
+Each round, on one private redis-server, in alternated order of the two sides: a worker drains
+patches of the 10-component and of the 200-component document (64 sessions, all submitted at
+once, as `bench workers` does) and we read its CPU from `/proc`, then drains them again
+"pre-submitted": stopped while they are submitted, timed from its SIGCONT to the last frame
+(`bench.workers.drain`: the first ruler counts the load generator's own work, ~12 % of a fast
+drain); the worker of the 10-component document is then paced at `--paced-rate` (open loop, as
+`bench workers` paces it): its busiest thread's CPU per paced call (the dispatcher's: a paced
+call pays a whole round) and the p99, beside the latency floor's p99 at the same rate in the
+same round; a fresh worker drains one patch of each of `--cold-sessions` sessions of the
+200-component document (cold: nothing cached) and at once one more each (warm).  Each round also
+runs the two floors of `bench workers` (the runtime's commit script with no validation; the
+contract minimum of `bench.minimum`), by both rulers.  The compiled worker is the other
+interpreter's installed build as it is (its compiled `core` and worker hot path, `IUI_COMPILE=1
+pip install .` of this tree), started from an empty folder without PYTHONPATH so that nothing of
+this tree can shadow it.
 
 `--baseline REF` adds a third side, alternated with the other two: a pure worker of an earlier
 commit (a `git worktree` of REF, removed afterwards), so "today's" worker and this tree's are
@@ -57,6 +60,7 @@ ROOT = Path(__file__).resolve().parents[1]
 SESSIONS, PER_SESSION = 64, 100
 PACED_CALLS = 4_000  # one paced run per side and round (~3 s at 1,200 calls/s)
 SIDES = ("pure", "compiled")
+PRESUBMITTED = "pre-submitted"  # the rows timed as `bench.workers.drain` times a paused consumer
 
 
 def outside_env() -> dict[str, str]:
@@ -102,7 +106,8 @@ class Side:
 
 def drained(url: str, side: Side, name: str, document: dict[str, Any], run: int,
             paced_rate: float = 0.0) -> tuple[float, ...]:
-    """Calls/s of one worker draining patches and its CPU ms per call; with `paced_rate`, then its
+    """Calls/s of one worker draining patches, its CPU ms per call, then its calls/s when they
+    were all submitted while it was stopped (`bench.workers.drain`); with `paced_rate`, then its
     busiest thread's CPU ms per paced call and the paced p99 (ms)."""
     workers = side.start(url)
     try:
@@ -111,14 +116,15 @@ def drained(url: str, side: Side, name: str, document: dict[str, Any], run: int,
         before = cpu_seconds(workers[0].pid)
         rate = throughput(load, PER_SESSION)
         cpu = (cpu_seconds(workers[0].pid) - before) * 1000 / (SESSIONS * PER_SESSION)
+        presubmitted = throughput(load, PER_SESSION, pause=workers)
         if not paced_rate:
-            return rate, cpu
+            return rate, cpu, presubmitted
         load.reopen_if_needed(PACED_CALLS // SESSIONS + 1)
         threads = thread_cpu_seconds(workers[0].pid)
         _, p99, _ = latency(load, paced_rate, PACED_CALLS)
         after = thread_cpu_seconds(workers[0].pid)
         busiest = max(seconds - threads.get(thread, 0.0) for thread, seconds in after.items())
-        return rate, cpu, busiest * 1000 / PACED_CALLS, p99
+        return rate, cpu, presubmitted, busiest * 1000 / PACED_CALLS, p99
     finally:
         stop(workers)
 
@@ -146,6 +152,10 @@ def measure_round(url: str, sides: list[Side], cold_sessions: int, run: int, pac
         frame = len(json.dumps({"protocol": "x" * 26, "snapshot": document}))  # about the real frame's size
         result[f"floor {name}"] = floor(url, frame, SESSIONS, PER_SESSION, run, batched=True)
         result[f"minimum {name}"] = minimum_floor(url, frame, SESSIONS, PER_SESSION, run)
+        result[f"floor {name} presubmitted"] = floor(url, frame, SESSIONS, PER_SESSION, run, batched=True,
+                                                     presubmitted=True)
+        result[f"minimum {name} presubmitted"] = minimum_floor(url, frame, SESSIONS, PER_SESSION, run,
+                                                               presubmitted=True)
         redis.Redis.from_url(url).flushall()
     if paced_rate:
         paced = argparse.Namespace(sessions=SESSIONS, latency_runs=1, latency_calls=PACED_CALLS)
@@ -216,6 +226,14 @@ def rows(rounds: list[dict[str, Any]]) -> list[list[str]]:
         ("10 components / contract minimum", lambda s, r: s["small"][0] / r["minimum small"]),
         ("200 components / batched floor", lambda s, r: s["large"][0] / r["floor large"]),
         ("200 components / contract minimum", lambda s, r: s["large"][0] / r["minimum large"]),
+        (f"1 worker, 10 components, calls/s, {PRESUBMITTED}", lambda s, r: s["small"][2]),
+        (f"1 worker, 200 components, calls/s, {PRESUBMITTED}", lambda s, r: s["large"][2]),
+        (f"10 components / batched floor, both {PRESUBMITTED}",
+         lambda s, r: s["small"][2] / r["floor small presubmitted"]),
+        (f"10 components / contract minimum, both {PRESUBMITTED}",
+         lambda s, r: s["small"][2] / r["minimum small presubmitted"]),
+        (f"200 components / batched floor, both {PRESUBMITTED}",
+         lambda s, r: s["large"][2] / r["floor large presubmitted"]),
         ("cold sessions, calls/s", lambda s, r: s["cold"]),
         ("warm sessions, calls/s", lambda s, r: s["warm"]),
         ("cold / warm", lambda s, r: s["cold"] / s["warm"]),
@@ -226,9 +244,9 @@ def rows(rounds: list[dict[str, Any]]) -> list[list[str]]:
     if paced:
         at = f"paced at {paced:,.0f} calls/s, 10 components"
         measures += [
-            (f"busiest thread's CPU ms per call, {at}", lambda s, r: s["small"][2]),
-            (f"p99 ms, {at}", lambda s, r: s["small"][3]),
-            (f"p99 / the latency floor's p99, {at}", lambda s, r: s["small"][3] / r["latency floor"]),
+            (f"busiest thread's CPU ms per call, {at}", lambda s, r: s["small"][3]),
+            (f"p99 ms, {at}", lambda s, r: s["small"][4]),
+            (f"p99 / the latency floor's p99, {at}", lambda s, r: s["small"][4] / r["latency floor"]),
         ]
     table = []
     baseline = "baseline" in rounds[0]
@@ -243,9 +261,10 @@ def rows(rounds: list[dict[str, Any]]) -> list[list[str]]:
         table.append(row)
     for floor_name, title in (("floor", "batched floor"), ("minimum", "contract minimum")):
         for size, components in (("small", 10), ("large", 200)):
-            figures = [r[f"{floor_name} {size}"] for r in rounds]
-            table.append([f"{title}, frame of {components} components, calls/s", _figure(min(figures)),
-                          _figure(statistics.median(figures)), *[""] * (6 if baseline else 3)])
+            for suffix, ruler in (("", ""), (" presubmitted", f", {PRESUBMITTED}")):
+                figures = [r[f"{floor_name} {size}{suffix}"] for r in rounds]
+                table.append([f"{title}, frame of {components} components, calls/s{ruler}", _figure(min(figures)),
+                              _figure(statistics.median(figures)), *[""] * (6 if baseline else 3)])
     if paced:
         figures = [r["latency floor"] for r in rounds]
         table.append([f"latency floor, p99 ms at {paced:,.0f} calls/s", _figure(min(figures)),

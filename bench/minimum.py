@@ -54,7 +54,11 @@ while True:
 """
 
 
-def minimum_floor(url: str, frame_size: int, sessions: int, per_session: int, run: int) -> float:
-    """Calls per second of the contract minimum (one process, commits pipelined per read)."""
+def minimum_floor(url: str, frame_size: int, sessions: int, per_session: int, run: int, *,
+                  presubmitted: bool = False) -> float:
+    """Calls per second of the contract minimum (one process, commits pipelined per read;
+    `presubmitted`: the consumer stopped while the calls are submitted, `bench.workers.drain`)."""
     return drain_consumer([sys.executable, "-c", MINIMUM_WORKER, url, str(PARTITIONS), str(frame_size)], url,
-                          "minimum", [f"minimum{run}-{n}" for n in range(sessions)], per_session)
+                          "minimum", [f"minimum{'p' if presubmitted else ''}{run}-{n}" for n in range(sessions)],
+                          per_session,
+                          presubmitted=presubmitted)

@@ -5,7 +5,9 @@ worker processes (`python -m workers.cli worker`), submits a stream of
 `intelligent_ui_patch` calls on many sessions and waits for every reply.
 
 - throughput: all patches submitted at once (cursors precomputed), their frames counted by a
-  pattern subscriber, then every reply checked;
+  pattern subscriber, then every reply checked; timed from the submission's start to the last
+  reply, or with `--presubmitted` from the workers' SIGCONT to the last frame, the patches
+  submitted while they were stopped (`drain`, as issue 24's black-box run pre-submits them);
 - latency: patches paced at half (then 75 %) of the measured throughput, or at `--rate`
   (then 1.5x that) to compare two builds at the same load, p50/p99/p99.9 submit -> frame
   received by a pub/sub subscriber (nothing polls), medians of 3 runs, with the machine's
@@ -31,6 +33,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -47,6 +50,7 @@ PARTITIONS = 64
 GENERATION_PATCHES = 250  # patches the bench sends per generation (the frame budget is 256 frames)
 PATCH = "intelligent_ui_patch"
 REVISION = re.compile(rb'"revision":(\d+)')
+PAUSE_LIMIT_S = 1.0  # the longest a pre-submitted drain stops its consumers (a worker's lease is 2 s here)
 
 
 # -- documents ------------------------------------------------------------------------------
@@ -278,17 +282,83 @@ def collect_replies(client: redis.Redis, keys: list[str], timeout: float = 60.0)
     return [replies[key] for key in keys]
 
 
-def throughput(load: Load, per_session: int) -> float:
-    """Calls per second with every patch submitted at once."""
+def throughput(load: Load, per_session: int, *, pause: Sequence[subprocess.Popen] = ()) -> float:
+    """Calls per second with every patch submitted at once: timed from the submission's start to
+    the last reply popped; with `pause` (the consumers: `presubmitted`), from the consumers'
+    SIGCONT to the last frame."""
     load.reopen_if_needed(per_session)
-    started = time.perf_counter()
-    pipe = load.redis.pipeline(transaction=False)
-    requests = [(s, load.patch(s, pipe)) for _ in range(per_session) for s in load.sessions]
-    keys = [load.keys.reply(partition_of(session, PARTITIONS), session, request) for session, request in requests]
-    for reply in await_replies(load.redis, load.keys, pipe, keys):
+
+    def submit(pipe: Any) -> list[str]:
+        requests = [(s, load.patch(s, pipe)) for _ in range(per_session) for s in load.sessions]
+        return [load.keys.reply(partition_of(session, PARTITIONS), session, request) for session, request in requests]
+
+    rate, replies = drain(load.redis, load.keys, submit, pause)
+    for reply in replies:
         if not reply.startswith(b'{"ok":true'):  # no JSON parse: the load generator shares the 2 cores
             raise RuntimeError(f"rejected: {reply[:300]!r}")
-    return len(requests) / (time.perf_counter() - started)
+    return rate
+
+
+def drain(client: redis.Redis, keys: Keys, submit: Callable[[Any], list[str]],
+          pause: Sequence[subprocess.Popen] = ()) -> tuple[float, list[bytes]]:
+    """(calls/s, the replies) of the calls `submit` queues on a pipeline (it returns their reply keys).
+
+    Without `pause`, timed from the submission's start to the last reply popped, so the load
+    generator's own work (building and sending the calls, popping the replies) is in the time,
+    while the consumers wait for the first entry or are done: about 12 % of a drain of 7,680
+    small patches at 7,500 calls/s, less of a slower one, so this ruler narrows every ratio of
+    two speeds.  With `pause` ("pre-submitted", as issue 24's black-box run drains), the
+    consumers are stopped (SIGSTOP) while every call is built and queued in Redis, and the time
+    runs from their SIGCONT to the last frame received (a commit publishes its frame and pushes
+    its reply in one step); the replies are popped after.  The stop must stay within
+    `PAUSE_LIMIT_S`, well inside a worker's lease (`start_workers`: 2 s)."""
+    if not pause:
+        started = time.perf_counter()
+        pipe = client.pipeline(transaction=False)
+        reply_keys = submit(pipe)
+        replies = await_replies(client, keys, pipe, reply_keys)
+        return len(reply_keys) / (time.perf_counter() - started), replies
+    frames = FrameCounter(client, keys)
+    try:
+        stopped = time.perf_counter()
+        for process in pause:
+            os.kill(process.pid, signal.SIGSTOP)
+        try:
+            for process in pause:
+                wait_stopped(process.pid)
+            pipe = client.pipeline(transaction=False)
+            reply_keys = submit(pipe)
+            pipe.execute()
+        finally:
+            started = time.perf_counter()
+            for process in pause:
+                os.kill(process.pid, signal.SIGCONT)
+        if started - stopped > PAUSE_LIMIT_S:
+            raise RuntimeError(f"the consumers were stopped {started - stopped:.2f} s while the calls were submitted "
+                               f"(at most {PAUSE_LIMIT_S} s, within a worker's lease): submit fewer at once")
+        frames.wait(len(reply_keys))
+        elapsed = time.perf_counter() - started
+    finally:
+        frames.close()
+    return len(reply_keys) / elapsed, collect_replies(client, reply_keys)
+
+
+def wait_stopped(pid: int, timeout_s: float = 1.0) -> None:
+    """Return once every thread of `pid` is stopped (/proc state T): SIGSTOP is delivered
+    asynchronously, and a thread still running could read an entry meant to be pre-submitted."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        states = set()
+        for task in Path(f"/proc/{pid}/task").glob("*"):
+            try:
+                states.add((task / "stat").read_text().rsplit(")", 1)[1].split()[0])
+            except OSError:  # a thread that ended meanwhile
+                continue
+        if states <= {"T", "t"}:
+            return
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"process {pid} did not stop within {timeout_s} s (thread states {sorted(states)})")
+        time.sleep(0.0005)
 
 
 def latency(load: Load, rate: float, count: int) -> tuple[float, float, float]:
@@ -429,27 +499,31 @@ while True:
 """
 
 
-def floor(url: str, frame_size: int, sessions: int, per_session: int, run: int, *, batched: bool) -> float:
+def floor(url: str, frame_size: int, sessions: int, per_session: int, run: int, *, batched: bool,
+          presubmitted: bool = False) -> float:
     """Calls per second of the Redis work alone (one process, no validation; commits pipelined per
-    read when `batched`)."""
+    read when `batched`; `presubmitted`: as `drain` times it with the consumer paused)."""
     client = redis.Redis.from_url(url)
     for p in range(PARTITIONS):
         client.hset(Keys("floor").lease(p), "fence", "1:floor")
     return drain_consumer([sys.executable, "-c", FLOOR_WORKER, url, str(PARTITIONS), str(frame_size),
                            "1" if batched else "0"], url, "floor",
-                          [f"floor{'b' if batched else ''}{run}-{n}" for n in range(sessions)], per_session)
+                          [f"floor{'b' if batched else ''}{'p' if presubmitted else ''}{run}-{n}"
+                           for n in range(sessions)], per_session,
+                          presubmitted=presubmitted)
 
 
-def drain_consumer(command: list[str], url: str, prefix: str, sessions: list[str], per_session: int) -> float:
+def drain_consumer(command: list[str], url: str, prefix: str, sessions: list[str], per_session: int, *,
+                   presubmitted: bool = False) -> float:
     """Start a floor consumer (`command` prints a line once it reads), submit `per_session` patches
-    to each session at once under the key prefix `prefix`, and return calls/s until every reply."""
+    to each session at once under the key prefix `prefix`, and return calls/s as `drain` times them
+    (`presubmitted`: the consumer stopped while they are submitted)."""
     client, keys = redis.Redis.from_url(url), Keys(prefix)
     worker = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
     assert worker.stdout is not None
     worker.stdout.readline()
-    try:
-        started = time.perf_counter()
-        pipe = client.pipeline(transaction=False)
+
+    def submit(pipe: Any) -> list[str]:
         requests = []
         for i in range(per_session):
             for session in sessions:
@@ -458,8 +532,10 @@ def drain_consumer(command: list[str], url: str, prefix: str, sessions: list[str
                           {"session": session, "request": request, "kind": "tool", "name": PATCH, "call": request,
                            "body": json.dumps({"mutation": mutation(i)})})
                 requests.append((session, request))
-        await_replies(client, keys, pipe, [keys.reply(partition_of(s, PARTITIONS), s, r) for s, r in requests])
-        return len(requests) / (time.perf_counter() - started)
+        return [keys.reply(partition_of(s, PARTITIONS), s, r) for s, r in requests]
+
+    try:
+        return drain(client, keys, submit, [worker] if presubmitted else ())[0]
     finally:
         worker.kill()
         worker.wait()
@@ -523,7 +599,8 @@ def scenario(url: str, name: str, document: dict[str, Any], workers: int, args: 
         load = Load(url, document, args.sessions, f"{name}-{workers}")
         throughput(load, 20)  # warm-up: caches, script loading
         before = [cpu_seconds(args.redis_pid), sum(cpu_seconds(p.pid) for p in processes), cpu_seconds(os.getpid())]
-        rate = max(throughput(load, args.per_session) for _ in range(args.repeat))
+        pause = processes if args.presubmitted else ()
+        rate = max(throughput(load, args.per_session, pause=pause) for _ in range(args.repeat))
         after = [cpu_seconds(args.redis_pid), sum(cpu_seconds(p.pid) for p in processes), cpu_seconds(os.getpid())]
         calls = args.repeat * args.per_session * args.sessions
         cpu = [(b - a) * 1000 / calls for a, b in zip(before, after, strict=False)]
@@ -563,6 +640,9 @@ def main(argv: list[str] | None = None) -> int:
                              "the measured throughput: two builds compared at the same load")
     parser.add_argument("--only", action="append", choices=SCENARIOS,
                         help="run only this scenario (repeatable); the floor and ratios need them all")
+    parser.add_argument("--presubmitted", action="store_true",
+                        help="time each drain (the workers' and the floors') from the consumers' SIGCONT to the "
+                             "last frame, the patches submitted while they were stopped (`drain`)")
     parser.add_argument("--unix-socket", action="store_true",
                         help="every process reaches Redis through its Unix socket (unix://), not loopback TCP")
     args = parser.parse_args(argv or [])
@@ -601,13 +681,15 @@ def _report(url: str, args: argparse.Namespace) -> int:
     if args.only:
         return 0
     frame = len(json.dumps({"protocol": "x" * 26, "snapshot": small}))
-    floors = {batched: max(floor(url, frame, args.sessions, args.per_session, run, batched=batched)
+    floors = {batched: max(floor(url, frame, args.sessions, args.per_session, run, batched=batched,
+                                 presubmitted=args.presubmitted)
                            for run in range(args.repeat)) for batched in (False, True)}
     print(f"floor (XADD, XREADGROUP, one EVALSHA commit per round trip, reply read; no validation; 1 process): "
           f"{floors[False]:8.0f} calls/s")
     print(f"floor batched (the same commits pipelined per XREADGROUP batch): {floors[True]:8.0f} calls/s")
     from bench.minimum import minimum_floor  # bench.minimum imports this module
-    minimum = max(minimum_floor(url, frame, args.sessions, args.per_session, run) for run in range(args.repeat))
+    minimum = max(minimum_floor(url, frame, args.sessions, args.per_session, run, presubmitted=args.presubmitted)
+                  for run in range(args.repeat))
     print(f"contract minimum (one small CAS script per entry, pipelined; bench.minimum): {minimum:8.0f} calls/s")
     one, two = results[("small", 1)], results[("small", 2)]
     print(f"ratio small/1 worker to the batched floor: {one['rate'] / floors[True]:.2f} (target >= 0.60); "

@@ -10,6 +10,11 @@ import pytest
 
 from bench import compare
 
+# The four floors by the first ruler, then pre-submitted (faster: the load generator's work is out of the time).
+FLOORS = {"floor small": 4000.0, "floor large": 2000.0, "minimum small": 8000.0, "minimum large": 4000.0,
+          "floor small presubmitted": 5000.0, "floor large presubmitted": 2300.0,
+          "minimum small presubmitted": 10000.0, "minimum large presubmitted": 5000.0}
+
 
 def test_a_side_reports_its_core_its_timings_and_a_digest_of_its_results():
     request = json.dumps({"min_time": 0.001, "cases": {"10 components": compare._cases()["10 components"]}})
@@ -48,11 +53,10 @@ def test_the_runtime_table_gives_min_median_and_the_ratio_of_the_medians():
     from bench.compare_runtime import header, rows
 
     def side(rate: float) -> dict:
-        return {"small": (rate, 0.2), "large": (rate / 2, 0.4), "cold": rate / 4, "warm": rate / 2,
-                "cold distinct": rate / 8, "warm distinct": rate / 2}
+        return {"small": (rate, 0.2, rate * 1.2), "large": (rate / 2, 0.4, rate / 2 * 1.1), "cold": rate / 4,
+                "warm": rate / 2, "cold distinct": rate / 8, "warm distinct": rate / 2}
 
-    rounds = [{"pure": side(1000.0 * k), "compiled": side(2000.0 * k), "floor small": 4000.0, "floor large": 2000.0,
-               "minimum small": 8000.0, "minimum large": 4000.0} for k in (1, 2, 3)]
+    rounds = [{"pure": side(1000.0 * k), "compiled": side(2000.0 * k), **FLOORS} for k in (1, 2, 3)]
     table = {row[0]: row[1:] for row in rows(rounds)}
     assert table["1 worker, 10 components, calls/s"] == ["1,000", "2,000", "2,000", "4,000", "2.00"]
     assert table["10 components / batched floor"] == ["0.25", "0.50", "0.50", "1.00", "2.00"]
@@ -62,15 +66,33 @@ def test_the_runtime_table_gives_min_median_and_the_ratio_of_the_medians():
     assert {len(row) for row in rows(rounds)} == {len(header(None))}  # every row as wide as the header
 
 
+def test_the_presubmitted_rows_set_each_ruler_against_the_floors_measured_by_the_same_ruler():
+    from bench.compare_runtime import rows
+
+    def side(rate: float, presubmitted: float) -> dict:
+        return {"small": (rate, 0.2, presubmitted), "large": (rate / 2, 0.4, presubmitted / 2), "cold": rate / 4,
+                "warm": rate / 2, "cold distinct": rate / 8, "warm distinct": rate / 2}
+
+    rounds = [{"pure": side(1000.0, 1100.0), "compiled": side(2000.0, 2400.0), **FLOORS} for _ in range(3)]
+    table = {row[0]: row[1:] for row in rows(rounds)}
+    assert table["1 worker, 10 components, calls/s"][-1] == "2.00"
+    assert table["1 worker, 10 components, calls/s, pre-submitted"] == ["1,100", "1,100", "2,400", "2,400", "2.18"]
+    assert table["10 components / batched floor"] == ["0.25", "0.25", "0.50", "0.50", "2.00"]
+    assert table["10 components / batched floor, both pre-submitted"] == ["0.22", "0.22", "0.48", "0.48", "2.18"]
+    assert table["10 components / contract minimum, both pre-submitted"][2:4] == ["0.24", "0.24"]
+    assert table["200 components / batched floor, both pre-submitted"][2:4] == ["0.52", "0.52"]  # 1,200 / 2,300
+    assert table["batched floor, frame of 10 components, calls/s, pre-submitted"][:2] == ["5,000", "5,000"]
+    assert table["contract minimum, frame of 200 components, calls/s, pre-submitted"][:2] == ["5,000", "5,000"]
+
+
 def test_a_baseline_side_adds_its_columns_first_and_the_ratio_against_it_last():
     from bench.compare_runtime import header, rows
 
     def side(rate: float) -> dict:
-        return {"small": (rate, 0.2), "large": (rate / 2, 0.4), "cold": rate / 4, "warm": rate / 2,
+        return {"small": (rate, 0.2, rate), "large": (rate / 2, 0.4, rate / 2), "cold": rate / 4, "warm": rate / 2,
                 "cold distinct": rate / 8, "warm distinct": rate / 2}
 
-    rounds = [{"baseline": side(500.0 * k), "pure": side(1000.0 * k), "compiled": side(2000.0 * k),
-               "floor small": 4000.0, "floor large": 2000.0, "minimum small": 8000.0, "minimum large": 4000.0}
+    rounds = [{"baseline": side(500.0 * k), "pure": side(1000.0 * k), "compiled": side(2000.0 * k), **FLOORS}
               for k in (1, 2, 3)]
     table = {row[0]: row[1:] for row in rows(rounds)}
     assert table["1 worker, 10 components, calls/s"] == ["500", "1,000", "1,000", "2,000", "2,000", "4,000", "2.00",
@@ -84,12 +106,11 @@ def test_a_paced_round_adds_the_busiest_threads_cpu_the_p99_and_its_ratio_to_the
     from bench.compare_runtime import header, rows
 
     def side(cpu: float, p99: float) -> dict:
-        return {"small": (1000.0, 0.2, cpu, p99), "large": (500.0, 0.4), "cold": 250.0, "warm": 500.0,
+        return {"small": (1000.0, 0.2, 1100.0, cpu, p99), "large": (500.0, 0.4, 550.0), "cold": 250.0, "warm": 500.0,
                 "cold distinct": 125.0, "warm distinct": 500.0}
 
     rounds = [{"paced rate": 1200.0, "pure": side(0.5, 10.0 * k), "compiled": side(0.4, 4.0 * k),
-               "latency floor": 2.0 * k, "floor small": 4000.0, "floor large": 2000.0, "minimum small": 8000.0,
-               "minimum large": 4000.0} for k in (1, 2, 3)]
+               "latency floor": 2.0 * k, **FLOORS} for k in (1, 2, 3)]
     table = {row[0]: row[1:] for row in rows(rounds)}
     at = "paced at 1,200 calls/s, 10 components"
     assert table[f"busiest thread's CPU ms per call, {at}"] == ["0.50", "0.50", "0.40", "0.40", "0.80"]
