@@ -4,8 +4,10 @@ A private redis-server; `--sessions` sessions each open the 200-component docume
 bench's large document).  Then, `--repeat` times: a fresh `iui worker` process (its cache
 empty, as after a fail-over or a scale-out) drains one patch per session (cold), and at once
 the same worker drains one more patch per session (warm: every session now in its cache).
-Each round is submitted at once and timed from the submission to the last frame (pushed on
-pub/sub, nothing polls).  Printed: calls/s of each round, min/median, cold/warm, and the worker's
+Each round is submitted at once and timed from the submission to the last reply (each frame
+pushed on pub/sub, nothing polls), or with `--presubmitted` from the worker's SIGCONT to the last
+frame, the round submitted while it was stopped (`bench.workers.drain`: "queued", as issue 24
+words it).  Printed: calls/s of each round, min/median, cold/warm, and the worker's
 RSS after its cold round.
 
 The sessions all open the same document, so a worker restores its snapshot once and the other
@@ -32,6 +34,8 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--sessions", type=int, default=1000)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--distinct", action="store_true", help="a different document in every session")
+    parser.add_argument("--presubmitted", action="store_true",
+                        help="submit each round while the worker is stopped, timed from its SIGCONT")
     args = parser.parse_args(argv)
     document = large_document()
     with tempfile.TemporaryDirectory() as directory:
@@ -42,7 +46,7 @@ def main(argv: list[str]) -> int:
             load = opened(url, document, args.sessions, "cold", start, distinct=args.distinct)
             cold, warm, rss = [], [], []
             for run in range(args.repeat):
-                first, second = cold_then_warm(load, start, rss)
+                first, second = cold_then_warm(load, start, rss, presubmitted=args.presubmitted)
                 cold.append(first)
                 warm.append(second)
                 print(f"run {run + 1}: cold {cold[-1]:7.0f} calls/s, warm {warm[-1]:7.0f} calls/s, "
@@ -73,15 +77,17 @@ def opened(url: str, document: dict[str, Any], sessions: int, tag: str,
         stop(workers)
 
 
-def cold_then_warm(load: Load, start: Callable[[], list[Any]], rss: list[float] | None = None) -> tuple[float, float]:
+def cold_then_warm(load: Load, start: Callable[[], list[Any]], rss: list[float] | None = None, *,
+                   presubmitted: bool = False) -> tuple[float, float]:
     """Calls/s of a fresh worker (`start()`: nothing cached) draining one patch of every session of
     `load` (cold), then at once one more of each (warm); `rss` gets the worker's RSS (MiB) after
-    the cold round, when given."""
+    the cold round, when given; `presubmitted`: each round submitted while the worker is stopped."""
     workers = start()
+    pause = workers if presubmitted else ()
     try:
-        cold = throughput(load, 1)
+        cold = throughput(load, 1, pause=pause)
         if rss is not None:
             rss.append(rss_mb(workers[0].pid))
-        return cold, throughput(load, 1)
+        return cold, throughput(load, 1, pause=pause)
     finally:
         stop(workers)
