@@ -119,16 +119,23 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def thread_cpu_seconds(pid: int) -> dict[int, float]:
-    """User + system CPU seconds of each thread of a process so far, by thread id (Linux /proc)."""
-    seconds = {}
+def thread_stats(pid: int) -> dict[int, list[str]]:
+    """The `/proc` stat fields after the command name of each thread of a process, by thread id
+    ([0] its state, [11] and [12] its user and system clock ticks); a thread that ended meanwhile
+    is left out."""
+    stats = {}
     for task in Path(f"/proc/{pid}/task").glob("*"):
         try:
-            fields = (task / "stat").read_text().rsplit(")", 1)[1].split()
+            stats[int(task.name)] = (task / "stat").read_text().rsplit(")", 1)[1].split()
         except OSError:
-            continue  # a thread that ended meanwhile
-        seconds[int(task.name)] = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-    return seconds
+            continue
+    return stats
+
+
+def thread_cpu_seconds(pid: int) -> dict[int, float]:
+    """User + system CPU seconds of each thread of a process so far, by thread id (Linux /proc)."""
+    return {thread: (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+            for thread, fields in thread_stats(pid).items()}
 
 
 def stop(processes: list[subprocess.Popen]) -> None:
@@ -348,12 +355,7 @@ def wait_stopped(pid: int, timeout_s: float = 1.0) -> None:
     asynchronously, and a thread still running could read an entry meant to be pre-submitted."""
     deadline = time.monotonic() + timeout_s
     while True:
-        states = set()
-        for task in Path(f"/proc/{pid}/task").glob("*"):
-            try:
-                states.add((task / "stat").read_text().rsplit(")", 1)[1].split()[0])
-            except OSError:  # a thread that ended meanwhile
-                continue
+        states = {fields[0] for fields in thread_stats(pid).values()}
         if states <= {"T", "t"}:
             return
         if time.monotonic() > deadline:
