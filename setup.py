@@ -18,10 +18,11 @@ from setuptools import setup
 EXCLUDED: frozenset[str] = frozenset({"core/document/_parsed.py"})
 # The modules of `workers/` that every tool call runs through (the dispatcher's round and the
 # collector policy it asks before each entry, the entry's fields, the partition's decision and its
-# writes, the stored state, its cache and the shelf of restored snapshots a cold session's first
-# call goes through, the round trip, the keys), compiled with core: docs/decisions.md ("The
-# compiled worker hot path") says why these and not the others.
+# writes, the tallies of its metrics, the stored state, its cache and the shelf of restored
+# snapshots a cold session's first call goes through, the round trip, the keys), compiled with
+# core: docs/decisions.md ("The compiled worker hot path") says why these and not the others.
 WORKERS_HOT_PATH: tuple[str, ...] = (
+    "workers/observability/tally.py",
     "workers/redisio/connection.py",
     "workers/redisio/keys.py",
     "workers/redisio/scripts.py",

@@ -15,6 +15,7 @@ from pydantic.fields import FieldInfo
 from config.settings import ENV_PREFIX, Settings
 from gateway.metrics import GatewayMetrics
 from workers.observability.metrics import Metrics
+from workers.observability.tally import CounterTally, HistogramTally
 from workers.wire.errors import REJECTION_CODES, ErrorCode
 
 from .markdown import code, page, table
@@ -120,11 +121,17 @@ def _metrics_table(kind_of_metrics: Callable[..., object]) -> str:
         if isinstance(metric, MetricWrapperBase):
             # prometheus_client keeps a metric's declaration on the wrapper only (a family without a child
             # yet has no sample to read its label names from).
-            name, kind, labels = metric._name, metric._type, metric._labelnames
-            # a gauge's values are its state (the build, the partitions held), not label values known in advance
-            exported = _exported_values(families.get(name)) if kind != "gauge" else {}
-            shown = ", ".join(code(label) + _known(exported.get(label, [])) for label in labels) or "—"
-            rows.append((code(name + ("_total" if kind == "counter" else "")), kind, shown, metric._documentation))
+            name, kind, labels, help_text = metric._name, metric._type, metric._labelnames, metric._documentation
+        elif isinstance(metric, (CounterTally, HistogramTally)):  # workers/observability/tally.py
+            declared = metric.declaration
+            name, kind, labels, help_text = (declared.name.removesuffix("_total"), declared.kind,
+                                             declared.labelnames, declared.documentation)
+        else:
+            continue
+        # a gauge's values are its state (the build, the partitions held), not label values known in advance
+        exported = _exported_values(families.get(name)) if kind != "gauge" else {}
+        shown = ", ".join(code(label) + _known(exported.get(label, [])) for label in labels) or "—"
+        rows.append((code(name + ("_total" if kind == "counter" else "")), kind, shown, help_text))
     return table(("metric", "type", "labels (values exported from start-up)", "help"), sorted(rows))
 
 

@@ -1,0 +1,167 @@
+"""The hot path's metrics, kept as plain numbers and turned into metric families when scraped.
+
+Every processed entry counts itself three times: its latency (`iui_processing_seconds`), its
+(kind, tool, outcome) and, when it published a frame, the frame's type.  prometheus-client's
+`Histogram.observe` and `Counter.inc` each take a lock per value they change and run a few
+interpreted frames: ~3 µs of every entry, 3-5 % of a drained small call (benchmarks.md, the
+fifteenth pass).  A tally instead adds to a row of numbers under one lock, and exports the
+family prometheus-client's object would have exported (name, help, type, label values in the
+order they were first used, buckets, and `_created` as prometheus-client's switch says, which
+`PROMETHEUS_DISABLE_CREATED_SERIES` sets) when the registry collects it: the exposition, the dashboards and the alerts
+see no difference.  Each tally registers itself on the registry it is given, where the object
+it replaces was registered.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+import time
+from bisect import bisect_left
+from collections.abc import Callable, Iterable, Sequence
+from typing import Final, cast
+
+import prometheus_client.metrics
+from prometheus_client import CollectorRegistry
+from prometheus_client.metrics_core import CounterMetricFamily, HistogramMetricFamily, Metric
+from prometheus_client.samples import Sample
+from prometheus_client.utils import floatToGoString
+
+Labels = tuple[str, ...]
+# A bucket's `le` label as prometheus-client writes it ("+Inf", "0.0005", "1e+06"); untyped upstream.
+bucket_label = cast(Callable[[float], str], floatToGoString)
+
+
+class Declaration:
+    """What a tally declares (its exposition name, type, label names and help): the metrics
+    reference page (docs/pages.py) reads it as it reads a prometheus-client object's."""
+
+    __slots__ = ("documentation", "kind", "labelnames", "name")
+
+    def __init__(self, name: str, kind: str, labelnames: Labels, documentation: str) -> None:
+        self.name: Final = name
+        self.kind: Final = kind
+        self.labelnames: Final = labelnames
+        self.documentation: Final = documentation
+
+
+def created_series() -> bool:
+    """Whether `_created` samples are exported: prometheus-client's own switch, which its objects
+    read when collected (set from `PROMETHEUS_DISABLE_CREATED_SERIES` at import, changed by
+    `disable_created_metrics()` / `enable_created_metrics()`)."""
+    return bool(getattr(prometheus_client.metrics, "_use_created", True))
+
+
+class CounterTally:
+    """A labelled counter: one number per label values, each with the time it was first used."""
+
+    def __init__(self, name: str, documentation: str, labelnames: Sequence[str], *,
+                 registry: CollectorRegistry) -> None:
+        self._name = name.removesuffix("_total")
+        self._documentation = documentation
+        self._labelnames = tuple(labelnames)
+        self.declaration: Final = Declaration(name, "counter", self._labelnames, documentation)
+        self._lock = threading.Lock()
+        self._values: dict[Labels, float] = {}
+        self._created: dict[Labels, float] = {}
+        registry.register(self)
+
+    def declare(self, labels: Labels) -> None:
+        """Export `labels` from now on, at 0 until counted."""
+        with self._lock:
+            self._declare(labels)
+
+    def inc(self, labels: Labels, amount: float = 1.0) -> None:
+        with self._lock:
+            if labels not in self._values:
+                self._declare(labels)
+            self._values[labels] += amount
+
+    def value(self, labels: Labels) -> float:
+        """The count of `labels` (0 for label values never used)."""
+        with self._lock:
+            return self._values.get(labels, 0.0)
+
+    def _declare(self, labels: Labels) -> None:
+        if len(labels) != len(self._labelnames):
+            raise ValueError(f"{self._name} takes {len(self._labelnames)} label values")
+        self._values.setdefault(labels, 0.0)
+        self._created.setdefault(labels, time.time())
+
+    def describe(self) -> Iterable[Metric]:
+        return [CounterMetricFamily(self._name, self._documentation, labels=self._labelnames)]
+
+    def collect(self) -> Iterable[Metric]:
+        family = CounterMetricFamily(self._name, self._documentation, labels=self._labelnames)
+        created = created_series()
+        with self._lock:
+            rows = [(labels, value, self._created[labels]) for labels, value in self._values.items()]
+        for labels, value, at in rows:
+            family.add_metric(labels, value, created=at if created else None)
+        return [family]
+
+
+class HistogramTally:
+    """A labelled histogram: per label values, the count of each bucket, the sum and the creation time."""
+
+    def __init__(self, name: str, documentation: str, labelnames: Sequence[str], buckets: Sequence[float], *,
+                 registry: CollectorRegistry) -> None:
+        bounds = [float(bound) for bound in buckets]
+        if bounds != sorted(bounds) or any(math.isnan(bound) for bound in bounds):
+            raise ValueError("the buckets must be in increasing order")
+        if not bounds or bounds[-1] != math.inf:
+            bounds.append(math.inf)
+        self._name = name
+        self._documentation = documentation
+        self._labelnames = tuple(labelnames)
+        self.declaration: Final = Declaration(name, "histogram", self._labelnames, documentation)
+        self._bounds = bounds
+        self._lock = threading.Lock()
+        self._rows: dict[Labels, list[float]] = {}  # labels -> one count per bucket, then the sum
+        self._created: dict[Labels, float] = {}
+        registry.register(self)
+
+    def declare(self, labels: Labels) -> None:
+        """Export `labels` from now on, empty until observed."""
+        with self._lock:
+            self._declare(labels)
+
+    def observe(self, labels: Labels, amount: float) -> None:
+        """One observation: counted in the first bucket whose bound is at least `amount`, as
+        prometheus-client counts it (a NaN in none, but in the sum)."""
+        at = bisect_left(self._bounds, amount) if amount == amount else len(self._bounds)
+        with self._lock:
+            row = self._rows.get(labels)
+            if row is None:
+                row = self._declare(labels)
+            if at < len(self._bounds):
+                row[at] += 1
+            row[-1] += amount
+
+    def _declare(self, labels: Labels) -> list[float]:
+        if len(labels) != len(self._labelnames):
+            raise ValueError(f"{self._name} takes {len(self._labelnames)} label values")
+        row = self._rows.get(labels)
+        if row is None:
+            row = self._rows[labels] = [0.0] * (len(self._bounds) + 1)
+            self._created[labels] = time.time()
+        return row
+
+    def describe(self) -> Iterable[Metric]:
+        return [HistogramMetricFamily(self._name, self._documentation, labels=self._labelnames)]
+
+    def collect(self) -> Iterable[Metric]:
+        family = HistogramMetricFamily(self._name, self._documentation, labels=self._labelnames)
+        created = created_series()
+        with self._lock:
+            rows = [(labels, list(row), self._created[labels]) for labels, row in self._rows.items()]
+        for labels, row, at in rows:
+            cumulative, buckets = 0.0, []
+            for bound, count in zip(self._bounds, row, strict=False):
+                cumulative += count
+                buckets.append((bucket_label(bound), cumulative))
+            family.add_metric(labels, buckets, row[-1])
+            if created:
+                family.samples.append(Sample(self._name + "_created", dict(zip(self._labelnames, labels, strict=True)),
+                                             at))
+        return [family]
