@@ -93,6 +93,10 @@ def test_label_values_of_another_arity_and_unordered_buckets_are_refused() -> No
         spread.observe(("a", "b"), 1.0)
     with pytest.raises(ValueError, match="increasing order"):
         HistogramTally("z", "Z.", [], (1.0, 0.5), registry=registry)
+    with pytest.raises(ValueError, match="at least one bucket"):
+        HistogramTally("w", "W.", [], (math.inf,), registry=registry)
+    with pytest.raises(ValueError, match="non-negative"):
+        tally.inc(("a", "b"), -1)
     assert [s for family in (*tally.collect(), *spread.collect()) for s in family.samples] == []  # nothing kept
 
 

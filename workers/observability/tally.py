@@ -72,6 +72,8 @@ class CounterTally:
             self._declare(labels)
 
     def inc(self, labels: Labels, amount: float = 1.0) -> None:
+        if amount < 0:  # as prometheus-client refuses it: a counter never goes down
+            raise ValueError("a counter can only be incremented by a non-negative amount")
         with self._lock:
             if labels not in self._values:
                 self._declare(labels)
@@ -111,6 +113,8 @@ class HistogramTally:
             raise ValueError("the buckets must be in increasing order")
         if not bounds or bounds[-1] != math.inf:
             bounds.append(math.inf)
+        if len(bounds) < 2:  # as prometheus-client: +Inf alone is no histogram
+            raise ValueError("a histogram needs at least one bucket below +Inf")
         self._name = name
         self._documentation = documentation
         self._labelnames = tuple(labelnames)
