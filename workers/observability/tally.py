@@ -52,24 +52,42 @@ def created_series() -> bool:
     return bool(getattr(prometheus_client.metrics, "_use_created", True))
 
 
-class CounterTally:
+class Tally:
+    """What both tallies keep: their declaration, their lock, and when each label values were first used."""
+
+    def __init__(self, declaration: Declaration) -> None:
+        self.declaration: Final = declaration
+        self._lock = threading.Lock()
+        self._created: dict[Labels, float] = {}
+
+    def describe(self) -> Iterable[Metric]:
+        """The family without samples (what the registry checks for name clashes)."""
+        return [self._family()]
+
+    def _family(self) -> Metric:
+        raise NotImplementedError
+
+    def _first_use(self, labels: Labels) -> None:
+        """Record when `labels` were first used, once they are as many as the label names."""
+        if len(labels) != len(self.declaration.labelnames):
+            raise ValueError(f"{self.declaration.name} takes {len(self.declaration.labelnames)} label values")
+        self._created[labels] = time.time()
+
+
+class CounterTally(Tally):
     """A labelled counter: one number per label values, each with the time it was first used."""
 
     def __init__(self, name: str, documentation: str, labelnames: Sequence[str], *,
                  registry: CollectorRegistry) -> None:
-        self._name = name.removesuffix("_total")
-        self._documentation = documentation
-        self._labelnames = tuple(labelnames)
-        self.declaration: Final = Declaration(name, "counter", self._labelnames, documentation)
-        self._lock = threading.Lock()
+        super().__init__(Declaration(name, "counter", tuple(labelnames), documentation))
         self._values: dict[Labels, float] = {}
-        self._created: dict[Labels, float] = {}
         registry.register(self)
 
     def declare(self, labels: Labels) -> None:
         """Export `labels` from now on, at 0 until counted."""
         with self._lock:
-            self._declare(labels)
+            if labels not in self._values:
+                self._declare(labels)
 
     def inc(self, labels: Labels, amount: float = 1.0) -> None:
         if amount < 0:  # as prometheus-client refuses it: a counter never goes down
@@ -85,25 +103,24 @@ class CounterTally:
             return self._values.get(labels, 0.0)
 
     def _declare(self, labels: Labels) -> None:
-        if len(labels) != len(self._labelnames):
-            raise ValueError(f"{self._name} takes {len(self._labelnames)} label values")
-        self._values.setdefault(labels, 0.0)
-        self._created.setdefault(labels, time.time())
+        self._first_use(labels)
+        self._values[labels] = 0.0
 
-    def describe(self) -> Iterable[Metric]:
-        return [CounterMetricFamily(self._name, self._documentation, labels=self._labelnames)]
+    def _family(self) -> CounterMetricFamily:
+        declared = self.declaration
+        return CounterMetricFamily(declared.name, declared.documentation, labels=declared.labelnames)
 
     def collect(self) -> Iterable[Metric]:
-        family = CounterMetricFamily(self._name, self._documentation, labels=self._labelnames)
+        family = self._family()
         created = created_series()
-        with self._lock:
+        with self._lock:  # a copy, so that no count waits for the samples to be built
             rows = [(labels, value, self._created[labels]) for labels, value in self._values.items()]
         for labels, value, at in rows:
             family.add_metric(labels, value, created=at if created else None)
         return [family]
 
 
-class HistogramTally:
+class HistogramTally(Tally):
     """A labelled histogram: per label values, the count of each bucket, the sum and the creation time."""
 
     def __init__(self, name: str, documentation: str, labelnames: Sequence[str], buckets: Sequence[float], *,
@@ -115,20 +132,16 @@ class HistogramTally:
             bounds.append(math.inf)
         if len(bounds) < 2:  # as prometheus-client: +Inf alone is no histogram
             raise ValueError("a histogram needs at least one bucket below +Inf")
-        self._name = name
-        self._documentation = documentation
-        self._labelnames = tuple(labelnames)
-        self.declaration: Final = Declaration(name, "histogram", self._labelnames, documentation)
+        super().__init__(Declaration(name, "histogram", tuple(labelnames), documentation))
         self._bounds = bounds
-        self._lock = threading.Lock()
         self._rows: dict[Labels, list[float]] = {}  # labels -> one count per bucket, then the sum
-        self._created: dict[Labels, float] = {}
         registry.register(self)
 
     def declare(self, labels: Labels) -> None:
         """Export `labels` from now on, empty until observed."""
         with self._lock:
-            self._declare(labels)
+            if labels not in self._rows:
+                self._declare(labels)
 
     def observe(self, labels: Labels, amount: float) -> None:
         """One observation: counted in the first bucket whose bound is at least `amount`, as
@@ -143,29 +156,31 @@ class HistogramTally:
             row[-1] += amount
 
     def _declare(self, labels: Labels) -> list[float]:
-        if len(labels) != len(self._labelnames):
-            raise ValueError(f"{self._name} takes {len(self._labelnames)} label values")
-        row = self._rows.get(labels)
-        if row is None:
-            row = self._rows[labels] = [0.0] * (len(self._bounds) + 1)
-            self._created[labels] = time.time()
+        self._first_use(labels)
+        row = self._rows[labels] = [0.0] * (len(self._bounds) + 1)
         return row
 
-    def describe(self) -> Iterable[Metric]:
-        return [HistogramMetricFamily(self._name, self._documentation, labels=self._labelnames)]
+    def _family(self) -> HistogramMetricFamily:
+        declared = self.declaration
+        return HistogramMetricFamily(declared.name, declared.documentation, labels=declared.labelnames)
 
     def collect(self) -> Iterable[Metric]:
-        family = HistogramMetricFamily(self._name, self._documentation, labels=self._labelnames)
-        created = created_series()
-        with self._lock:
+        family = self._family()
+        with self._lock:  # a copy, so that no observation waits for the samples to be built
             rows = [(labels, list(row), self._created[labels]) for labels, row in self._rows.items()]
         for labels, row, at in rows:
-            cumulative, buckets = 0.0, []
-            for bound, count in zip(self._bounds, row, strict=False):
-                cumulative += count
-                buckets.append((bucket_label(bound), cumulative))
-            family.add_metric(labels, buckets, row[-1])
-            if created:
-                family.samples.append(Sample(self._name + "_created", dict(zip(self._labelnames, labels, strict=True)),
-                                             at))
+            self._add(family, labels, row, at)
         return [family]
+
+    def _add(self, family: HistogramMetricFamily, labels: Labels, row: list[float], created: float) -> None:
+        """The samples of one label values: cumulative buckets, count, sum, then `_created` (as
+        prometheus-client's `Histogram` orders them)."""
+        cumulative, buckets = 0.0, []
+        for bound, count in zip(self._bounds, row, strict=False):
+            cumulative += count
+            buckets.append((bucket_label(bound), cumulative))
+        family.add_metric(labels, buckets, row[-1])
+        if created_series():
+            names = self.declaration.labelnames
+            family.samples.append(Sample(self.declaration.name + "_created", dict(zip(names, labels, strict=True)),
+                                         created))
