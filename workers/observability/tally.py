@@ -7,9 +7,9 @@ interpreted frames: ~3 µs of every entry, 3-5 % of a drained small call (benchm
 fifteenth pass).  A tally instead adds to a row of numbers under one lock, and exports the
 family prometheus-client's object would have exported (name, help, type, label values in the
 order they were first used, buckets, and `_created` as prometheus-client's switch says, which
-`PROMETHEUS_DISABLE_CREATED_SERIES` sets) when the registry collects it: the exposition, the dashboards and the alerts
-see no difference.  Each tally registers itself on the registry it is given, where the object
-it replaces was registered.
+`PROMETHEUS_DISABLE_CREATED_SERIES` sets) when the registry collects it: the exposition, the
+dashboards and the alerts see no difference.  Each tally registers itself on the registry it is
+given, where the object it replaces was registered.
 """
 
 from __future__ import annotations
