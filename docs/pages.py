@@ -15,7 +15,7 @@ from pydantic.fields import FieldInfo
 from config.settings import ENV_PREFIX, Settings
 from gateway.metrics import GatewayMetrics
 from workers.observability.metrics import Metrics
-from workers.observability.tally import CounterTally, HistogramTally
+from workers.observability.tally import Tally
 from workers.wire.errors import REJECTION_CODES, ErrorCode
 
 from .markdown import code, page, table
@@ -122,7 +122,7 @@ def _metrics_table(kind_of_metrics: Callable[..., object]) -> str:
             # prometheus_client keeps a metric's declaration on the wrapper only (a family without a child
             # yet has no sample to read its label names from).
             name, kind, labels, help_text = metric._name, metric._type, metric._labelnames, metric._documentation
-        elif isinstance(metric, (CounterTally, HistogramTally)):  # workers/observability/tally.py
+        elif isinstance(metric, Tally):  # workers/observability/tally.py
             declared = metric.declaration
             name, kind, labels, help_text = (declared.name.removesuffix("_total"), declared.kind,
                                              declared.labelnames, declared.documentation)
