@@ -124,8 +124,7 @@ def _metrics_table(kind_of_metrics: Callable[..., object]) -> str:
             name, kind, labels, help_text = metric._name, metric._type, metric._labelnames, metric._documentation
         elif isinstance(metric, Tally):  # workers/observability/tally.py
             declared = metric.declaration
-            name, kind, labels, help_text = (declared.name.removesuffix("_total"), declared.kind,
-                                             declared.labelnames, declared.documentation)
+            name, kind, labels, help_text = declared.name, declared.kind, declared.labelnames, declared.documentation
         else:
             continue
         # a gauge's values are its state (the build, the partitions held), not label values known in advance

@@ -33,8 +33,9 @@ bucket_label = cast(Callable[[float], str], floatToGoString)
 
 
 class Declaration:
-    """What a tally declares (its exposition name, type, label names and help): the metrics
-    reference page (docs/pages.py) reads it as it reads a prometheus-client object's."""
+    """What a tally declares (its family's name, without a counter's `_total`, as prometheus-client
+    keeps it; its type, label names and help): the metrics reference page (docs/pages.py) reads it
+    as it reads a prometheus-client object's."""
 
     __slots__ = ("documentation", "kind", "labelnames", "name")
 
@@ -79,7 +80,7 @@ class CounterTally(Tally):
 
     def __init__(self, name: str, documentation: str, labelnames: Sequence[str], *,
                  registry: CollectorRegistry) -> None:
-        super().__init__(Declaration(name, "counter", tuple(labelnames), documentation))
+        super().__init__(Declaration(name.removesuffix("_total"), "counter", tuple(labelnames), documentation))
         self._values: dict[Labels, float] = {}
         registry.register(self)
 
@@ -168,19 +169,20 @@ class HistogramTally(Tally):
         family = self._family()
         with self._lock:  # a copy, so that no observation waits for the samples to be built
             rows = [(labels, list(row), self._created[labels]) for labels, row in self._rows.items()]
+        created = created_series()
         for labels, row, at in rows:
-            self._add(family, labels, row, at)
+            self._add(family, labels, row, at if created else None)
         return [family]
 
-    def _add(self, family: HistogramMetricFamily, labels: Labels, row: list[float], created: float) -> None:
-        """The samples of one label values: cumulative buckets, count, sum, then `_created` (as
-        prometheus-client's `Histogram` orders them)."""
+    def _add(self, family: HistogramMetricFamily, labels: Labels, row: list[float], created: float | None) -> None:
+        """The samples of one label values: cumulative buckets, count, sum, then `_created` unless
+        `created` is None (as prometheus-client's `Histogram` orders them)."""
         cumulative, buckets = 0.0, []
         for bound, count in zip(self._bounds, row, strict=False):
             cumulative += count
             buckets.append((bucket_label(bound), cumulative))
         family.add_metric(labels, buckets, row[-1])
-        if created_series():
+        if created is not None:
             names = self.declaration.labelnames
             family.samples.append(Sample(self.declaration.name + "_created", dict(zip(names, labels, strict=True)),
                                          created))
