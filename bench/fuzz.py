@@ -187,7 +187,7 @@ def hostile(rng: random.Random) -> Any:
     return rng.choice(_ATOMS)()
 
 
-NAMED_MAPS = DECLARING_KEYS | {"values", "result"}
+NAMED_MAPS = DECLARING_KEYS | {"values", "result", "elements"}  # elements: answer-ui@1 element ids
 
 
 def _secret_key(rng: random.Random, parent_key: Any) -> str:
@@ -483,12 +483,43 @@ def core_probes(rng: random.Random, only: frozenset[str] | None = None) -> Itera
         _core_probe("view_state_basis", lambda: (block(),)),
         _core_probe("view_state_schema_digest", lambda: (block(),)),
     ]
+    probes += _answer_probes(r, chance)
     probes += [_remote_probe(name, seed, r) for name, seed in c.remote.items()]
     # sorted: a set's order follows the string hash seed, and a seed must give the same inputs everywhere
     probes += [_generic_probe(name, c, r) for name in sorted(_public_functions() - {name for name, _ in probes})]
     probes = [probe for probe in probes if only is None or probe[0] in only]
     while True:
         yield r.choice(probes)
+
+
+def _answer_probes(r: random.Random, chance: Callable[..., Any]) -> list[Probe]:
+    """answer-ui@1: the examples' blocks, final answers and report blocks, mutated (a generic probe's
+    random values rarely get past the first check of a block)."""
+    final, report, view = _load("answer-ui/final-answer.json"), _load("answer-ui/report.json"), \
+        _load("answer-ui/view-state.json")
+    blocks = [_load("answer-ui/response-block.json"), *final["published_blocks"], *view["published_blocks"]]
+    turns = [final, view]
+
+    def edits(low: int = 0) -> int:
+        return r.randrange(low, 4)
+
+    def turn() -> tuple:
+        """A final answer (mutated at times) and its turn's published blocks (at times mutated or hostile)."""
+        picked = r.choice(turns)
+        published = chance(0.8, lambda: picked["published_blocks"],
+                           lambda: mutate(picked["published_blocks"], r, edits(1)) if r.random() < 0.7 else hostile(r))
+        return mutate(picked["final_answer"], r, edits()), published
+
+    def evidence() -> Any:
+        return chance(0.8, lambda: report["evidence_ids"], lambda: mutate(report["evidence_ids"], r, edits(1)))
+
+    return [
+        _core_probe("parse_answer_block", lambda: (mutate(r.choice(blocks), r, edits()),)),
+        _core_probe("parse_final_answer", turn),
+        _core_probe("answer_parts", turn),
+        _core_probe("parse_report_ui_blocks", lambda: (mutate(report["ui_blocks"], r, edits()), evidence())),
+        _core_probe("answer_json_schema", lambda: ()),
+    ]
 
 
 def _remote_probe(name: str, seed: Any, rng: random.Random) -> Probe:
