@@ -18,9 +18,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from core.answer._view_facts import BlockFacts, ChartFacts, ElementFacts, FormFacts, TableFacts
+from core.answer._view_facts import BlockFacts, ChartFacts, ElementFacts, EvidenceFacts, FormFacts, TableFacts
 from core.answer._view_rules import draft_fits, element_rule
-from core.json._frozen import OBJECT_KINDS
+from core.json._frozen import ARRAY_KINDS, OBJECT_KINDS
 from core.json.canonical import hash_canonical_json
 
 _CHART_FIELDS = ("view", "range", "selected_point", "detail_open")
@@ -86,6 +86,18 @@ def _form(node: Mapping[str, Any], facts: FormFacts, old: Mapping[str, Any] | No
                        and draft_fits(value, fields[name])}}
 
 
+def _evidence(node: Mapping[str, Any], facts: EvidenceFacts) -> dict[str, Any]:
+    """Each expanded item kept while it still exists (not the list as a whole), in its order;
+    none left, no field (nothing expanded, as before)."""
+    kept = _keep(node, facts, ("category",))
+    expanded = node.get("expanded")
+    if type(expanded) in ARRAY_KINDS:  # by exact type, before any item is hashed
+        existing = list(dict.fromkeys(item for item in expanded if type(item) is str and item in facts.items))
+        if existing:
+            kept["expanded"] = existing
+    return kept
+
+
 def _migrated(node: Mapping[str, Any], facts: ElementFacts, old: Mapping[str, Any] | None) -> dict[str, Any]:
     if isinstance(facts, ChartFacts):
         return _chart(node, facts, old)
@@ -93,7 +105,9 @@ def _migrated(node: Mapping[str, Any], facts: ElementFacts, old: Mapping[str, An
         return _form(node, facts, old)
     if isinstance(facts, TableFacts):
         return {**_keep(node, facts, ("search", "sort")), "selection": []}
-    return _keep(node, facts, ("category", "expanded"))
+    if isinstance(facts, EvidenceFacts):
+        return _evidence(node, facts)
+    return {}
 
 
 def migrate(nodes: Mapping[str, Any], basis: Mapping[str, Any], facts: BlockFacts) -> dict[str, Any]:

@@ -136,6 +136,32 @@ def test_evidence_keeps_items_that_still_exist_and_falls_back_to_all_categories(
     assert migrate_view_state(NODES, view_state_basis(BLOCK), changed(replace))["basis"] == {}
 
 
+def test_evidence_keeps_the_expanded_items_that_still_exist_when_others_are_gone() -> None:
+    # seed 004: "保留仍存在的证据" -- each item, not the list as a whole
+    nodes = {"basis": {"category": "monitoring", "expanded": ["visit-1029", "rec-0300"]}}
+    parse_view_state(nodes, BLOCK)
+
+    def keep_first(elements: dict[str, Any]) -> None:
+        elements["basis"]["props"]["items"] = elements["basis"]["props"]["items"][:1]
+    assert migrate_view_state(nodes, view_state_basis(BLOCK), changed(keep_first))["basis"] == {
+        "category": "monitoring", "expanded": ["rec-0300"]}
+
+    def add_one(elements: dict[str, Any]) -> None:  # nothing removed: the list is kept as it was, in order
+        items = elements["basis"]["props"]["items"]
+        items.append({**items[0], "id": "rec-0400"})
+    assert migrate_view_state(nodes, view_state_basis(BLOCK), changed(add_one))["basis"] == nodes["basis"]
+
+
+@pytest.mark.parametrize("expanded", [
+    "rec-0300", None, 7, [7, "rec-0300"], [None], ["rec-0300", "rec-0300"], [["rec-0300"]], [{"id": "rec-0300"}]])
+def test_evidence_migration_of_a_stored_expanded_list_of_any_shape_keeps_only_existing_ids(expanded: Any) -> None:
+    migrated = migrate_view_state({"basis": {"expanded": expanded}}, view_state_basis(BLOCK), BLOCK)["basis"]
+    assert migrated in ({}, {"expanded": ["rec-0300"]})
+    parse_view_state({"basis": migrated}, BLOCK)  # whatever is kept passes the block's rule
+    if type(expanded) is list and "rec-0300" in expanded:
+        assert migrated == {"expanded": ["rec-0300"]}
+
+
 def test_a_removed_or_retyped_element_loses_its_state() -> None:
     def retype(elements: dict[str, Any]) -> None:
         elements["readings"] = {"type": "Text", "props": {"text": "No table any more."}}
