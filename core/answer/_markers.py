@@ -1,10 +1,15 @@
 """Block markers in a final answer: `[[ui:block_id]]` alone on a line, outside code and quotes.
 
-The scan is line based, after CommonMark's block structure as far as markers need it: a
-marker line has at most three leading spaces (four columns or a tab make indented code)
-and only blanks after the marker; a line starting with `>` is a block quote; inside a
-fenced code block (three or more backticks or tildes, closed by a like fence at least as
-long) every line is literal.  A marker whose id is not a valid identifier is plain text.
+The scan is line based and reads CommonMark's block structure as far as markers need it
+(docs/decisions.md, "answer-ui@1 markers"), as CommonMark's reference parser does: the
+containers a line continues (block quotes by their `>`, list items by their content column),
+the ones it closes, the ones it opens; fenced code (three or more backticks or tildes, closed
+by a like fence at least as long followed only by blanks, or by the end of its container);
+indented code (four columns past the container's); headings and thematic breaks; and the
+lines a paragraph takes lazily.  Tabs count to stops of 4.  A marker line is the marker
+alone, at most three columns past its container's, blanks after it, not in code and in no
+block quote; a marker whose id is not a valid identifier is plain text.  Lines end at `\\n`
+only (a `\\r` before it is a blank).
 """
 
 from __future__ import annotations
@@ -21,42 +26,188 @@ class Marker(NamedTuple):
     block_id: str
 
 
-_MARKER = re.compile(r" {0,3}\[\[ui:(" + IDENTIFIER_PATTERN + r")\]\][ \t]*\r?")
-_FENCE = re.compile(r" {0,3}(`{3,}|~{3,})(.*)\r?")
+# Matched in a line whose tabs are expanded and `\r`s stripped, at its content's first column.
+_MARKER = re.compile(r"\[\[ui:(" + IDENTIFIER_PATTERN + r")\]\] *")
+_FENCE = re.compile(r"(`{3,}|~{3,})(.*)")  # an opening fence and its info string
+_CLOSING = re.compile(r"(`{3,}|~{3,}) *")
+_ITEM = re.compile(r"[-+*]|([0-9]{1,9})[.)]")  # a list item's marker (group 1: its number)
+_HEADING_OR_BREAK = re.compile(r"#{1,6}(?: |$)|(?:\* *){3,}$|(?:- *){3,}$|(?:_ *){3,}$")
+_SETEXT = re.compile(r"(?:=+|-+) *")  # under paragraph text: the paragraph was a heading
+
+QUOTE = 0  # a container's width: a block quote; a list item's is its content column's offset (> 0)
 
 
-def _closes(line: str, fence: str) -> bool:
-    match = _FENCE.fullmatch(line)
-    return bool(match and match.group(1)[0] == fence[0] and len(match.group(1)) >= len(fence)
-                and not match.group(2).strip())
+def _spaces(columns: str, at: int) -> int:
+    return len(columns) - at - len(columns[at:].lstrip(" "))
 
 
-def _opens(line: str) -> str | None:
-    match = _FENCE.fullmatch(line)
-    # A backtick fence's info string may not hold a backtick (it would be inline code).
+def _fence(text: str) -> str | None:
+    """The fence `text` opens, if any (a backtick fence's info string holds no backtick)."""
+    match = _FENCE.fullmatch(text)
     if match is None or (match.group(1)[0] == "`" and "`" in match.group(2)):
         return None
     return match.group(1)
+
+
+class _Item(NamedTuple):
+    """A list item's marker at a line's content: its width with the spaces after it (the offset
+    of its content), and whether text follows it on the line."""
+
+    width: int
+    ordered_from: str | None
+    has_text: bool
+
+
+def _item(text: str) -> _Item | None:
+    """The list item `text` starts (a thematic break is none)."""
+    match = _ITEM.match(text)
+    if match is None or _HEADING_OR_BREAK.match(text) is not None:
+        return None
+    end = match.end()
+    spaces = _spaces(text, end)
+    if end + spaces == len(text):  # an empty item
+        return _Item(end + 1, match.group(1), False)
+    if spaces == 0:
+        return None
+    return _Item(end + (1 if spaces >= 5 else spaces), match.group(1), True)  # 5+: indented code after it
+
+
+class _Open(NamedTuple):
+    """An open fenced code block: its fence, and how many containers hold it."""
+
+    fence: str
+    depth: int
+
+
+class _Scan:
+    """The block structure read so far: open containers, an open fence, an open paragraph."""
+
+    def __init__(self) -> None:
+        self.containers: list[int] = []  # QUOTE, or a list item's content offset; outermost first
+        self.fence: _Open | None = None
+        self.paragraph = False  # the last line was paragraph text: the next may continue it
+        self.empty_item: int | None = None  # the depth of a list item opened empty, nothing in it yet
+
+    def marker(self, columns: str) -> str | None:
+        """The id of the marker line `columns` is (tabs expanded, `\\r`s stripped), or None; reads
+        the line into the structure either way."""
+        at, matched = self._continue(columns)
+        if self.fence is not None:
+            if matched == len(self.containers):
+                closing = _CLOSING.fullmatch(columns, at + min(_spaces(columns, at), 3))
+                if closing is not None and closing.group(1)[0] == self.fence.fence[0] \
+                        and len(closing.group(1)) >= len(self.fence.fence):
+                    self.fence = None
+                return None
+            self.fence = None  # its container ended: the line is read afresh
+        if at + _spaces(columns, at) == len(columns):  # blank
+            del self.containers[matched:]
+            self.paragraph = False
+            return None
+        self.empty_item = None
+        if self.paragraph and matched < len(self.containers) and not _starts_block(columns[at:]):
+            return self._lazy(columns, at)  # a lazy continuation line: the containers stay
+        continuing = self.paragraph and matched == len(self.containers)
+        del self.containers[matched:]
+        return self._blocks(columns, at, continuing)
+
+    def _continue(self, columns: str) -> tuple[int, int]:
+        """The column after the open containers the line continues, and how many it continues."""
+        at = 0
+        for matched, width in enumerate(self.containers):
+            spaces = _spaces(columns, at)
+            if width == QUOTE:
+                if spaces > 3 or not columns.startswith(">", at + spaces):
+                    return at, matched
+                at += spaces + 1
+                at += columns.startswith(" ", at)
+            elif at + spaces == len(columns):  # a blank line stays in the item, unless nothing is in it yet
+                if matched == self.empty_item:
+                    return at, matched
+                at = len(columns)
+            elif spaces >= width:
+                at += width
+            else:
+                return at, matched
+        return at, len(self.containers)
+
+    def _lazy(self, columns: str, at: int) -> str | None:
+        """A line the open paragraph takes although its containers do not: literal in a quote."""
+        spaces = _spaces(columns, at)
+        return None if QUOTE in self.containers or spaces > 3 else _marker_at(columns, at + spaces)
+
+    def _blocks(self, columns: str, at: int, continuing: bool) -> str | None:
+        """Open the containers the line starts at `at`, then read its leaf block.  `continuing`:
+        the paragraph is open in the line's containers, so only what may interrupt it does."""
+        while True:
+            spaces = _spaces(columns, at)
+            if spaces >= 4:  # indented code, or (indented text) the paragraph going on
+                self.paragraph = continuing
+                return None
+            text = columns[at + spaces:]
+            if text.startswith(">"):
+                self.containers.append(QUOTE)
+                at += spaces + 1
+                at += columns.startswith(" ", at)
+                continuing = False
+                continue
+            item = _item(text)
+            if item is None or (continuing and not (item.has_text and item.ordered_from in (None, "1"))):
+                break
+            self.containers.append(spaces + item.width)
+            at += spaces + item.width
+            continuing = False
+            if not item.has_text:
+                self.empty_item = len(self.containers) - 1
+        return self._leaf(columns[at + spaces:], continuing)
+
+    def _leaf(self, text: str, continuing: bool) -> str | None:
+        """The leaf block of a line's `text` (after its containers and up to three spaces)."""
+        if not text:
+            self.paragraph = False
+            return None
+        fence = _fence(text)
+        if fence is not None:
+            self.fence, self.paragraph = _Open(fence, len(self.containers)), False
+            return None
+        if _HEADING_OR_BREAK.match(text) is not None or (continuing and _SETEXT.fullmatch(text) is not None):
+            self.paragraph = False
+            return None
+        self.paragraph = True
+        return None if QUOTE in self.containers else _marker_at(text, 0)
+
+
+def _starts_block(text: str) -> bool:
+    """Whether a line's text (after the containers it continues) starts a block of its own where no
+    paragraph is its container: a block quote, a list item, a fence, a heading or a thematic break
+    (indented code never does after paragraph text)."""
+    spaces = _spaces(text, 0)
+    if spaces > 3:
+        return False
+    text = text[spaces:]
+    return text.startswith(">") or _item(text) is not None or _fence(text) is not None \
+        or _HEADING_OR_BREAK.match(text) is not None
+
+
+def _marker_at(columns: str, at: int) -> str | None:
+    match = _MARKER.fullmatch(columns, at)
+    return match.group(1) if match is not None and is_identifier(match.group(1)) else None
 
 
 def scan(answer: str) -> list[str | Marker]:
     """The answer as text runs (lines joined by `\\n`) and the markers between them."""
     pieces: list[str | Marker] = []
     run: list[str] = []
-    fence: str | None = None
+    structure = _Scan()
     for line in answer.split("\n"):
-        marker = _MARKER.fullmatch(line) if fence is None else None
-        if marker is not None and is_identifier(marker.group(1)):
-            if run:
-                pieces.append("\n".join(run))
-                run = []
-            pieces.append(Marker(marker.group(1)))
+        found = structure.marker(line.expandtabs(4).rstrip("\r"))
+        if found is None:
+            run.append(line)
             continue
-        run.append(line)
-        if fence is None:
-            fence = _opens(line)
-        elif _closes(line, fence):
-            fence = None
+        if run:
+            pieces.append("\n".join(run))
+            run = []
+        pieces.append(Marker(found))
     if run:
         pieces.append("\n".join(run))
     return pieces

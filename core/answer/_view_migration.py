@@ -90,9 +90,10 @@ def _evidence(node: Mapping[str, Any], facts: EvidenceFacts) -> dict[str, Any]:
     """Each expanded item kept while it still exists (not the list as a whole), in its order;
     none left, no field (nothing expanded, as before)."""
     kept = _keep(node, facts, ("category",))
-    expanded = node.get("expanded")
+    expanded: Any = node.get("expanded")
     if type(expanded) in ARRAY_KINDS:  # by exact type, before any item is hashed
-        existing = list(dict.fromkeys(item for item in expanded if type(item) is str and item in facts.items))
+        items: list[Any] = expanded
+        existing = list(dict.fromkeys(item for item in items if type(item) is str and item in facts.items))
         if existing:
             kept["expanded"] = existing
     return kept

@@ -115,6 +115,17 @@ LITERAL = [
     ("inline with text", "See [[ui:summary]] here."),
     ("two markers on one line", "[[ui:summary]][[ui:trend]]"),
     ("id that is not an identifier", "[[ui:constructor]]"),
+    # CommonMark's containers (found against its reference parser, commonmark.py)
+    ("fence on a list item's line", "Steps:\n\n- ```\n  [[ui:summary]]\n  ```"),
+    ("fence on an ordered item's line", "1. ```\n   [[ui:summary]]\n   ```"),
+    ("fence in a nested item", "- 1. ~~~\n     [[ui:summary]]"),
+    ("fence in the outer item after the inner one ends", "- 1. ```\n    ```\n   [[ui:summary]]"),
+    ("closing fence followed by an ideographic space", "```\ncode\n```\u3000\n[[ui:summary]]\n```"),
+    ("closing fence followed by a no-break space", "```\n```\u00a0\n[[ui:summary]]"),
+    ("lazy line of a block quote's paragraph", "> quoted\n[[ui:summary]]"),
+    ("lazy lines after a quoted list item", "> - point\nmore\n[[ui:summary]]"),
+    ("quote in a list item", "- > quoted\n  [[ui:summary]]"),
+    ("indented code in a list item", "- item\n\n      [[ui:summary]]"),
 ]
 
 
@@ -130,6 +141,26 @@ def test_markers_in_code_quotes_or_running_text_stay_literal(answer):
 def test_a_marker_may_have_up_to_three_leading_spaces_and_trailing_blanks(line):
     parts = answer_parts(parse_final_answer(_final(f"a\n{line}\nb", "summary"), TURN), TURN)
     assert [part["type"] for part in parts] == ["text", "block", "text"]
+
+
+LIVE = [
+    ("after a fenced list item ends", "- ```\n  code\n[[ui:summary]]"),
+    ("after an indented fence of a list item ends", "2. item\n   ```\n[[ui:summary]]"),
+    ("in a list item's paragraph", "- item\n  [[ui:summary]]"),
+    ("after a quote and a blank line", "> quoted\n\n[[ui:summary]]"),
+    ("after a quoted fence", "> ```\n[[ui:summary]]"),
+    ("after a quoted heading", "> # Title\n[[ui:summary]]"),
+    ("after a list item ends a quote", "> quoted\n- item\n\n[[ui:summary]]"),
+    ("after an empty item and a blank line", "-\n\n   [[ui:summary]]"),
+    ("closing fence followed by spaces and a tab", "```\n```  \t\n[[ui:summary]]"),
+    ("after a setext heading in a quote", "> Title\n> ===\n[[ui:summary]]"),
+]
+
+
+@pytest.mark.parametrize("answer", [case[1] for case in LIVE], ids=[case[0] for case in LIVE])
+def test_a_marker_outside_code_and_quotes_is_live(answer):
+    parts = answer_parts(parse_final_answer(_final(answer, "summary"), TURN), TURN)
+    assert ("block", "summary") in _kinds(parts)
 
 
 def test_a_marker_after_a_closed_fence_is_live():

@@ -33,7 +33,13 @@ process.stdin.on('end', () => {{
 """
 
 LINES = ["[[ui:a]]", "[[ui:b]]  ", "   [[ui:a]]", "    [[ui:a]]", "\t[[ui:b]]", "> [[ui:a]]", "```", "~~~", "````",
-         "```js", "``` `x`", "text", "", "[[ui:__proto__]]", "[[ui:1bad]]", "x [[ui:a]]", "[[ui:a]] x", "[[ui:c]]\r"]
+         "```js", "``` `x`", "text", "", "[[ui:__proto__]]", "[[ui:1bad]]", "x [[ui:a]]", "[[ui:a]] x", "[[ui:c]]\r",
+         # list items, their fences and indentation, lazy quote lines, closing fences with other blanks
+         "- ```", "1. ~~~", "10) ```js", "- 1. ```", "-\t```", "-     ```", "* - ~~~", "  [[ui:a]]", "   ```",
+         "  ```\r",
+         "    ```", "\t```", "```\u3000", "``` \t", "```\u2028", "```\r\r", "> quoted", "> ```", "> # h", ">", "> - x",
+         "# heading", "***", "- - -", "2. item", "-", " \t ", "\u00a0[[ui:a]]", "   - x", "  - ```", "=", "---",
+         "> text", "> 2. x", "> -", ">     code", "1. x", "  text", "     [[ui:a]]", ">> - ```", "\t- [[ui:a]]"]
 
 
 def _answers(count: int) -> list[str]:
@@ -54,7 +60,7 @@ def _block(block_id: str, phase: str | None) -> dict[str, Any]:
 
 
 def test_marker_scan_and_answer_parts_match_core() -> None:
-    answers = _answers(400)
+    answers = _answers(2000)
     blocks = {"a": _block("a", "final"), "b": _block("b", "process"), "c": _block("c", None)}
     finals = [[{"answer": answer, "ui_block_ids": ids}, blocks] for answer in answers[:200]
               for ids in (["a", "b", "c"], ["a"])]

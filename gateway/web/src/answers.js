@@ -19,21 +19,183 @@ import { isObject } from './expression.js';
  */
 
 const IDENTIFIER = '[A-Za-z][A-Za-z0-9_-]{0,63}';
-const MARKER = new RegExp(`^ {0,3}\\[\\[ui:(${IDENTIFIER})\\]\\][ \\t]*\\r?$`);
-const FENCE = /^ {0,3}(`{3,}|~{3,})(.*?)\r?$/;
+// The block structure of core/answer/_markers.py, rule for rule (its docstring says what is read):
+// lines are matched with their tabs expanded to stops of 4 and their `\r`s stripped.
+const MARKER = new RegExp(`^\\[\\[ui:(${IDENTIFIER})\\]\\] *$`);
+const FENCE = /^(`{3,}|~{3,})([\s\S]*)$/; // [\s\S]: Python's `.` (a line holds no \n) also takes U+2028
+const CLOSING = /^(`{3,}|~{3,}) *$/;
+const ITEM = /^(?:[-+*]|([0-9]{1,9})[.)])/;
+const HEADING_OR_BREAK = /^(?:#{1,6}(?: |$)|(?:\* *){3,}$|(?:- *){3,}$|(?:_ *){3,}$)/;
+const SETEXT = /^(?:=+|-+) *$/;
+const QUOTE = 0; // a container's width: a block quote; a list item's is its content offset (> 0)
 const RESERVED = new Set(['__proto__', 'prototype', 'constructor']);
 
-/** @param {string} line @returns {string | null} the fence a line opens */
-function opens(line) {
-  const match = FENCE.exec(line);
+/** @param {string} line @returns {string} Python's `line.expandtabs(4)` */
+function expandTabs(line) {
+  if (!line.includes('\t')) return line;
+  let out = '';
+  let column = 0;
+  for (const char of line) {
+    if (char === '\t') {
+      const width = 4 - (column % 4);
+      out += ' '.repeat(width);
+      column += width;
+    } else {
+      out += char;
+      column = char === '\r' ? 0 : column + 1;
+    }
+  }
+  return out;
+}
+
+/** @param {string} text @param {number} at @returns {number} the spaces at `at` */
+function spacesAt(text, at) {
+  let end = at;
+  while (text[end] === ' ') end += 1;
+  return end - at;
+}
+
+/** @param {string} text @returns {string | null} the fence `text` opens */
+function fenceOf(text) {
+  const match = FENCE.exec(text);
   if (!match || (match[1][0] === '`' && match[2].includes('`'))) return null;
   return match[1];
 }
 
-/** @param {string} line @param {string} fence */
-function closes(line, fence) {
-  const match = FENCE.exec(line);
-  return Boolean(match && match[1][0] === fence[0] && match[1].length >= fence.length && !match[2].trim());
+/** @param {string} text @returns {{width: number, orderedFrom: string | undefined, hasText: boolean} | null} */
+function itemOf(text) {
+  const match = ITEM.exec(text);
+  if (!match || HEADING_OR_BREAK.test(text)) return null;
+  const end = match[0].length;
+  const spaces = spacesAt(text, end);
+  if (end + spaces === text.length) return { width: end + 1, orderedFrom: match[1], hasText: false };
+  if (spaces === 0) return null;
+  return { width: end + (spaces >= 5 ? 1 : spaces), orderedFrom: match[1], hasText: true };
+}
+
+/** @param {string} text @returns {boolean} a block of its own where no paragraph is the container */
+function startsBlock(text) {
+  const spaces = spacesAt(text, 0);
+  if (spaces > 3) return false;
+  const rest = text.slice(spaces);
+  return rest.startsWith('>') || itemOf(rest) !== null || fenceOf(rest) !== null || HEADING_OR_BREAK.test(rest);
+}
+
+/** @param {string} text @returns {string | null} the id of the marker `text` is */
+function markerOf(text) {
+  const match = MARKER.exec(text);
+  return match && !RESERVED.has(match[1]) ? match[1] : null;
+}
+
+class BlockScan {
+  constructor() {
+    /** @type {number[]} */
+    this.containers = [];
+    /** @type {{fence: string, depth: number} | null} */
+    this.fence = null;
+    this.paragraph = false;
+    /** @type {number | null} */
+    this.emptyItem = null;
+  }
+
+  /** @param {string} columns @returns {string | null} */
+  marker(columns) {
+    const [at, matched] = this.continued(columns);
+    if (this.fence !== null) {
+      if (matched === this.containers.length) {
+        const closing = CLOSING.exec(columns.slice(at + Math.min(spacesAt(columns, at), 3)));
+        if (closing && closing[1][0] === this.fence.fence[0] && closing[1].length >= this.fence.fence.length) {
+          this.fence = null;
+        }
+        return null;
+      }
+      this.fence = null;
+    }
+    if (at + spacesAt(columns, at) === columns.length) {
+      this.containers.length = matched;
+      this.paragraph = false;
+      return null;
+    }
+    this.emptyItem = null;
+    if (this.paragraph && matched < this.containers.length && !startsBlock(columns.slice(at))) {
+      const spaces = spacesAt(columns, at);
+      return this.containers.includes(QUOTE) || spaces > 3 ? null : markerOf(columns.slice(at + spaces));
+    }
+    const continuing = this.paragraph && matched === this.containers.length;
+    this.containers.length = matched;
+    return this.blocks(columns, at, continuing);
+  }
+
+  /** @param {string} columns @returns {[number, number]} */
+  continued(columns) {
+    let at = 0;
+    for (let matched = 0; matched < this.containers.length; matched += 1) {
+      const width = this.containers[matched];
+      const spaces = spacesAt(columns, at);
+      if (width === QUOTE) {
+        if (spaces > 3 || columns[at + spaces] !== '>') return [at, matched];
+        at += spaces + 1;
+        if (columns[at] === ' ') at += 1;
+      } else if (at + spaces === columns.length) {
+        if (matched === this.emptyItem) return [at, matched];
+        at = columns.length;
+      } else if (spaces >= width) {
+        at += width;
+      } else {
+        return [at, matched];
+      }
+    }
+    return [at, this.containers.length];
+  }
+
+  /** @param {string} columns @param {number} at @param {boolean} continuing @returns {string | null} */
+  blocks(columns, at, continuing) {
+    let spaces;
+    for (;;) {
+      spaces = spacesAt(columns, at);
+      if (spaces >= 4) {
+        this.paragraph = continuing;
+        return null;
+      }
+      const text = columns.slice(at + spaces);
+      if (text.startsWith('>')) {
+        this.containers.push(QUOTE);
+        at += spaces + 1;
+        if (columns[at] === ' ') at += 1;
+        continuing = false;
+        continue;
+      }
+      const item = itemOf(text);
+      if (!item || (continuing && !(item.hasText && (item.orderedFrom === undefined || item.orderedFrom === '1')))) {
+        break;
+      }
+      this.containers.push(spaces + item.width);
+      at += spaces + item.width;
+      continuing = false;
+      if (!item.hasText) this.emptyItem = this.containers.length - 1;
+    }
+    return this.leaf(columns.slice(at + spaces), continuing);
+  }
+
+  /** @param {string} text @param {boolean} continuing @returns {string | null} */
+  leaf(text, continuing) {
+    if (!text) {
+      this.paragraph = false;
+      return null;
+    }
+    const fence = fenceOf(text);
+    if (fence !== null) {
+      this.fence = { fence, depth: this.containers.length };
+      this.paragraph = false;
+      return null;
+    }
+    if (HEADING_OR_BREAK.test(text) || (continuing && SETEXT.test(text))) {
+      this.paragraph = false;
+      return null;
+    }
+    this.paragraph = true;
+    return this.containers.includes(QUOTE) ? null : markerOf(text);
+  }
 }
 
 /**
@@ -45,17 +207,15 @@ export function scanMarkers(answer) {
   /** @type {(string | {marker: string})[]} */
   const pieces = [];
   let run = [];
-  let fence = /** @type {string | null} */ (null);
+  const structure = new BlockScan();
   for (const line of answer.split('\n')) {
-    const marker = fence === null ? MARKER.exec(line) : null;
-    if (marker && !RESERVED.has(marker[1])) {
-      if (run.length) { pieces.push(run.join('\n')); run = []; }
-      pieces.push({ marker: marker[1] });
+    const found = structure.marker(expandTabs(line).replace(/\r+$/, ''));
+    if (found === null) {
+      run.push(line);
       continue;
     }
-    run.push(line);
-    if (fence === null) fence = opens(line);
-    else if (closes(line, fence)) fence = null;
+    if (run.length) { pieces.push(run.join('\n')); run = []; }
+    pieces.push({ marker: found });
   }
   if (run.length) pieces.push(run.join('\n'));
   return pieces;
