@@ -17,8 +17,14 @@ from core.limits import UI_LIMITS
 
 MAX_STRING = UI_LIMITS["maxStringLength"]
 MAX_MAGNITUDE = UI_LIMITS["maxNumberMagnitude"]
-# Relative tolerance of the step grid: 0.1 + 0.2 lies on a 0.1 grid, 10.5 not on a 1 grid.
+# The step grid's tolerance, in steps (docs/decisions.md, "Step grid tolerance"): 0.1 + 0.2 lies on
+# a 0.1 grid, 10.5 not on a 1 grid, and 999999999.5 not either.  Two parts: the drift of arithmetic
+# over many steps, relative to the count of steps but never above STEP_TOLERANCE_MAX of a step (a
+# relative bound alone reached half a step from 5 x 10^8 steps on, and passed every value); and what
+# the inputs' own representation leaves undecided, four units in the last place of |value| + |origin|.
 STEP_TOLERANCE = 1e-9
+STEP_TOLERANCE_MAX = 1e-3
+STEP_REPRESENTATION = 2.0**-50
 
 
 def grid_is_countable(step: float) -> bool:
@@ -31,7 +37,9 @@ def on_step_grid(value: float, origin: float, step: float) -> bool:
     quotient = (value - origin) / step
     if not math.isfinite(quotient):  # a step no parsed document has; `round` would overflow
         return False
-    return abs(quotient - round(quotient)) <= STEP_TOLERANCE * max(1.0, abs(quotient))
+    tolerance = max(min(STEP_TOLERANCE * max(1.0, abs(quotient)), STEP_TOLERANCE_MAX),
+                    STEP_REPRESENTATION * (abs(value) + abs(origin)) / step)
+    return abs(quotient - round(quotient)) <= tolerance
 
 
 @dataclass(frozen=True, slots=True)

@@ -351,7 +351,8 @@ def documents(rng: random.Random, generated: int) -> list[dict[str, Any]]:
 
 # ------------------------------------------------------------------ values, states and cases per document
 
-GRID_OFFSETS = [0, 1e-10, -1e-10, 5e-10, -5e-10, 9.99e-10, 1e-9, -1e-9, 1.0000001e-9, 2e-9, -2e-9, 1e-6, 0.5, 0.3]
+GRID_OFFSETS = [0, 1e-10, -1e-10, 5e-10, -5e-10, 9.99e-10, 1e-9, -1e-9, 1.0000001e-9, 2e-9, -2e-9, 1e-6, 0.5, 0.3,
+                1e-4, -1e-3, 2e-3]
 TRICKY_CHARS = ["a", "\"", "\\", "\n", "\x01", "\x1f", "\x7f", "é", "€", "😀", "\u2028", "/", "<"]
 
 

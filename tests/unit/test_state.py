@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from core.document.model import parse_document
@@ -56,6 +58,41 @@ def test_step_grid_tolerates_float_representation():
     parsed = parse_document(document)
     state = update_state(parsed, initial_state(parsed), "tenth", 0.1 + 0.2)
     assert state["tenth"] == pytest.approx(0.3)
+
+
+def _grid(step: float, **bounds: float) -> Any:
+    document = base_document()
+    document["state"]["x"] = {"type": "number", "initial": bounds.get("min", 0), "step": step, **bounds}
+    parsed = parse_document(document)
+    return parsed, initial_state(parsed)
+
+
+@pytest.mark.parametrize(("step", "bounds", "value"), [
+    (1, {"min": 0, "max": 1e9}, 10.5),  # seed 000 §4's own example
+    (1, {"min": 0, "max": 1e9}, 999999999.5),  # half a step at 10^9 steps: a relative bound alone passed it
+    (1, {"min": 0, "max": 1e9}, 500000000.5),
+    (0.01, {"min": 0, "max": 1e7}, 5000000.005),
+    (0.01, {"min": 0, "max": 1e7}, 9999999.995),
+    (1, {}, 123456789012.5),
+])
+def test_a_value_off_the_step_grid_is_refused_at_any_count_of_steps(step, bounds, value):
+    parsed, state = _grid(step, **bounds)
+    with pytest.raises(UIStateError) as caught:
+        update_state(parsed, state, "x", value)
+    assert caught.value.code == "invalid_value" and "step grid" in str(caught.value)
+    assert state["x"] == bounds.get("min", 0)
+
+
+@pytest.mark.parametrize(("step", "bounds", "value"), [
+    (1, {"min": 0, "max": 1e9}, 999999999),
+    (0.01, {"min": 0, "max": 1e7}, 5000000.01),
+    (0.1, {"min": -1e15}, -999999999999999.7),  # not representable: the nearest double is ~0.45 steps off
+    (0.1, {}, 1e14 + 0.1),
+    (0.1, {}, sum([0.1] * 10_000)),  # ten thousand steps added one by one (1000.0000000001588)
+])
+def test_a_value_on_the_step_grid_within_float_error_is_accepted(step, bounds, value):
+    parsed, state = _grid(step, **bounds)
+    assert update_state(parsed, state, "x", value)["x"] == value
 
 
 def test_an_invalid_current_state_is_refused(doc):

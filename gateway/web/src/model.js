@@ -9,8 +9,10 @@
 
 import { MAX_STRING, hasOwn, isObject, isSafeNumber } from './expression.js';
 
-/** Relative tolerance of the step grid (README Decisions, "Step grid tolerance"). */
+/** The step grid's tolerance, in steps, as core/document/_fields.py (docs/decisions.md, "Step grid tolerance"). */
 export const STEP_TOLERANCE = 1e-9;
+export const STEP_TOLERANCE_MAX = 1e-3;
+export const STEP_REPRESENTATION = 2 ** -50;
 
 /**
  * @typedef {{kind: 'number', initial: number, min: number | null, max: number | null, step: number | null}} NumberField
@@ -96,7 +98,9 @@ function* nodes(root) {
 export function onStepGrid(value, origin, step) {
   const quotient = (value - origin) / step;
   if (!Number.isFinite(quotient)) return false;
-  return Math.abs(quotient - Math.round(quotient)) <= STEP_TOLERANCE * Math.max(1, Math.abs(quotient));
+  const tolerance = Math.max(Math.min(STEP_TOLERANCE * Math.max(1, Math.abs(quotient)), STEP_TOLERANCE_MAX),
+    STEP_REPRESENTATION * (Math.abs(value) + Math.abs(origin)) / step);
+  return Math.abs(quotient - Math.round(quotient)) <= tolerance;
 }
 
 /**
