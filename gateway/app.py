@@ -86,7 +86,7 @@ def create_app(*, settings: Settings, backend: Backend, registry: CollectorRegis
             await hub.stop()
             await backend.close()
 
-    middleware = [Middleware(SecurityHeaders), Middleware(RequestMetrics, metrics=metrics)]
+    middleware = [Middleware(SecurityHeaders), Middleware(RequestMetrics, metrics=metrics), Middleware(EncodedSlashes)]
     if origins:
         middleware.insert(1, Middleware(Cors, allow_origins=origins, allow_credentials=False,
                                         allow_methods=["GET", "POST", "PUT", "DELETE"],
@@ -178,6 +178,22 @@ class RequestMetrics:
             self._metrics.requests.labels(route, str(status[0])).inc()
             if not route.endswith(("/events", "/ag-ui")):
                 self._metrics.latency.labels(route).observe(time.perf_counter() - started)
+
+
+class EncodedSlashes:
+    """ASGI middleware: a path whose raw form encodes a slash (`%2F`) names no route (404).  Starlette
+    routes the decoded path, where the encoded slash would act as a real one (`DELETE /v1%2Fsessions%2Fs1`
+    served as `DELETE /v1/sessions/s1`), and a proxy or firewall rule matching the raw path would see
+    another route than the one served."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self._app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and b"%2f" in bytes(scope.get("raw_path") or b"").lower():
+            await Problem("not_found", "no such resource").response()(scope, receive, send)
+            return
+        await self._app(scope, receive, send)
 
 
 def _route(scope: Scope) -> str:

@@ -21,11 +21,16 @@ JSON_TYPES = ("application/json", "application/problem+json")
 
 
 async def read_json(request: Request, max_bytes: int) -> dict[str, Any]:
-    """The request's JSON object, or a `Problem` (413 too large, 415 not JSON, 400 invalid)."""
-    media = request.headers.get("content-type", "application/json").split(";", 1)[0].strip().lower()
-    if media not in JSON_TYPES:
+    """The request's JSON object, or a `Problem` (413 too large, 415 not JSON, 400 invalid).  An empty
+    body is `{}`, with or without a `Content-Type`; a body without one is refused as one of another
+    type (it is not declared JSON)."""
+    declared = request.headers.get("content-type")
+    media = None if declared is None else declared.split(";", 1)[0].strip().lower()
+    if media is not None and media not in JSON_TYPES:
         raise Problem("unsupported_media_type", "the body must be application/json")
     raw = await read_capped(request, max_bytes)
+    if media is None and raw:
+        raise Problem("unsupported_media_type", "the body must be application/json")
     try:
         value = orjson.loads(raw or b"{}")
     except orjson.JSONDecodeError:

@@ -13,8 +13,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, replace
 
-_ID = r"(\d{1,20})-(\d{1,20})"
-_CURSOR = re.compile(rf"v1\.(\d{{1,20}})\.{_ID}\.{_ID}\.{_ID}")
+_ID = r"([0-9]{1,20})-([0-9]{1,20})"  # ASCII digits: `\d` also takes other scripts' digits, which int() reads
+_CURSOR = re.compile(rf"v1\.([0-9]{{1,20}})\.{_ID}\.{_ID}\.{_ID}")
 MAX_CURSOR_CHARS = 256
 # Redis stream ids are two unsigned 64-bit numbers, and reading after an id needs one above it.
 MAX_NUMBER = 2**64 - 2

@@ -100,7 +100,8 @@ class EventStream:
 
     def _event(self, entry: LogEntry) -> Event:
         self._cursor = self._cursor.after(entry.kind, entry.id)
-        if self._cursor.epoch == 0:
+        if self._cursor.epoch != self._epoch:  # a fresh cursor (any other was resynced): its epoch is the session's,
+            # whatever the client's said (ids it would carry could never resume)
             self._cursor = Cursor(self._epoch, self._cursor.frame, self._cursor.receipt, self._cursor.answer)
         return Event(entry.kind, self._cursor, entry.data)
 

@@ -44,7 +44,8 @@ STATUS: Mapping[str, int] = {
 GATEWAY_CODES: Mapping[str, int] = {
     "bad_request": 400, "invalid_json": 400, "bad_cursor": 400, "unauthorized": 401, "forbidden": 403,
     "not_found": 404, "method_not_allowed": 405, "request_timeout": 408, "payload_too_large": 413,
-    "unsupported_media_type": 415, "backpressure": 429, "unavailable": 503, "overloaded": 503,
+    "unsupported_media_type": 415, "backpressure": 429, "headers_too_large": 431, "unavailable": 503,
+    "overloaded": 503,
     "timeout": 504,
 }
 NOT_FOUND_DETAIL = "no such session, or not yours"

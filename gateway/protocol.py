@@ -22,6 +22,12 @@ request is complete once its head is.  A deadline is judged once the loop has re
 arrived, so a gateway that was itself stalled (SIGSTOP, a long pause) does not refuse a request
 that came in time.
 
+A request's head (request line and headers) holds at most `MAX_HEAD_BYTES` (64 KiB); a longer
+one is answered `headers_too_large` (431) and the connection closes.  uvicorn sets no bound with
+httptools, and the parser gathers a header value chunk by chunk at a cost that grows with the
+square of its length: one client sending a 128 MiB header held the loop, and every other client,
+for seconds.  The bound is checked after each read, so a head may run over it by one read.
+
 A request on a connection past `IUI_GATEWAY_MAX_CONNECTIONS` (counting every open connection,
 this one and event streams included) is answered `overloaded` (503) in place of the application,
 and its connection closes; `/healthz`, `/readyz` and `/metrics` are still served.  Every request
@@ -47,6 +53,8 @@ LINGER_S = 2.0  # how long the rest of a request answered early is read and drop
 
 
 TIMEOUT_DETAIL = "the request was not received in time"
+MAX_HEAD_BYTES = 64 * 1024  # a request line and its headers (a browser sends a few KiB; a JWT ~1 KiB)
+HEAD_DETAIL = f"the request's head (request line and headers) is over {MAX_HEAD_BYTES} bytes"
 OVERLOADED_DETAIL = "the gateway is at its connection limit; retry later"
 # Served past the connection limit: probes and Prometheus must still see a full gateway (a
 # liveness probe failing at the limit would restart a gateway holding all its streams).
@@ -101,7 +109,8 @@ class ProblemHttpTools(HttpToolsProtocol):
 
     # Slots, not the instance dict: uvicorn's protocol already holds ~40 attributes, and three more
     # in its dict grew each connection by ~1 KiB (a resized dict; `python -m bench gateway --only idle`).
-    __slots__ = ("_body_timeout_s", "_header_timeout_s", "_max_connections", "_read_deadline", "_refused")
+    __slots__ = ("_body_timeout_s", "_head_bytes", "_header_timeout_s", "_max_connections", "_read_deadline",
+                 "_refused")
     lingering = False  # the connection is closing: bytes that still arrive are read and dropped
 
     def __init__(self, *args: Any, header_timeout_s: float, body_timeout_s: float, max_connections: int,
@@ -112,6 +121,7 @@ class ProblemHttpTools(HttpToolsProtocol):
         self._max_connections = max_connections
         self._refused = refused
         self._read_deadline: asyncio.TimerHandle | None = None  # the head or the body still to come, or its check
+        self._head_bytes: int | None = 0  # bytes read of the head still incomplete (None: between heads)
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]  # as uvicorn
         super().connection_made(transport)
@@ -123,8 +133,13 @@ class ProblemHttpTools(HttpToolsProtocol):
         super().connection_lost(exc)
 
     def data_received(self, data: bytes) -> None:
-        if not self.lingering:
-            super().data_received(data)
+        if self.lingering:
+            return
+        if self._head_bytes is not None:
+            self._head_bytes += len(data)
+        super().data_received(data)
+        if self._head_bytes is not None and self._head_bytes > MAX_HEAD_BYTES and not self.lingering:
+            self._refuse("headers_too_large", HEAD_DETAIL)
 
     def on_message_begin(self) -> None:
         super().on_message_begin()
@@ -132,6 +147,7 @@ class ProblemHttpTools(HttpToolsProtocol):
             self._expect(self._header_timeout_s)
 
     def on_headers_complete(self) -> None:
+        self._head_bytes = None
         if len(self.connections) > self._max_connections and self.url.partition(b"?")[0] not in UNLIMITED:
             # Answered by `overloaded` in place of the gateway's application, which never sees it.
             self._refused("overloaded")
@@ -147,6 +163,7 @@ class ProblemHttpTools(HttpToolsProtocol):
     def on_message_complete(self) -> None:
         super().on_message_complete()
         self._expect(None)
+        self._head_bytes = 0  # a kept-alive connection's next head (what this read holds past it is not counted)
 
     def _expect(self, timeout_s: float | None) -> None:
         """Wait `timeout_s` for the rest of the request (None: nothing is awaited)."""

@@ -25,7 +25,7 @@ SEND_TIMEOUT_S = 30.0  # a client that takes no bytes for this long is dropped
 async def authorized(request: Request, gateway: Gateway, session: str) -> Identity:
     """The stream's identity: from a ticket (used up) or a bearer token, holding READ."""
     ticket = request.query_params.get("ticket")
-    if ticket is None:
+    if not ticket:  # none, or `?ticket=` left empty: the bearer token, if any
         return gateway.identity(request, Permission.READ)
     identity = await gateway.tickets.redeem(ticket, session)
     identity.require(Permission.READ)
@@ -64,8 +64,12 @@ async def checked(request: Request) -> StreamRequest:
     """Who asks, for which session, from which cursor."""
     gateway: Gateway = request.app.state.gateway
     session = session_of(request)
+    # A ticket is used up when redeemed: its request's cursor is checked first, so a request refused
+    # for its cursor leaves the ticket for the next try.  A bearer token is checked first (401 before 400).
+    cursor = cursor_of(request) if request.query_params.get("ticket") else None
     identity = await authorized(request, gateway, session)
-    cursor = cursor_of(request)
+    if cursor is None:
+        cursor = cursor_of(request)
     info = await gateway.owned(session, identity)
     return StreamRequest(gateway, session, info, cursor)
 

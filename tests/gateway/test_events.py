@@ -164,13 +164,37 @@ def test_a_cursor_of_an_earlier_life_of_the_session_gets_a_resync(stack: tuple[R
 
 
 @pytest.mark.parametrize("cursor", ["v1", "v2.1.1-0.0-0.0-0", "v1.1.1-0.0-0", "v1." + "9" * 30 + ".1-0.0-0.0-0",
-                                    "x" * 5000, "v1.1.1-0.0-0.0-0\r\nset-cookie: a=b"])
+                                    "x" * 5000, "v1.1.1-0.0-0.0-0\r\nset-cookie: a=b",
+                                    "v1.\u0661\u0662.0-0.0-0.0-0", "v1.1.\uff11-0.0-0.0-0"])  # digits of other scripts
 def test_a_malformed_cursor_is_400_and_echoes_nothing(stack: tuple[Runtime, GatewayProcess], http: httpx.Client,
                                                       cursor: str) -> None:
     Agent(stack[0])
     reply = http.get("/v1/sessions/s1/events", headers=auth("viewer"), params={"last_event_id": cursor})
     assert reply.status_code == 400 and reply.json()["code"] == "bad_cursor"
     assert "set-cookie" not in reply.headers and "set-cookie" not in reply.text
+
+
+def test_a_fresh_cursor_naming_another_epoch_gets_the_sessions_epoch(stack: tuple[Runtime, GatewayProcess],
+                                                                     http: httpx.Client) -> None:
+    agent = Agent(stack[0])
+    genuine = read_until(http, "/v1/sessions/s1/events", auth("viewer"), 1)[0].id
+    forged = read_until(http, "/v1/sessions/s1/events", {**auth("viewer"), "last-event-id": "v1.12.0-0.0-0.0-0"}, 1)
+    assert forged[0].id == genuine  # so its ids resume exactly, as a fresh client's do
+    agent.patch()
+    resumed = read_until(http, "/v1/sessions/s1/events", {**auth("viewer"), "last-event-id": forged[0].id}, 1)
+    assert [m.event for m in resumed] == ["frame"] and frame_seqs(resumed) == [2]
+
+
+def test_a_ticket_refused_for_its_cursor_is_not_used_up(stack: tuple[Runtime, GatewayProcess],
+                                                       http: httpx.Client) -> None:
+    Agent(stack[0])
+    ticket = http.post("/v1/sessions/s1/tickets", headers=auth("viewer")).json()["ticket"]
+    refused = http.get("/v1/sessions/s1/events", params={"ticket": ticket, "last_event_id": "bad"})
+    assert refused.status_code == 400 and refused.json()["code"] == "bad_cursor"
+    assert frame_seqs(read_until(http, f"/v1/sessions/s1/events?ticket={ticket}", {}, 1)) == [1]
+    # an empty ticket is no ticket: the bearer token decides
+    assert frame_seqs(read_until(http, "/v1/sessions/s1/events?ticket=", auth("viewer"), 1)) == [1]
+    assert http.get("/v1/sessions/s1/events?ticket=").status_code == 401
 
 
 def test_a_ticket_opens_one_stream_of_one_session_once(stack: tuple[Runtime, GatewayProcess],

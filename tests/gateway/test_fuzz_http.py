@@ -59,6 +59,23 @@ def test_a_trailing_slash_is_404_and_its_path_is_never_repeated_in_a_redirect(ht
         assert "location" not in reply.headers and MARKER not in reply.text
 
 
+@pytest.mark.parametrize("path", ["/v1%2Fsessions%2Fs1", "/v1/sessions/s1%2Fevents", "/v1/sessions/s1%2fcalls",
+                                  "/app%2Fstatic%2Fapp.js"])
+def test_an_encoded_slash_is_no_slash_and_names_no_route(http: httpx.Client, path: str) -> None:
+    for method in ("GET", "POST", "DELETE"):
+        reply = http.request(method, path, headers={**auth("user"), "content-type": "application/json"},
+                             content=b"{}" if method == "POST" else None)
+        problem_of(reply, 404, "not_found")
+
+
+def test_a_body_without_a_content_type_is_refused_415_and_an_empty_one_is_not(http: httpx.Client) -> None:
+    headers = {**auth("agent")}
+    reply = http.post("/v1/sessions/s1/calls", headers=headers, content=b'{"tool": "x", "arguments": {}}')
+    assert "content-type" not in reply.request.headers
+    problem_of(reply, 415, "unsupported_media_type")
+    assert http.post("/v1/sessions/s1/calls", headers=headers).status_code != 415  # no body: `{}`
+
+
 @pytest.mark.parametrize("raw", [
     b"BREW /v1/catalog HTTP/1.1\r\nhost: x\r\n\r\n",
     b"GET /v1/catalog HTTP/9.9\r\nhost: x\r\n\r\n",

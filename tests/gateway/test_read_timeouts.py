@@ -131,3 +131,28 @@ def test_a_request_sent_whole_while_the_gateway_was_stopped_is_served_not_timed_
             writer.close()
 
     assert asyncio.run(run()).status == 200
+
+
+def test_a_request_head_over_64_kib_is_answered_431_and_closed_while_others_are_served(
+        gateway: GatewayProcess) -> None:
+    head = b"GET /healthz HTTP/1.1\r\nhost: x\r\nx-big: "
+    filler = [(0, MARKER + b"Q" * 65_536) for _ in range(64)]  # 4 MiB in 64 KiB writes, never ended
+    before = sample(gateway.url, "iui_gateway_protocol_refused_total", code="headers_too_large")
+    refused = slow(gateway, [(0, head), *filler])
+    assert refused.answer is not None
+    problem_of(refused.answer, 431, "headers_too_large")
+    assert MARKER not in refused.answer.body
+    assert refused.closed
+    assert sample(gateway.url, "iui_gateway_protocol_refused_total", code="headers_too_large") == before + 1
+    started = time.monotonic()
+    assert httpx.get(gateway.url + "/healthz", timeout=5).status_code == 200
+    assert time.monotonic() - started < 1.0
+
+
+def test_a_request_head_just_under_64_kib_is_served(gateway: GatewayProcess) -> None:
+    pad = "Q" * (64 * 1024 - 200)  # the request line and other headers fill the rest
+    assert httpx.get(gateway.url + "/healthz", headers={"x-pad": pad}, timeout=5).status_code == 200
+    # and a kept-alive connection's next request is counted from its own start
+    with httpx.Client(base_url=gateway.url, timeout=5) as client:
+        for _ in range(3):
+            assert client.get("/healthz", headers={"x-pad": pad}).status_code == 200
