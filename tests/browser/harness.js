@@ -48,19 +48,22 @@ function receiptOf(request, operationId, status) {
 }
 
 /** A fake view-state store with the gateway's CAS semantics. */
-const viewServer = { records: new Map(), puts: [], gets: 0, failNext: null };
+const viewServer = { records: new Map(), puts: [], gets: 0, failNext: null, failGets: 0, putDelayMs: 0 };
 const viewStates = {
   newRequestId: () => `vs-${++counter}`,
   async get(messageId, blockId) {
     viewServer.gets++;
+    if (viewServer.failGets > 0) { viewServer.failGets--; throw { status: 0, code: 'network' }; }
     const record = viewServer.records.get(`${messageId}/${blockId}`) ?? { revision: 0, nodes: {} };
     return { revision: record.revision, schema_digest: 'd'.repeat(64), nodes: record.nodes, migrated: false };
   },
   async put(messageId, blockId, body) {
     viewServer.puts.push({ messageId, blockId, body });
+    if (viewServer.putDelayMs) await new Promise((resolve) => setTimeout(resolve, viewServer.putDelayMs));
     const key = `${messageId}/${blockId}`;
     const record = viewServer.records.get(key) ?? { revision: 0, nodes: {} };
     if (viewServer.failNext === 413) { viewServer.failNext = null; throw { status: 413, code: 'too_large' }; }
+    if (viewServer.failNext === 503) { viewServer.failNext = null; throw { status: 503, code: 'unavailable' }; }
     if (body.expected_revision !== record.revision) {
       throw { status: 409, code: 'conflict', body: { revision: record.revision, schema_digest: 'd'.repeat(64), nodes: record.nodes, migrated: false } };
     }

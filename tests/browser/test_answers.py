@@ -80,18 +80,137 @@ def test_view_state_is_loaded_saved_with_expected_revision_and_a_conflict_reload
     assert put["body"]["nodes"]["readings"] == example["view_state"]["nodes"]["readings"]
     assert page.locator('[data-block="pressure-explorer"] ~ .view-state').inner_text() == "Saved"
 
-    # another window saves first: the next save conflicts, and the stored state is shown
+    # another window saves first: the next save conflicts; the edit stays on the page, unsaved, and
+    # the user chooses (seed 004: "前端保留未保存草稿并提供重载或重新保存")
     page.evaluate("""() => window.harness.viewServer.records.set('msg-pressure-1/pressure-explorer',
         {revision: 9, nodes: {trend: {view: 'line', table: {selection: []}}}})""")
     explorer.get_by_label("Note").fill("Seen at 04:00")
     page.wait_for_function("() => window.harness.viewServer.puts.length === 2", timeout=5000)
     status = page.locator('[data-block="pressure-explorer"] ~ .view-state')
-    status.filter(has_text="changed elsewhere").wait_for()
+    status.filter(has_text="changed in another window").wait_for()
+    assert explorer.get_by_label("Note").input_value() == "Seen at 04:00"
+    assert explorer.get_by_role("button", name="Table").get_attribute("aria-pressed") == "true"
+    assert "FollowUpForm “note”" in status.inner_text()  # what a reload would replace
+    shot(page, "answer-view-state-conflict")
+    page.wait_for_timeout(800)
+    assert page.evaluate("() => window.harness.viewServer.puts.length") == 2  # nothing saved until the user chooses
+    status.get_by_role("button", name="Reload the saved version").click()
+    explorer.get_by_role("button", name="Line").filter(has_text="Line").wait_for()
     assert explorer.get_by_role("button", name="Line").get_attribute("aria-pressed") == "true"
     assert explorer.get_by_label("Note").input_value() == ""
-    shot(page, "answer-view-state-conflict")
+    assert status.inner_text() == "Saved"
 
     page.evaluate("() => { window.harness.viewServer.failNext = 413; }")
     explorer.get_by_label("Note").fill("Too much")
     status.filter(has_text="larger than 32 KiB").wait_for()
     assert explorer.get_by_label("Note").input_value() == "Too much"  # kept on the page
+
+
+def wait_saved(page: Any, block: str = "pressure-explorer") -> None:
+    """Until the block's status reads exactly "Saved" ("Not saved…" and "your saved view" contain the word)."""
+    page.wait_for_function("""b => [...document.querySelectorAll(`[data-block="${b}"] ~ .view-state`)]
+        .some(s => s.innerText.trim() === 'Saved')""", arg=block, timeout=10_000)
+
+
+def _explorer(page: Any, stored: dict[str, Any] | None = None) -> Any:
+    example = json.loads((ANSWERS / "view-state.json").read_text())
+    if stored is not None:
+        page.evaluate("""stored => window.harness.viewServer.records.set('msg-pressure-1/pressure-explorer',
+            {revision: 3, nodes: stored})""", stored)
+    publish(page, "msg-pressure-1", example["published_blocks"], example["final_answer"])
+    explorer = page.locator('article.answer.final [data-block="pressure-explorer"]')
+    wait_saved(page)
+    return explorer
+
+
+def test_a_conflict_kept_and_saved_again_writes_the_users_changes_over_the_other_windows(page: Any) -> None:
+    explorer = _explorer(page, {})
+    page.evaluate("""() => window.harness.viewServer.records.set('msg-pressure-1/pressure-explorer',
+        {revision: 9, nodes: {trend: {view: 'line', table: {selection: []}}}})""")
+    explorer.get_by_label("Note").fill("Mine")
+    status = page.locator('[data-block="pressure-explorer"] ~ .view-state')
+    status.filter(has_text="changed in another window").wait_for(timeout=5000)
+    explorer.get_by_label("Note").fill("Mine, edited while in conflict")
+    status.get_by_role("button", name="Keep my changes and save them").click()
+    wait_saved(page)
+    put = page.evaluate("() => window.harness.viewServer.puts.at(-1)")
+    assert put["body"]["expected_revision"] == 9
+    assert put["body"]["nodes"]["note"]["drafts"]["note"] == "Mine, edited while in conflict"
+    record = page.evaluate("() => window.harness.viewServer.records.get('msg-pressure-1/pressure-explorer')")
+    assert record["revision"] == 10 and record["nodes"]["note"] == put["body"]["nodes"]["note"]
+
+
+def test_a_change_made_while_a_save_is_in_flight_is_saved_after_it_not_refused_as_a_conflict(page: Any) -> None:
+    explorer = _explorer(page, {})
+    page.evaluate("() => { window.harness.viewServer.putDelayMs = 1500; }")
+    explorer.get_by_role("button", name="Bar").click()
+    page.wait_for_function("() => window.harness.viewServer.puts.length === 1", timeout=5000)
+    explorer.get_by_label("Note").fill("typed while saving")
+    status = page.locator('[data-block="pressure-explorer"] ~ .view-state')
+    page.wait_for_function("() => window.harness.viewServer.puts.length === 2", timeout=10_000)
+    wait_saved(page)
+    puts = page.evaluate("() => window.harness.viewServer.puts.map(p => p.body.expected_revision)")
+    assert puts == [3, 4]  # the second under the revision the first returned
+    record = page.evaluate("() => window.harness.viewServer.records.get('msg-pressure-1/pressure-explorer')")
+    assert record["revision"] == 5
+    assert record["nodes"]["trend"]["view"] == "bar" and record["nodes"]["note"]["drafts"]["note"] == "typed while saving"
+
+
+def test_a_failed_read_keeps_the_edits_and_a_retry_reads_and_saves_them(page: Any) -> None:
+    page.evaluate("() => { window.harness.viewServer.failGets = 1; }")
+    example = json.loads((ANSWERS / "view-state.json").read_text())
+    publish(page, "msg-pressure-1", example["published_blocks"], example["final_answer"])
+    status = page.locator('[data-block="pressure-explorer"] ~ .view-state')
+    status.filter(has_text="could not be read").wait_for(timeout=5000)
+    explorer = page.locator('article.answer.final [data-block="pressure-explorer"]')
+    explorer.get_by_role("button", name="Bar").click()
+    assert explorer.get_by_role("button", name="Bar").get_attribute("aria-pressed") == "true"
+    wait_saved(page)  # the edit read the state again, then saved
+    record = page.evaluate("() => window.harness.viewServer.records.get('msg-pressure-1/pressure-explorer')")
+    assert record["nodes"]["trend"]["view"] == "bar"
+    page.evaluate("() => { window.harness.viewServer.failNext = 503; }")
+    explorer.get_by_role("button", name="Line").click()
+    status.filter(has_text="could not be reached").wait_for(timeout=5000)
+    status.get_by_role("button", name="Retry").click()
+    wait_saved(page)
+    record = page.evaluate("() => window.harness.viewServer.records.get('msg-pressure-1/pressure-explorer')")
+    assert record["nodes"]["trend"]["view"] == "line"
+
+
+def test_edits_made_while_the_answer_is_generated_work_and_are_merged_into_the_saved_state(page: Any) -> None:
+    example = json.loads((ANSWERS / "view-state.json").read_text())
+    page.evaluate("""() => window.harness.viewServer.records.set('msg-pressure-1/pressure-explorer',
+        {revision: 3, nodes: {readings: {search: 'J-18', selection: []}}})""")
+    publish(page, "msg-pressure-1", example["published_blocks"], None)
+    block = page.locator('article.answer[aria-busy="true"] [data-block="pressure-explorer"]')
+    block.get_by_role("button", name="Bar").click()
+    assert block.get_by_role("button", name="Bar").get_attribute("aria-pressed") == "true"
+    block.get_by_label("Note").fill("typed during generation")
+    page.wait_for_timeout(700)
+    assert page.evaluate("() => window.harness.viewServer.puts.length") == 0  # nothing is saved while generated
+    assert page.evaluate("() => window.harness.viewServer.gets") == 0
+    block.evaluate("el => { el.dataset.probe = 'same-instance'; }")
+    page.evaluate("e => window.harness.answer(e)", {"type": "final_answer", "message_id": "msg-pressure-1",
+                                                    **example["final_answer"]})
+    final = page.locator('article.answer.final [data-block="pressure-explorer"]')
+    wait_saved(page)
+    assert final.get_attribute("data-probe") == "same-instance"  # not remounted when saving begins
+    assert final.get_by_label("Note").input_value() == "typed during generation"
+    record = page.evaluate("() => window.harness.viewServer.records.get('msg-pressure-1/pressure-explorer')")
+    assert record["revision"] == 4
+    assert record["nodes"]["trend"]["view"] == "bar" and record["nodes"]["note"]["drafts"]["note"] == "typed during generation"
+    assert record["nodes"]["readings"]["search"] == "J-18"  # the stored state of an element not edited here
+
+
+def test_a_process_blocks_controls_work_on_the_page_and_write_nothing(page: Any) -> None:
+    example = json.loads((ANSWERS / "view-state.json").read_text())
+    explorer = json.loads(json.dumps(example["published_blocks"][1]))
+    explorer["block_id"], explorer["phase"] = "explorer-draft", "process"
+    publish(page, "msg-pressure-1", [*example["published_blocks"], explorer], example["final_answer"])
+    details = page.locator("details.process")
+    details.locator("summary").click()
+    draft = details.locator('[data-block="explorer-draft"]')
+    draft.get_by_role("button", name="Bar").click()
+    assert draft.get_by_role("button", name="Bar").get_attribute("aria-pressed") == "true"
+    page.wait_for_timeout(700)
+    assert all(p["blockId"] != "explorer-draft" for p in page.evaluate("() => window.harness.viewServer.puts"))

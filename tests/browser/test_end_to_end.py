@@ -187,11 +187,14 @@ def test_an_answer_mounts_two_blocks_saves_view_state_and_a_concurrent_save_give
 
     other = second.page.locator('[data-block="pressure-explorer"]')
     other.get_by_label("Note").fill("Seen at 04:00")
-    second.page.locator(saved).filter(has_text="changed elsewhere").wait_for(timeout=10_000)
-    assert other.get_by_role("button", name="Table").get_attribute("aria-pressed") == "true"  # the first tab's save
-    assert other.get_by_label("Note").input_value() == ""
+    status = second.page.locator(saved)
+    status.filter(has_text="changed in another window").wait_for(timeout=10_000)
+    assert other.get_by_label("Note").input_value() == "Seen at 04:00"  # kept, unsaved, until the user chooses
     assert wait_for_revision(e2e, session, explorer_turn["message_id"], "pressure-explorer", 1)["nodes"] == stored["nodes"]
     second.shot("answer-conflict")
+    status.get_by_role("button", name="Reload the saved version").click()
+    other.get_by_role("button", name="Table").and_(other.locator('[aria-pressed="true"]')).wait_for()
+    assert other.get_by_label("Note").input_value() == ""  # the first tab's save, as the reload said
 
 
 def wait_for_revision(e2e: Stack, session: str, message: str, block: str, revision: int) -> dict[str, Any]:

@@ -145,6 +145,30 @@ def test_a_worker_refuses_a_deployment_of_another_durability(runtime: Runtime) -
         pool.run()
 
 
+def test_a_worker_refused_for_its_durability_writes_nothing_so_a_corrected_one_starts(runtime: Runtime) -> None:
+    """`DurabilityUnmet` is found before `{prefix}:meta` is written: a `local` worker on a server
+    that does not fsync every write must not lock the deployment to `local` (nor record P)."""
+    runtime.configure(durability="local")
+    pool = WorkerPool(settings=runtime.settings, redis=connect(runtime.redis_url), metrics=runtime.metrics)
+    with pytest.raises(DurabilityUnmet):
+        pool.run()
+    assert runtime.redis.keys("*") == []
+    runtime.configure(durability="fast").start()
+    assert runtime.client.durability.meta == "fast"
+
+
+def test_a_worker_refused_for_the_meta_does_not_rewrite_streaming(runtime: Runtime) -> None:
+    runtime.start()
+    runtime.stop()
+    stored = runtime.redis.hgetall(runtime.client.keys.meta)
+    for mismatch in ({"partitions": 8}, {"durability": "replica", "durability_replicas": 2}):
+        runtime.configure(streaming_enabled=False, **mismatch)
+        pool = WorkerPool(settings=runtime.settings, redis=connect(runtime.redis_url), metrics=runtime.metrics)
+        with pytest.raises(MetaMismatch):
+            pool.run()
+        assert runtime.redis.hgetall(runtime.client.keys.meta) == stored  # streaming=1 still
+
+
 @pytest.fixture()
 def with_replica() -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
     """A master and one replica of it (private servers); yields the master's URL and the replica."""

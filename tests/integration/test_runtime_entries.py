@@ -130,12 +130,15 @@ def test_a_zombie_owner_cannot_commit_after_a_takeover(runtime: Runtime) -> None
     assert runtime.redis.xpending(keys.input(0), GROUP)["pending"] == 0
 
 
-def test_a_mismatched_partition_count_is_refused(runtime: Runtime) -> None:
+def test_a_mismatched_partition_count_is_refused_and_writes_nothing(runtime: Runtime) -> None:
     from workers.runtime.pool import MetaMismatch, check_meta
 
-    check_meta(runtime.redis, runtime.client.keys, 4)
-    with pytest.raises(MetaMismatch, match="partitions=4"):
-        check_meta(runtime.redis, runtime.client.keys, 8)
+    scripts = Scripts(redis=runtime.redis, group=GROUP, reply_ttl_ms=1000, frame_log_max=100)
+    check_meta(scripts, runtime.client.keys, 4)
+    stored = runtime.redis.hgetall(runtime.client.keys.meta)
+    with pytest.raises(MetaMismatch, match="partitions=4, configured 8"):
+        check_meta(scripts, runtime.client.keys, 8, streaming=False)
+    assert runtime.redis.hgetall(runtime.client.keys.meta) == stored  # `streaming` too: still 1
 
 
 def test_a_stale_cache_is_caught_by_the_commit_cas_and_reloaded(runtime: Runtime) -> None:

@@ -309,6 +309,37 @@ def test_the_byte_budget_keeps_room_for_the_terminal_frame(runtime: Runtime, mon
     assert runtime.call(SESSION, CANCEL, cursor_args(frame), call="cancel-1")["ok"]
 
 
+def _filled_document(size: int) -> dict:
+    """The stream example with 4,000-character Text nodes (a string holds at most 4,096) added
+    until it is about `size` bytes long."""
+    document = big_document(0)
+    children = document["root"]["children"]
+    while assert_safe_json(document) < size - 4_100:
+        children.append({"id": f"filler-{len(children)}", "type": "Text", "props": {"text": "x" * 4_000}})
+    return document
+
+
+def test_a_generation_patched_until_its_16_mib_are_spent_is_refused_byte_budget(runtime: Runtime) -> None:
+    """A ~250 KB document patched until the next frame would leave no room for a maximal
+    terminal frame: core refuses it before the worker measures the frame, and the reply is the
+    budget's own code, not `invalid_mutation`; the terminal frame still fits."""
+    runtime.start()
+    frame = runtime.call(SESSION, OPEN, {"document": _filled_document(250_000)}, call="open-1")["result"]["frame"]
+    reply: dict[str, Any] = {"ok": True}
+    for index in range(1, 80):  # 16 MiB hold ~65 frames of 250 KB
+        before, log = runtime.generation(SESSION, "sales-report", 1), runtime.log_length(SESSION)
+        mutation = {"type": "update", "nodeId": "summary-card", "props": {"title": f"T{index}", "gap": "sm"}}
+        reply = patch(runtime, frame, mutation, f"patch-{index}")
+        if not reply["ok"]:
+            break
+        frame = reply["result"]["frame"]
+    assert_rejected_and_unchanged(runtime, reply, "byte_budget", before, log)
+    assert int(before["bytes"]) + 2 * tools.ENVELOPE_BYTES + 2 * 250_000 > tools.MAX_STREAM_BYTES
+    done = runtime.call(SESSION, COMPLETE, cursor_args(frame), call="complete-1")
+    assert done["ok"], done
+    assert int(runtime.generation(SESSION, "sales-report", 1)["bytes"]) <= tools.MAX_STREAM_BYTES
+
+
 def test_a_lowered_document_budget_rejects_a_larger_open_and_patch(runtime: Runtime) -> None:
     runtime.configure(max_document_bytes=1_024).start()
     reply = runtime.call(SESSION, OPEN, {"document": big_document(600)}, call="open-big")

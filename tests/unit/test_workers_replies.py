@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import json
+from types import SimpleNamespace
 
 import pytest
 
-from core.errors import Issue
+from core.errors import Issue, UIStreamError
 from core.json.canonical import canonical_json_string, hash_canonical_json
 from core.json.safe import assert_safe_json
 from workers.cli.demo import tree_lines
-from workers.streams.tools import call_content, receipt
+from workers.streams.tools import _spent, call_content, receipt
 from workers.wire.entry import error_reply
 from workers.wire.errors import HostError
 
@@ -66,3 +67,13 @@ def test_the_canonical_text_of_a_document_is_as_long_as_json_stringify(args: dic
     # The open sizes its document from the arguments' canonical text instead of a walk.
     size = len(canonical_json_string(args).encode()) - len('{"document":}')
     assert size == assert_safe_json(args["document"])
+
+
+def test_cores_budget_refusal_is_answered_with_the_code_of_the_budget_that_is_spent() -> None:
+    """Core refuses a frame beyond the generation's frames or bytes with one issue code, "budget";
+    the reply names which budget, as the worker's own checks do (not `invalid_mutation`)."""
+    spent = UIStreamError([Issue("", "the generation's frame or byte budget is spent", "budget")])
+    codes = [getattr(_spent(spent, SimpleNamespace(seq=seq, bytes=used)), "code", None)
+             for seq, used in ((255, 1_000), (60, 16_000_000))]
+    assert codes == ["frame_budget", "byte_budget"]
+    assert _spent(UIStreamError([Issue("/mutation", "invalid")]), SimpleNamespace(seq=1, bytes=1)) is None

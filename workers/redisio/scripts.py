@@ -48,7 +48,7 @@ from .keys import ENVELOPE_NAME, LEDGER_NAME
 log = logging.getLogger(__name__)
 
 _NAMES = ("lease_acquire", "lease_renew", "lease_release", "read", "commit", "reply", "plain", "dead", "owner",
-          "heartbeat")
+          "heartbeat", "meta")
 NEW = ">"  # read mode: entries never delivered to the group
 PENDING = "0"  # read mode: the consumer's delivered but unacknowledged entries
 PUBLISH, SPUBLISH = "redis.call('PUBLISH', ", "redis.call('SPUBLISH', "
@@ -195,6 +195,7 @@ class Code(enum.StrEnum):
     SESSION_FULL = "session_full"
     SECRET = "secret"
     BEFORE_CREATED = "before_created"
+    MISMATCH = "mismatch"  # a fixed field of `{prefix}:meta` holds another value: nothing written
 
 
 def reply_code(reply: Reply) -> Code:
@@ -441,6 +442,18 @@ class Scripts:
         """Announce `worker_id` alive for `ttl_ms` from Redis's now, drop the lapsed workers and
         return the live ones' ids (`heartbeat.lua`, one round trip)."""
         return [text(member) for member in array(self._call("heartbeat", [workers_key], [worker_id, ttl_ms]))]
+
+    def meta(self, meta_key: str, fixed: Sequence[tuple[str, str]], streaming: bool) -> tuple[str, str] | None:
+        """Record the deployment's `fixed` (field, value) pairs where absent and `streaming`, unless a
+        stored one differs (`meta.lua`, atomic): then that (field, stored value), and nothing is written."""
+        args: list[EncodableT] = [int(streaming)]
+        for field, value in fixed:
+            args += [field, value]
+        result = self._call("meta", [meta_key], args)
+        if reply_code(result) is Code.MISMATCH:
+            _, field, stored = array(result)
+            return text(field), text(stored)
+        return None
 
     def release(self, lease_key: str, fence: str) -> bool:
         """Give the lease back; False if it was no longer held under that fence."""

@@ -24,7 +24,7 @@ from config.settings import Settings
 from ..actions.operations import ActionServices
 from ..observability.metrics import Metrics
 from ..redisio.client import RedisClient
-from ..redisio.connection import TRANSIENT_ERRORS, Backoff, integer, mapping, text
+from ..redisio.connection import TRANSIENT_ERRORS, Backoff, integer, text
 from ..redisio.durability import CHECK_EVERY_S, Durability, Mode, check_server
 from ..redisio.keys import GROUP, PROTOCOL, Keys
 from ..redisio.scripts import Acquired, LostLease, Scripts
@@ -38,7 +38,7 @@ from .partition import PartitionConsumer, own_group
 log = logging.getLogger(__name__)
 LAG_EVERY_S = 5.0  # one XINFO per held partition: not every tick
 # `{prefix}:meta` is checked (and `streaming` advertised) at start, after an outage and this often:
-# a round trip and a pipeline's bookkeeping in the tick's thread, which holds the GIL the
+# a round trip (`meta.lua`) in the tick's thread, which holds the GIL the
 # dispatcher needs (every tick cost a paced worker's tail; docs/decisions.md, the runtime).
 META_EVERY_S = 5.0
 ACQUIRE_ROUNDS = 4  # acquisitions per tick when other workers take the same free leases first
@@ -49,25 +49,22 @@ class MetaMismatch(Exception):
     """The deployment's `{prefix}:meta` disagrees with this process's configuration."""
 
 
-def check_meta(redis: RedisClient, keys: Keys, partitions: int, durability: Durability | None = None, *,
+def check_meta(scripts: Scripts, keys: Keys, partitions: int, durability: Durability | None = None, *,
                streaming: bool = True) -> None:
-    """Set `{prefix}:meta` on first start (HSETNX) and refuse a mismatch; advertise `streaming` (1/0)."""
+    """Refuse a `{prefix}:meta` of another deployment (`MetaMismatch`, nothing written), else set
+    its fixed fields on first start and advertise `streaming` (1/0): `Scripts.meta`, one script."""
     durability = durability or Durability()
-    pipe = redis.pipeline(transaction=False)
-    pipe.hset(keys.meta, "streaming", int(streaming))
-    pipe.hsetnx(keys.meta, "partitions", partitions)
-    pipe.hsetnx(keys.meta, "protocol", PROTOCOL)
-    pipe.hsetnx(keys.meta, "durability", durability.meta)
-    pipe.hgetall(keys.meta)
-    stored = {text(k): text(v) for k, v in mapping(pipe.execute()[-1]).items()}
-    if stored.get("partitions") != str(partitions):
-        raise MetaMismatch(f"{keys.meta} has partitions={stored.get('partitions')}, configured {partitions}")
-    if stored.get("protocol") != str(PROTOCOL):
-        raise MetaMismatch(f"{keys.meta} has protocol={stored.get('protocol')}, this build speaks {PROTOCOL}")
-    if stored.get("durability") != durability.meta:
-        raise MetaMismatch(f"{keys.meta} has durability={stored.get('durability')}, configured {durability.meta} "
+    configured = {"partitions": str(partitions), "protocol": str(PROTOCOL), "durability": durability.meta}
+    mismatch = scripts.meta(keys.meta, list(configured.items()), streaming)
+    if mismatch is None:
+        return
+    field, stored = mismatch
+    if field == "durability":
+        raise MetaMismatch(f"{keys.meta} has durability={stored}, configured {durability.meta} "
                            f"(change it for the whole deployment: stop every worker, HSET {keys.meta} durability "
                            f"{durability.meta}, start them)")
+    wanted = "this build speaks" if field == "protocol" else "configured"
+    raise MetaMismatch(f"{keys.meta} has {field}={stored}, {wanted} {configured[field]}")
 
 
 class WorkerPool:
@@ -122,7 +119,8 @@ class WorkerPool:
 
         Redis being unreachable, at start-up as later, is retried with back-off; a mismatched
         `{prefix}:meta` (`MetaMismatch`) or servers that cannot keep the `local` durability promise
-        (`DurabilityUnmet`, checked again after every outage) end the run.
+        (`DurabilityUnmet`, checked again after every outage) end the run; at start, before the
+        process wrote anything (`{prefix}:meta` included).
         """
         backoff = Backoff(limit=self._settings.lease_renew_ms / 1000)  # a retry never outlasts a renewal
         serving = False
@@ -153,8 +151,8 @@ class WorkerPool:
     def tick(self) -> None:
         """One heartbeat: renew, announce, rebalance, report lag (and every `META_EVERY_S` check
         `{prefix}:meta`)."""
+        self._check_durability()  # first: a worker that refuses to serve writes nothing (not even the meta)
         self._check_meta()
-        self._check_durability()
         self._reap()
         self._renew()
         live = self._heartbeat()
@@ -170,7 +168,7 @@ class WorkerPool:
         restart that lost the keys, as the durability check)."""
         if time.monotonic() - self._meta_at < META_EVERY_S:
             return
-        check_meta(self._redis, self._keys, self._settings.partitions, self._durability,
+        check_meta(self._scripts, self._keys, self._settings.partitions, self._durability,
                    streaming=self._settings.streaming_enabled)
         self._meta_at = time.monotonic()
 

@@ -31,6 +31,7 @@ from ..wire.errors import BudgetError, ConflictError, ErrorCode, HostError
 from ..wire.names import CANCEL, COMPLETE, OPEN, PATCH, PLAIN, STREAM_TOOLS, TOOLS
 
 MAX_STREAM_BYTES = UI_PROTOCOL_LIMITS["maxStreamBytes"]
+MAX_FRAMES = UI_PROTOCOL_LIMITS["maxStreamFrames"]
 ENVELOPE_BYTES = UI_PROTOCOL_LIMITS["maxStreamFrameBytes"] - UI_LIMITS["maxDocumentBytes"]
 _ADVANCES = (PATCH, COMPLETE, CANCEL)  # the calls that read a stored generation by sourceCallId
 _CURSOR_ARGS = ("sourceCallId", "generation", "baseRevision")
@@ -107,6 +108,21 @@ def _integer(args: Mapping[str, Any], name: str, low: int) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or value != int(value) or value < low:
         raise _invalid(f"argument {name!r} must be an integer >= {low}")
     return int(value)
+
+
+def _spent(error: UIStreamError, current: Generation) -> BudgetError | None:
+    """Core's refusal for the generation's budget (issue code "budget") as the budget's own code.
+
+    Core checks the frames and bytes a frame leaves (one maximal terminal frame kept) as it
+    builds the frame, so it refuses before `_commit` measures; the frame cap is checked before
+    core runs, so it is the bytes unless the protocol's 256 frames are what is spent."""
+    if not any(issue.code == "budget" for issue in error.issues):
+        return None
+    if current.seq + 1 >= MAX_FRAMES:
+        return BudgetError(f"frame budget exhausted ({current.seq} frames); only a terminal frame remains",
+                           code=ErrorCode.FRAME_BUDGET)
+    return BudgetError(f"byte budget exhausted ({current.bytes} bytes used); only a terminal frame remains",
+                       code=ErrorCode.BYTE_BUDGET)
 
 
 def _translate(error: UIError) -> HostError:
@@ -285,7 +301,10 @@ class ToolHandler:
         if current.seq + 1 > self._settings.max_frames_per_generation - (0 if terminal else 1):
             raise BudgetError(f"frame budget exhausted ({current.seq} frames); only a terminal frame remains",
                               code=ErrorCode.FRAME_BUDGET)
-        state = advance_ui_stream(current.stream_state(), event)
+        try:
+            state = advance_ui_stream(current.stream_state(), event)
+        except UIStreamError as error:
+            raise _spent(error, current) or error from None
         return self._commit(entry, entry.name, state, current, digest, fresh=False)
 
     # -- shared ---------------------------------------------------------------------------

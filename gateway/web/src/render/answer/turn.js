@@ -2,30 +2,50 @@
  * One answer turn.  While it is generated its blocks show in publication order; once the
  * final answer arrives, the answer's Markdown is shown with its final blocks mounted at their
  * markers (a marker in code stays text, an unavailable one says so without revealing
- * anything) and the process blocks fold into "Processing steps".  Only mounted final blocks
- * read and save view state.
+ * anything) and the process blocks fold into "Processing steps".  Every block's controls work
+ * on the page; only mounted final blocks read and save view state, and a block keeps what was
+ * edited in it while the answer was generated (seed 004: "尚未完成的编辑先留在内存，最终答复完成后
+ * 读取远端并合并本地变更").
  */
 
-import { html } from '../../ui.js';
+import { html, useRef } from '../../ui.js';
 import { answerParts, blocksOf } from '../../answers.js';
 import { MarkdownText } from '../markdown.js';
 import { BlockView } from './block.js';
-import { STATUS_TEXT, useViewState } from './viewstate.js';
+import { STATUS_TEXT, newMemory, useViewState } from './viewstate.js';
 
 const STATEFUL = new Set(['Chart', 'Table', 'FollowUpForm', 'Evidence']);
 
+/** What a reload would replace: the edited elements, by type and id (text, never markup). */
+function edited(/** @type {Record<string, any>} */ block, /** @type {string[]} */ ids) {
+  const elements = block?.spec?.elements ?? {};
+  return ids.map((id) => `${elements[id]?.type ?? 'Element'} “${id}”`).join(', ');
+}
+
 /**
- * @param {{messageId: string, block: Record<string, any>, viewStates: any, onLocate?: any, onFollowUp?: any}} props
+ * One block of a turn, with its view state: saved when `persist` (a final block mounted at its
+ * marker), else kept in the turn's memory only (a block being generated, a process block).  The
+ * same instance serves a block from generation to its marker (same key, same parent).
+ * @param {{messageId: string, block: Record<string, any>, persist: boolean, memory: import('./viewstate.js').BlockMemory,
+ *   viewStates: any, onLocate?: any, onFollowUp?: any}} props
  */
-function FinalBlock({ messageId, block, viewStates, onLocate, onFollowUp }) {
+function TurnBlock({ messageId, block, persist, memory, viewStates, onLocate, onFollowUp }) {
   // only blocks with a stateful element (Chart, Table, FollowUpForm, Evidence) read or write view state
   const elements = block?.spec?.elements && typeof block.spec.elements === 'object' ? Object.values(block.spec.elements) : [];
   const stateful = elements.some((element) => STATEFUL.has(/** @type {any} */ (element)?.type));
-  const { nodes, setNode, status, version } = useViewState(stateful ? viewStates : null, messageId, String(block.block_id));
-  const text = STATUS_TEXT[status];
-  return html`<div class="a-final-block">
-    <${BlockView} block=${block} nodes=${nodes} setNode=${setNode} version=${version} onLocate=${onLocate} onFollowUp=${onFollowUp} />
-    ${text ? html`<p class=${`view-state status-${status}`} role="status">${text}</p>` : null}
+  const view = useViewState(persist && stateful ? viewStates : null, messageId, String(block.block_id), memory);
+  const text = STATUS_TEXT[view.status];
+  const conflict = view.status === 'conflict' && view.conflict;
+  const retry = view.status === 'error' || view.status === 'read_error';
+  return html`<div class=${persist ? 'a-final-block' : 'a-turn-block'}>
+    <${BlockView} block=${block} nodes=${view.nodes} setNode=${view.setNode} version=${view.version} onLocate=${onLocate} onFollowUp=${onFollowUp} />
+    ${text ? html`<div class=${`view-state status-${view.status}`} role="status">
+      <p>${text}</p>
+      ${conflict ? html`<p>Reloading replaces your changes to: ${edited(block, view.dirty)}.</p>
+        <button type="button" class="view-save-again" onClick=${view.saveAgain}>Keep my changes and save them</button>
+        <button type="button" class="view-reload" onClick=${view.reload}>Reload the saved version</button>` : null}
+      ${retry ? html`<button type="button" class="view-retry" onClick=${view.retry}>Retry</button>` : null}
+    </div>` : null}
   </div>`;
 }
 
@@ -33,25 +53,36 @@ function FinalBlock({ messageId, block, viewStates, onLocate, onFollowUp }) {
  * @param {{turn: import('../../answers.js').Turn, viewStates?: any, onLocate?: any, onFollowUp?: any}} props
  */
 export function AnswerTurn({ turn, viewStates = null, onLocate, onFollowUp }) {
+  const memories = useRef(/** @type {Map<string, import('./viewstate.js').BlockMemory>} */ (new Map()));
+  const memory = (/** @type {any} */ id) => {
+    const key = String(id);
+    let found = memories.current.get(key);
+    if (!found) memories.current.set(key, found = newMemory());
+    return found;
+  };
   const blocks = blocksOf(turn);
+  const block = (/** @type {Record<string, any>} */ b, /** @type {boolean} */ persist) => html`<${TurnBlock}
+    key=${`b${b.block_id}`} messageId=${turn.messageId} block=${b} persist=${persist} memory=${memory(b.block_id)}
+    viewStates=${viewStates} onLocate=${onLocate} onFollowUp=${onFollowUp} />`;
   if (!turn.final) {
-    return html`<article class="answer" data-message=${turn.messageId} aria-busy="true" aria-label="Answer in progress">
-      ${[...blocks.values()].map((block) => html`<${BlockView} key=${block.block_id} block=${block} />`)}
-    </article>`;
+    return html`<article class="answer" data-message=${turn.messageId} aria-busy="true" aria-label="Answer in progress">${
+      [...blocks.values()].map((b) => block(b, false))}</article>`;
   }
   const parts = answerParts(turn.final, blocks);
   const mounted = new Set(parts.filter((p) => p.type === 'block').map((p) => p.block_id));
-  const process = [...blocks.values()].filter((block) => !mounted.has(block.block_id));
-  return html`<article class="answer final" data-message=${turn.messageId} aria-label="Answer">
-    ${parts.map((part, i) => {
-      if (part.type === 'text') return html`<${MarkdownText} key=${`t${i}`} text=${part.text} className="markdown answer-text" />`;
-      if (part.type === 'unavailable') return html`<div key=${`u${part.block_id}`} class="a-fallback" role="note">This content is unavailable.</div>`;
-      return html`<${FinalBlock} key=${`b${part.block_id}`} messageId=${turn.messageId} block=${part.block}
-        viewStates=${viewStates} onLocate=${onLocate} onFollowUp=${onFollowUp} />`;
-    })}
-    ${process.length ? html`<details class="process">
+  const process = [...blocks.values()].filter((b) => !mounted.has(b.block_id));
+  // One list of children, as while generated: a block keeps its instance (and its DOM) when it moves
+  // from the generated list to its marker (Preact matches it by key among the same parent's children).
+  const children = parts.map((part, i) => {
+    if (part.type === 'text') return html`<${MarkdownText} key=${`t${i}`} text=${part.text} className="markdown answer-text" />`;
+    if (part.type === 'unavailable') return html`<div key=${`u${part.block_id}`} class="a-fallback" role="note">This content is unavailable.</div>`;
+    return block(part.block, true);
+  });
+  if (process.length) {
+    children.push(html`<details class="process" key="process">
       <summary>Processing steps (${process.length})</summary>
-      ${process.map((block) => html`<${BlockView} key=${block.block_id} block=${block} />`)}
-    </details>` : null}
-  </article>`;
+      ${process.map((b) => block(b, false))}
+    </details>`);
+  }
+  return html`<article class="answer final" data-message=${turn.messageId} aria-label="Answer">${children}</article>`;
 }
