@@ -214,3 +214,38 @@ def test_a_process_blocks_controls_work_on_the_page_and_write_nothing(page: Any)
     assert draft.get_by_role("button", name="Bar").get_attribute("aria-pressed") == "true"
     page.wait_for_timeout(700)
     assert all(p["blockId"] != "explorer-draft" for p in page.evaluate("() => window.harness.viewServer.puts"))
+
+
+def test_a_follow_up_number_keeps_its_decimals_as_typed_and_a_filled_field_clears_its_error(page: Any) -> None:
+    example = json.loads((ANSWERS / "view-state.json").read_text())
+    block = example["published_blocks"][1]
+    block["spec"]["elements"]["note"]["props"]["fields"].append(
+        {"name": "pressure", "label": "Pressure (MPa)", "type": "number", "required": True})
+    publish(page, "msg-pressure-1", example["published_blocks"], example["final_answer"])
+    wait_saved(page)
+    form = page.locator('article.answer.final [data-element="note"]')
+    number = form.get_by_label("Pressure (MPa)")
+    number.press_sequentially("1.05", delay=20)
+    assert number.input_value() == "1.05"
+    number.fill("")
+    form.get_by_role("button", name="Send").click()
+    assert form.locator(".field-error").count() == 1
+    number.press_sequentially("2.50", delay=20)
+    assert number.input_value() == "2.50"
+    assert form.locator(".field-error").count() == 0  # filled: its error goes
+    page.wait_for_function("""() => window.harness.viewServer.records.get('msg-pressure-1/pressure-explorer')
+        ?.nodes?.note?.drafts?.pressure === 2.5""", timeout=5000)
+
+
+def test_the_point_detail_opens_from_the_keyboard_and_is_not_shown_in_the_table_view(page: Any) -> None:
+    explorer = _explorer(page, {})
+    plot = explorer.locator(".a-plot")
+    plot.focus()
+    page.keyboard.press("ArrowRight")
+    detail = explorer.locator(".a-detail")
+    detail.wait_for(timeout=5000)
+    assert detail.get_attribute("aria-live") == "polite"
+    page.keyboard.press("End")
+    assert detail.count() == 1
+    explorer.get_by_role("button", name="Table").click()
+    assert explorer.locator(".a-detail").count() == 0  # seed 004: "数据表页签不重复展示区间摘要和点详情"

@@ -114,6 +114,20 @@ def test_a_rejected_value_keeps_the_state_and_what_was_typed(page: Any) -> None:
     assert page.locator('[data-node="total-result"] output').inner_text() == "$48,382.06"
 
 
+def test_a_refused_text_is_gone_for_good_once_the_state_changes(page: Any) -> None:
+    show(page, example("compound-interest"))
+    field = page.get_by_label("Starting amount (USD)")
+    error = page.locator('[data-node="principal-input"] .field-error')
+    field.fill("30050")  # refused: off the grid
+    page.get_by_role("button", name="Reset inputs").click()  # the state's values do not change, but it was reset
+    assert field.input_value() == "25000" and error.count() == 0
+    field.fill("30050")
+    page.get_by_label("Years invested").fill("20")  # another control changes the state
+    assert field.input_value() == "25000" and error.count() == 0
+    page.get_by_label("Years invested").fill("15")  # and back: the refused text does not come back
+    assert field.input_value() == "25000" and error.count() == 0
+
+
 def test_a_failing_value_shows_an_error_box_for_its_node_only_and_recovers(page: Any) -> None:
     show(page, BROKEN_DERIVED)
     assert page.locator(".node-error").count() == 0

@@ -64,7 +64,10 @@ export function DocumentView({ document, status = 'complete', documentRef = null
 
   const notify = (/** @type {string} */ kind, /** @type {string} */ text) =>
     setNotices((list) => [...list.slice(-4), { id: ++serial, kind, text }]);
-  const commit = (/** @type {any} */ state) => setLocal((old) => (old.state === state ? old : { state, version: old.version + 1 }));
+  // a new version for every new state, and for every local action that ran even if it left the state
+  // as it was (a reset of initial values): text typed over the state before it is stale (inputs.js)
+  const commit = (/** @type {any} */ state, ran = false) =>
+    setLocal((old) => (old.state === state && !ran ? old : { state, version: old.version + 1 }));
 
   const complete = status === 'complete';
   const externalEnabled = complete && host !== null && documentRef !== null;
@@ -116,7 +119,7 @@ export function DocumentView({ document, status = 'complete', documentRef = null
       runAction: (/** @type {any} */ action, /** @type {string} */ label, /** @type {string} */ nodeId) => {
         if (action.type === 'invoke') { invoke(action.actionId, label, nodeId); return; }
         try {
-          commit(dispatchLocalAction(document, latest.current.state, action));
+          commit(dispatchLocalAction(document, latest.current.state, action), true);
         } catch (error) {
           notify('error', `“${label}” could not run: ${error instanceof UIError ? error.message : 'unexpected failure'}`);
         }

@@ -26,13 +26,17 @@ function Field({ id, label, error, children, className = 'field' }) {
 }
 
 /**
- * Text the user typed that the field did not take (null when the control shows the state).
- * @param {unknown} value the field's current value
+ * Text the user typed (null when the control shows the state): refused text, shown with its error
+ * until the state changes in any way (a reset, another control, an action result: the state's
+ * `version`), and then never again; or a number's accepted text ("1.50"), shown while it stands
+ * for the field's value.
+ * @param {unknown} value the field's current value @param {number} version the state's version
+ * @returns {readonly [{text: string, error: string | null, base: unknown, version: number} | null,
+ *   (draft: {text: string, error: string | null, base: unknown, version: number} | null) => void]}
  */
-function useDraft(value) {
-  const [draft, setDraft] = useState(/** @type {{text: string, error: string | null, base: unknown} | null} */ (null));
-  // a draft belongs to the value it was typed over: a reset or an action result replaces it
-  const current = draft && draft.base === value ? draft : null;
+function useDraft(value, version) {
+  const [draft, setDraft] = useState(/** @type {{text: string, error: string | null, base: unknown, version: number} | null} */ (null));
+  const current = draft && (draft.error ? draft.version === version : draft.base === value) ? draft : null;
   return /** @type {const} */ ([current, setDraft]);
 }
 
@@ -41,12 +45,12 @@ export function Input({ node }) {
   const scope = useScope();
   const { bind, label, placeholder } = node.props;
   const value = /** @type {string} */ (scope.state[bind]);
-  const [draft, setDraft] = useDraft(value);
+  const [draft, setDraft] = useDraft(value, scope.version);
   const id = domId(scope, node.id);
   const onInput = (/** @type {any} */ event) => {
     const text = event.currentTarget.value;
     const error = scope.setField(bind, text);
-    setDraft(error ? { text, error, base: value } : null);
+    setDraft(error ? { text, error, base: value, version: scope.version } : null);
   };
   return html`<${Field} id=${id} label=${label} error=${draft?.error ?? null}>
     <input id=${id} type="text" value=${draft ? draft.text : value} placeholder=${placeholder || undefined}
@@ -68,14 +72,14 @@ export function NumberInput({ node }) {
   const { bind, label } = node.props;
   const field = scope.document.state[bind];
   const value = /** @type {number} */ (scope.state[bind]);
-  const [draft, setDraft] = useDraft(value);
+  const [draft, setDraft] = useDraft(value, scope.version);
   const id = domId(scope, node.id);
   const onInput = (/** @type {any} */ event) => {
     const text = event.currentTarget.value;
     const number = parseNumber(text);
     const error = number === null ? 'enter a number' : scope.setField(bind, number);
     // keep the typed text while it stands for the stored number ("1.50" stays "1.50")
-    setDraft({ text, error, base: error ? value : number });
+    setDraft({ text, error, base: error ? value : number, version: scope.version });
   };
   const shown = draft && (draft.error || parseNumber(draft.text) === value) ? draft.text : String(value);
   return html`<${Field} id=${id} label=${label} error=${draft?.error ?? null}>

@@ -43,7 +43,8 @@ export function Chart({ id, props }) {
     if (event.key in keys) {
       event.preventDefault();
       keys[/** @type {keyof typeof keys} */ (event.key)]();
-      select({ series: series[s].name, category: categories[Math.max(start, cIndex)] }, Boolean(view.detail_open));
+      // seed 004: the detail appears on a click, or on Enter, the arrow keys, Home or End in the focused plot
+      select({ series: series[s].name, category: categories[Math.max(start, cIndex)] }, true);
     } else if (event.key === 'Enter' && point) {
       event.preventDefault();
       update({ detail_open: true });
@@ -63,7 +64,7 @@ export function Chart({ id, props }) {
       <div role="group" aria-label="Series" class="legend">
         ${props.series.map((/** @type {any} */ s, /** @type {number} */ i) => html`<button key=${s.name} type="button"
           class=${`legend-item series-${i % 6}`} aria-pressed=${hidden.has(s.name) ? 'false' : 'true'}
-          onClick=${() => toggleSeries(update, hidden, s.name, props.series)}>${s.name}</button>`)}
+          onClick=${() => toggleSeries(update, hidden, s.name, props.series, view.table)}>${s.name}</button>`)}
       </div>
       ${kind === 'table' ? null : html`<${RangePicker} id=${tabsId} categories=${categories} start=${start} end=${end}
         onChange=${(/** @type {number} */ a, /** @type {number} */ b) => update({ range: { start: categories[a], end: categories[b] }, selected_point: null, detail_open: false })} />`}
@@ -78,17 +79,23 @@ export function Chart({ id, props }) {
           onKeyDown=${onKey}>
           ${plotMarks(kind, series, props.series, categories.slice(start, end + 1), start, point, select)}
         </svg>`}
-    ${point && view.detail_open ? html`<${Detail} props=${props} point=${point}
+    ${kind !== 'table' && point && view.detail_open ? html`<${Detail} props=${props} point=${point}
         onClose=${() => { update({ detail_open: false }); plot.current?.focus(); }} />` : null}
     ${props.source ? html`<p class="a-source">Source: ${props.source}</p>` : null}
   </figure>`;
 }
 
-/** @param {(c: any) => void} update @param {Set<string>} hidden @param {string} name @param {any[]} all */
-function toggleSeries(update, hidden, name, all) {
+/**
+ * Show or hide one series; the data table's sort is cleared with it (seed 004: "切换序列时清理排序").
+ * @param {(c: any) => void} update @param {Set<string>} hidden @param {string} name @param {any[]} all
+ * @param {Record<string, any> | undefined} table the data table's view
+ */
+function toggleSeries(update, hidden, name, all, table) {
   const next = new Set(hidden);
   if (next.has(name)) next.delete(name); else next.add(name);
-  update({ hidden_series: all.map((s) => s.name).filter((n) => next.has(n)), selected_point: null, detail_open: false });
+  const { sort, ...unsorted } = table ?? {};
+  update({ hidden_series: all.map((s) => s.name).filter((n) => next.has(n)), selected_point: null, detail_open: false,
+    ...(sort === undefined ? {} : { table: { ...unsorted, selection: [] } }) });
 }
 
 /** @param {{id: string, categories: string[], start: number, end: number, onChange: (a: number, b: number) => void}} props */
@@ -160,7 +167,7 @@ function Detail({ props, point, onClose }) {
   const i = props.categories.indexOf(point.category);
   if (!s || i < 0) return null;
   const value = s.values[i];
-  return html`<div class="a-detail" role="region" aria-label="Point detail">
+  return html`<div class="a-detail" role="region" aria-label="Point detail" aria-live="polite">
     <dl><dt>Series</dt><dd>${s.name}</dd><dt>Category</dt><dd>${point.category}</dd>
       <dt>Value</dt><dd>${value === null ? 'no reading' : displayText(value)}</dd>
       ${props.source ? html`<dt>Source</dt><dd>${props.source}</dd>` : null}</dl>

@@ -54,12 +54,23 @@ export function FollowUpForm({ id, props }) {
   const drafts = view.drafts && typeof view.drafts === 'object' ? view.drafts : {};
   const [errors, setErrors] = useState(/** @type {Record<string, string>} */ ({}));
   const [status, setStatus] = useState(/** @type {string | null} */ (null));
+  const [sending, setSending] = useState(false);
+  // a number field's text as typed ("1.0", "2.50"), shown while it stands for the draft's number
+  const [typed, setTyped] = useState(/** @type {Record<string, string>} */ ({}));
   const set = (/** @type {string} */ name, /** @type {unknown} */ value) => {
-    setStatus(null);
+    setStatus(null);  // a changed field clears the last send's feedback and its own error
+    if (errors[name]) setErrors(({ [name]: _, ...rest }) => rest);
     update({ drafts: { ...drafts, [name]: value } });
+  };
+  const numberText = (/** @type {string} */ name) => {
+    const value = drafts[name];
+    const text = typed[name];
+    if (text !== undefined && (text.trim() === '' ? value === null || value === undefined : Number(text) === value)) return text;
+    return value === null || value === undefined ? '' : String(value);
   };
   const submit = async (/** @type {Event} */ event) => {
     event.preventDefault();
+    if (sending) return;  // seed 004: "表单提交中阻止重复发送"
     const missing = Object.fromEntries(props.fields.filter((/** @type {any} */ f) => f.required && (drafts[f.name] ?? '') === '')
       .map((/** @type {any} */ f) => [f.name, 'this field is required']));
     setErrors(missing);
@@ -68,11 +79,14 @@ export function FollowUpForm({ id, props }) {
       .map((/** @type {any} */ f) => `${f.label}: ${drafts[f.name]}`).join('\n');
     if (!scope.onFollowUp) { setStatus('Sending is not available on this page; your draft is kept.'); return; }
     setStatus('Sending…');
+    setSending(true);
     try {
       await scope.onFollowUp(text);
       setStatus('Sent as your next message.');
     } catch {
       setStatus('Sending failed; your draft is kept.');
+    } finally {
+      setSending(false);
     }
   };
   return html`<form class="a-form" novalidate onSubmit=${submit}>
@@ -89,8 +103,12 @@ export function FollowUpForm({ id, props }) {
       if (field.type === 'textarea') control = html`<textarea ...${common} value=${value} placeholder=${field.placeholder} maxlength="4096" onInput=${onText}></textarea>`;
       else if (field.type === 'select') control = html`<select ...${common} value=${value} onChange=${onText}>
         <option value="">Choose…</option>${(field.options ?? []).map((/** @type {string} */ o) => html`<option key=${o} value=${o}>${o}</option>`)}</select>`;
-      else if (field.type === 'number') control = html`<input ...${common} type="number" step="any" value=${value}
-        onInput=${(/** @type {any} */ e) => { const t = e.currentTarget.value; set(field.name, t === '' || !Number.isFinite(Number(t)) ? null : Number(t)); }} />`;
+      else if (field.type === 'number') control = html`<input ...${common} type="number" step="any" value=${numberText(field.name)}
+        onInput=${(/** @type {any} */ e) => {
+          const t = e.currentTarget.value;
+          setTyped((all) => ({ ...all, [field.name]: t }));
+          set(field.name, t.trim() === '' || !Number.isFinite(Number(t)) ? null : Number(t));
+        }} />`;
       else control = html`<input ...${common} type=${field.type === 'date' ? 'date' : 'text'} value=${value} placeholder=${field.placeholder} maxlength="4096" onInput=${onText} />`;
       return html`<div key=${field.name} class="field">
         <label for=${fieldId}>${field.label}${field.required ? html` <span aria-hidden="true">*</span>` : null}</label>
@@ -98,7 +116,8 @@ export function FollowUpForm({ id, props }) {
         ${error ? html`<span class="field-error" id=${`${fieldId}-error`}>${error}</span>` : null}
       </div>`;
     })}
-    <div class="form-actions"><button type="submit" class="button primary">Send</button>
+    <div class="form-actions"><button type="submit" class="button primary" disabled=${sending}
+      aria-disabled=${sending ? 'true' : undefined}>Send</button>
       ${status ? html`<span class="hint" role="status">${status}</span>` : null}</div>
   </form>`;
 }
