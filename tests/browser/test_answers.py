@@ -249,3 +249,25 @@ def test_the_point_detail_opens_from_the_keyboard_and_is_not_shown_in_the_table_
     assert detail.count() == 1
     explorer.get_by_role("button", name="Table").click()
     assert explorer.locator(".a-detail").count() == 0  # seed 004: "数据表页签不重复展示区间摘要和点详情"
+
+
+def test_a_resync_keeps_the_order_the_page_showed(page: Any) -> None:
+    from tests.browser.frames import stream_frames
+    from tests.browser.test_documents import example
+
+    first = stream_frames(example("stream-initial"), [{"type": "complete"}], call="call-a")[-1]
+    second = stream_frames(example("stream-initial"), [{"type": "complete"}], call="call-b")[-1]
+    answer = json.loads((ANSWERS / "final-answer.json").read_text())
+    events = [{"type": "block", "message_id": "m1", "version": i, "block": b}
+              for i, b in enumerate(answer["published_blocks"], 1)]
+    events.append({"type": "final_answer", "message_id": "m1", **answer["final_answer"]})
+    page.evaluate("() => window.harness.session()")
+    page.evaluate("f => window.harness.frame(f)", first)
+    for event in events:
+        page.evaluate("e => window.harness.answer(e)", event)
+    page.evaluate("f => window.harness.frame(f)", second)
+    order = """() => [...document.querySelector('.session').children].filter(c => !c.matches('.connection, .empty'))
+        .map(c => c.matches('article.answer') ? 'answer' : 'ui')"""
+    assert page.evaluate(order) == ["ui", "answer", "ui"]
+    page.evaluate("b => window.harness.resync(b)", {"frames": [first, second], "receipts": [], "answers": events})
+    assert page.evaluate(order) == ["ui", "answer", "ui"]

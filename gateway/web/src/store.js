@@ -74,8 +74,21 @@ export class SessionStore {
     for (const frame of Array.isArray(body.frames) ? body.frames : []) data = withFrame(data, frame);
     for (const receipt of Array.isArray(body.receipts) ? body.receipts : []) data = withReceipt(data, receipt);
     for (const event of Array.isArray(body.answers) ? body.answers : []) data = withAnswer(data, event);
-    this.set(data);
+    this.set({ ...data, order: keptOrder(this.data.order, data.order) });
   }
+}
+
+/**
+ * A resync's order: what the page showed keeps its place (the snapshot lists UIs before answers, and
+ * nothing says how they interleaved), what is new follows in the snapshot's order.
+ * @param {Snapshot['order']} before @param {Snapshot['order']} after @returns {Snapshot['order']}
+ */
+function keptOrder(before, after) {
+  const id = (/** @type {{kind: string, key: string}} */ entry) => `${entry.kind}:${entry.key}`;
+  const present = new Set(after.map(id));
+  const kept = before.filter((entry) => present.has(id(entry)));
+  const known = new Set(kept.map(id));
+  return [...kept, ...after.filter((entry) => !known.has(id(entry)))];
 }
 
 /** @param {Snapshot} data @param {any} frame @returns {Snapshot} */
