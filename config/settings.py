@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 from typing import Any, Literal
+from urllib.parse import urlsplit
 
 from pydantic import Field, SecretStr, ValidationError, field_validator, model_validator
 from pydantic_core import ErrorDetails
@@ -20,6 +21,8 @@ from .password_file import read_password, with_password
 
 ENV_PREFIX = "IUI_"
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+# The schemes workers.redisio.connection.connect takes: redis-py's three and the two of a Redis Cluster.
+REDIS_SCHEMES = ("redis", "rediss", "unix", "redis+cluster", "rediss+cluster")
 
 
 MIN_STATE_KEY_BYTES = 32  # an HMAC-SHA256 key as long as its output
@@ -72,7 +75,9 @@ class Settings(BaseSettings):
     max_document_bytes: int = Field(
         default=UI_LIMITS["maxDocumentBytes"], ge=MIN_DOCUMENT_BYTES, le=UI_LIMITS["maxDocumentBytes"]
     )
-    """Document budget in UTF-8 bytes of compact JSON; may only lower the protocol limit."""
+    """Document budget in UTF-8 bytes of compact JSON; may only lower the protocol limit. A document within the
+    protocol's 262,144 bytes but beyond this is `document_too_large`; beyond 262,144 it is `invalid_document`
+    (`invalid_mutation` for a patch) whatever this is."""
     max_frames_per_generation: int = Field(default=UI_PROTOCOL_LIMITS["maxStreamFrames"], ge=2,
                                            le=UI_PROTOCOL_LIMITS["maxStreamFrames"])
     """Frame cap per generation (one always kept for the terminal frame)."""
@@ -235,6 +240,24 @@ class Settings(BaseSettings):
                 except ValueError as error:
                     raise ValueError(f"{file_field} {error}") from None
         return data
+
+    @field_validator("redis_url", "rq_redis_url")
+    @classmethod
+    def _redis_url(cls, value: str | None) -> str | None:
+        # Checked here rather than by redis-py at connect time, whose error names no variable and may
+        # quote a part of the URL (`redis://user:secret/0` reads "secret" as the port): these name none.
+        if value is None:
+            return value
+        try:
+            parts = urlsplit(value)
+            parts.port  # noqa: B018  # raises ValueError unless the port is a number 0-65535
+        except ValueError:
+            raise ValueError("must be a URL such as redis://host:6379/0 (is the host or the port missing, "
+                             "or not a number 0-65535?)") from None
+        if parts.scheme not in REDIS_SCHEMES:  # urlsplit lowercases the scheme, as redis-py does
+            schemes = [f"{scheme}://" for scheme in REDIS_SCHEMES]
+            raise ValueError(f"must start with {', '.join(schemes[:-1])} or {schemes[-1]}")
+        return value
 
     @field_validator("state_key")
     @classmethod

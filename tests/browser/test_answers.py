@@ -146,7 +146,6 @@ def test_a_change_made_while_a_save_is_in_flight_is_saved_after_it_not_refused_a
     explorer.get_by_role("button", name="Bar").click()
     page.wait_for_function("() => window.harness.viewServer.puts.length === 1", timeout=5000)
     explorer.get_by_label("Note").fill("typed while saving")
-    status = page.locator('[data-block="pressure-explorer"] ~ .view-state')
     page.wait_for_function("() => window.harness.viewServer.puts.length === 2", timeout=10_000)
     wait_saved(page)
     puts = page.evaluate("() => window.harness.viewServer.puts.map(p => p.body.expected_revision)")

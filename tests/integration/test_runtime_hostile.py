@@ -121,6 +121,52 @@ def test_an_unknown_tool_is_refused_without_repeating_its_name(runtime: Runtime)
     assert error["code"] == "unknown_tool" and SECRET not in json.dumps(error)
 
 
+def test_an_unknown_tool_is_refused_naming_the_tools_this_worker_serves(runtime: Runtime) -> None:
+    runtime.start()
+    submit(runtime, tool_call("odd", name="intelligent_ui_x"))
+    assert reply_of(runtime, "odd")["error"]["message"] == (
+        "unknown tool; use one of intelligent_ui, intelligent_ui_open, intelligent_ui_patch, "
+        "intelligent_ui_complete, intelligent_ui_cancel, present_answer, final_answer")
+    runtime.stop()
+    runtime.configure(streaming_enabled=False).start()
+    submit(runtime, tool_call("odd-again", name="intelligent_ui_x"))
+    error = reply_of(runtime, "odd-again")["error"]
+    assert error == {"code": "unknown_tool",
+                     "message": "unknown tool; use one of intelligent_ui, present_answer, final_answer"}
+
+
+def _not_utf8(tool: str) -> bytes:
+    """A call of `tool` whose document title holds two bytes that are not UTF-8."""
+    text = json.dumps({"document": example("stream-initial.json")}).encode("utf-8")
+    assert b"Quarterly" in text
+    return text.replace(b"Quarterly", b"Q\xff\xfeuarterly")
+
+
+@pytest.mark.parametrize("tool", ["intelligent_ui", "intelligent_ui_open", "present_answer"])
+def test_a_body_that_is_not_utf8_is_refused_invalid_json_and_nothing_is_stored(runtime: Runtime, tool: str) -> None:
+    """The body is a JSON text, so UTF-8 (RFC 8259): decoded with replacement it would store a
+    document other than the one sent."""
+    runtime.start()
+    submit(runtime, tool_call("bad-bytes", name=tool, body=_not_utf8(tool)))
+    assert reply_of(runtime, "bad-bytes")["error"]["code"] == "invalid_json"
+    assert runtime.redis.keys(f"*:s:{SESSION}*") == []
+    title = "Q\ufffd\ufffduarterly"  # the same characters as UTF-8 text: a valid body
+    body = json.dumps({"document": example("stream-initial.json")}, ensure_ascii=False).replace("Quarterly", title)
+    submit(runtime, tool_call("replacement-characters", name="intelligent_ui", body=body))
+    reply = reply_of(runtime, "replacement-characters")
+    assert reply["ok"] and title in reply["result"]["document"]["title"], reply
+
+
+def test_the_dead_letter_copy_of_a_body_that_is_not_utf8_holds_it_repaired(runtime: Runtime) -> None:
+    runtime.start()
+    submit(runtime, tool_call("r1", session="no:reply", body=_not_utf8("intelligent_ui")))
+    submit(runtime, tool_call("r2", session="no:reply", body=b"\xff" * MEGABYTE))  # cut to the copy's budget
+    first, cut = wait_dead(runtime, 2)
+    assert first[b"body"] == _not_utf8("intelligent_ui").replace(b"\xff\xfe", "\ufffd\ufffd".encode())
+    assert cut[b"truncated"] == b"1" and set(cut[b"body"].decode("utf-8")) == {"\ufffd"}
+    assert counted_bytes(runtime) == stored_bytes([first, cut])
+
+
 def test_an_unknown_source_is_refused_without_repeating_the_source_call_id(runtime: Runtime) -> None:
     runtime.start()
     body = {"sourceCallId": f"{SECRET}-source", "generation": 1, "baseRevision": 0}

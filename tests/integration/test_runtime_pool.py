@@ -121,7 +121,7 @@ def test_the_lease_scripts_cost_one_round_trip_without_a_script_exists(runtime: 
 
 def test_the_meta_is_checked_at_start_after_an_outage_and_every_interval_not_every_tick(
         runtime: Runtime, monkeypatch: pytest.MonkeyPatch) -> None:
-    """`{prefix}:meta` costs the tick's thread a round trip and a pipeline, while holding the GIL
+    """`{prefix}:meta` costs the tick's thread a round trip (one script), while holding the GIL
     the dispatcher needs: a pool checks it at its first tick, after Redis was unreachable (a
     restarted server may have lost it) and every `META_EVERY_S`, not at every 100 ms heartbeat."""
     checks: list[float] = []

@@ -159,6 +159,62 @@ def test_log_level_and_metrics_address_are_validated_settings(
     assert err.startswith(f"iui: error: invalid setting {variable}: ") and err.count("\n") == 1
 
 
+@pytest.fixture()
+def busy_port() -> Iterator[int]:
+    """A port of 127.0.0.1 another listener holds."""
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(1)
+    yield listener.getsockname()[1]
+    listener.close()
+
+
+def test_a_metrics_port_in_use_is_one_line_blaming_the_metrics_port_not_redis(
+        busy_port: int, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    worker = ["worker", "--redis-url", "redis://127.0.0.1:1/0"]
+    _, err = one_line_failure([*worker, "--metrics-addr", "127.0.0.1", "--metrics-port", str(busy_port)], capsys)
+    assert err.startswith(f"iui: error: invalid --metrics-port (IUI_METRICS_PORT): cannot serve metrics on "
+                          f"127.0.0.1 port {busy_port}: Address already in use"), err
+    monkeypatch.setenv("IUI_METRICS_ADDR", "127.0.0.1")
+    monkeypatch.setenv("IUI_METRICS_PORT", str(busy_port))
+    _, err = one_line_failure(worker, capsys)
+    assert err.startswith("iui: error: invalid setting IUI_METRICS_PORT: ") and "Redis" not in err, err
+
+
+def test_a_metrics_address_that_does_not_resolve_is_one_line_blaming_the_metrics_address(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    worker = ["worker", "--redis-url", "redis://127.0.0.1:1/0", "--metrics-port", "19100"]
+    _, err = one_line_failure([*worker, "--metrics-addr", "999.1.1.1"], capsys)
+    assert err.startswith("iui: error: invalid --metrics-addr (IUI_METRICS_ADDR): cannot serve metrics on "
+                          "999.1.1.1 port 19100: "), err
+    monkeypatch.setenv("IUI_METRICS_ADDR", "999.1.1.1")
+    _, err = one_line_failure(worker, capsys)
+    assert err.startswith("iui: error: invalid setting IUI_METRICS_ADDR: ") and "Redis" not in err, err
+
+
+@pytest.mark.parametrize(("variable", "url"), [
+    ("IUI_REDIS_URL", "http://x"),
+    ("IUI_RQ_REDIS_URL", "http://rq:s3cret@x/0"),
+    ("IUI_REDIS_URL", "redis://worker:s3cret/0"),  # no host: redis-py would quote "s3cret" as the port
+])
+def test_an_unusable_redis_url_is_one_line_naming_its_variable_and_never_the_url(
+        variable: str, url: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setenv("IUI_REDIS_URL", "redis://127.0.0.1:1/0")  # never reached
+    monkeypatch.setenv(variable, url)
+    _, err = one_line_failure(["worker"], capsys)
+    assert err.startswith(f"iui: error: invalid setting {variable}: "), err
+    assert "s3cret" not in err and "://x" not in err and "ValueError" not in err
+
+
+@pytest.mark.parametrize("command", [["worker", "--redis-url", "redis://127.0.0.1:1/0"], ["rq-worker"]])
+def test_a_missing_capability_catalog_is_one_line_naming_its_variable(
+        command: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setenv("IUI_CAPABILITIES", str(tmp_path / "missing.toml"))
+    _, err = one_line_failure(command, capsys)
+    assert err.startswith("iui: error: invalid setting IUI_CAPABILITIES: capability catalog "), err
+
+
 def test_log_level_names_are_case_insensitive(monkeypatch: pytest.MonkeyPatch) -> None:
     from config.settings import load_settings
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, Any
 
-from config.settings import Settings, SettingsError, load_settings
+from config.settings import ENV_PREFIX, Settings, SettingsError, load_settings
 
 if TYPE_CHECKING:  # imported where used: each subcommand loads only what it runs
     from ..client.client import Client
@@ -32,12 +32,19 @@ def _settings(args: argparse.Namespace, **extra: Any) -> Settings:
     try:
         return load_settings(**overrides)
     except SettingsError as error:
-        # A value typed on the command line is blamed as the option the user typed, not only as its variable.
         if error.field is not None and given.get(error.field) is not None:
-            option = _FLAGS.get(error.field) or "--" + error.field.replace("_", "-")
-            raise SettingsError(f"invalid {option} ({error.variable}): {error.reason}", field=error.field,
-                                reason=error.reason) from None
+            raise setting_error(args, error.field, error.reason) from None
         raise
+
+
+def setting_error(args: argparse.Namespace, field: str, reason: str) -> SettingsError:
+    """The one-line error blaming setting `field`: as the option the user typed when it was given on
+    the command line (`invalid --metrics-port (IUI_METRICS_PORT): ...`), else as its variable."""
+    error = SettingsError(f"invalid setting {ENV_PREFIX}{field.upper()}: {reason}", field=field, reason=reason)
+    if getattr(args, field, None) is None:
+        return error
+    option = _FLAGS.get(field) or "--" + field.replace("_", "-")
+    return SettingsError(f"invalid {option} ({error.variable}): {reason}", field=field, reason=reason)
 
 
 def _redis(settings: Settings, timeout: float, *, blocking: float = 0.0) -> RedisClient:

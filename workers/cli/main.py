@@ -7,19 +7,24 @@ traceback.
 from __future__ import annotations
 
 import argparse
+import errno
 import json
 import signal
+import socket
 import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from config.settings import SettingsError
+from config.settings import ENV_PREFIX, Settings, SettingsError
 
 from .actions import add_action_commands
-from .common import REPLY_BOUND_S, CommandError, _client, _redis, _settings
+from .common import REPLY_BOUND_S, CommandError, _client, _redis, _settings, setting_error
 from .gateway import add_gateway_commands
+
+if TYPE_CHECKING:  # imported where used: each subcommand loads only what it runs
+    from prometheus_client import CollectorRegistry
 
 # -- validate / schema --------------------------------------------------------------------
 
@@ -66,7 +71,7 @@ def cmd_worker(args: argparse.Namespace) -> int:
     """Run one pool process until SIGTERM/SIGINT, then hand its partitions over."""
     import logging
 
-    from prometheus_client import CollectorRegistry, start_http_server
+    from prometheus_client import CollectorRegistry
 
     from ..observability.metrics import Metrics
     from ..runtime.pool import WorkerPool
@@ -76,7 +81,7 @@ def cmd_worker(args: argparse.Namespace) -> int:
     metrics = Metrics(registry=CollectorRegistry())
     metrics.partitions.set(settings.partitions)
     if settings.metrics_port:
-        start_http_server(settings.metrics_port, addr=settings.metrics_addr, registry=metrics.registry)
+        _serve_metrics(args, settings, metrics.registry)
     from ..redisio.connection import connect
 
     # A socket timeout turns a black-holed Redis into a retried error (XREADGROUP blocks 250 ms).
@@ -91,6 +96,21 @@ def cmd_worker(args: argparse.Namespace) -> int:
         signal.signal(signum, lambda *_: pool.stop())
     pool.run()
     return 0
+
+
+def _serve_metrics(args: argparse.Namespace, settings: Settings, registry: CollectorRegistry) -> None:
+    """Listen for Prometheus's scrapes, or fail in one line blaming the metrics setting: an
+    `OSError` would otherwise read as Redis being unreachable (it is one of its transient errors)."""
+    from prometheus_client import start_http_server
+
+    try:
+        start_http_server(settings.metrics_port, addr=settings.metrics_addr, registry=registry)
+    except OSError as error:
+        # An address that does not resolve or is not this host's blames the address; else (in use, privileged) the port.
+        unusable_address = isinstance(error, socket.gaierror) or error.errno == errno.EADDRNOTAVAIL
+        reason = f"cannot serve metrics on {settings.metrics_addr} port {settings.metrics_port}: " + (
+            error.strerror or type(error).__name__)
+        raise setting_error(args, "metrics_addr" if unusable_address else "metrics_port", reason) from None
 
 
 # -- submit / tail / status ---------------------------------------------------------------
@@ -317,10 +337,14 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _describe(error: BaseException, args: argparse.Namespace) -> str:
+    from config.capabilities import CatalogError
+
     from ..redisio.connection import unavailable
 
     if isinstance(error, SettingsError):
         return str(error)
+    if isinstance(error, CatalogError):  # the catalog every command loads is IUI_CAPABILITIES's
+        return f"invalid setting {ENV_PREFIX}CAPABILITIES: {error}"
     try:
         url = _settings(args).redis_url
     except SettingsError:

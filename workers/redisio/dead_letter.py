@@ -44,9 +44,18 @@ class BoundedCopy:
     truncated: bool
 
 
+def _repaired(text: str) -> str:
+    """`text` with the bytes that were not UTF-8 replaced by U+FFFD: a body's, which
+    `workers.wire.entry.decode_fields` keeps as surrogate escapes (every other field is decoded so)."""
+    return text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+
+
 def _cut(text: str, limit: int) -> str:
-    """The longest prefix of `text` within `limit` UTF-8 bytes (never half a character)."""
-    return text.encode("utf-8")[:max(limit, 0)].decode("utf-8", "ignore")
+    """The longest prefix of `text` (repaired) within `limit` UTF-8 bytes (never half a character).
+
+    A character is at least one byte, so the first `limit` characters hold every byte that fits."""
+    limit = max(limit, 0)
+    return _repaired(text[:limit]).encode("utf-8")[:limit].decode("utf-8", "ignore")
 
 
 def bounded_copy(fields: Mapping[str, str] | Iterable[tuple[str, str]], budget: int,
@@ -64,6 +73,8 @@ def bounded_copy(fields: Mapping[str, str] | Iterable[tuple[str, str]], budget: 
             continue
         name_bytes = len(name.encode("utf-8"))
         # More characters than bytes left cannot fit: skip encoding a megabyte value to learn that.
+        if len(value) <= left:
+            value = _repaired(value)
         cost = left + 1 if len(value) > left else name_bytes + len(value.encode("utf-8"))
         if cost <= left:
             kept.append((name, value))

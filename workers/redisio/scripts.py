@@ -451,8 +451,8 @@ class Scripts:
             args += [field, value]
         result = self._call("meta", [meta_key], args)
         if reply_code(result) is Code.MISMATCH:
-            _, field, stored = array(result)
-            return text(field), text(stored)
+            _, name, stored = array(result)
+            return text(name), text(stored)
         return None
 
     def release(self, lease_key: str, fence: str) -> bool:

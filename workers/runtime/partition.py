@@ -50,7 +50,7 @@ from ..redisio.seal import Seal
 from ..sessions.owners import SessionOwners
 from ..sessions.snapshots import SnapshotShelf
 from ..sessions.store import SharedCache, Store
-from ..streams.tools import Decision, ToolHandler
+from ..streams.tools import Decision, ToolHandler, unknown_tool
 from ..wire.entry import BODY_MARGIN, address_of, decode_fields, error_reply, ok_reply_text, parse_body, parse_entry
 from ..wire.errors import ErrorCode, Fenced, HostError, OutOfOrder, StaleCache
 from ..wire.names import TOOLS
@@ -409,7 +409,7 @@ class PartitionConsumer:
             self._flush()
             return self._operations.apply(entry_id, entry, reply_key)
         if entry.name not in TOOLS:
-            raise HostError("unknown tool; use one of " + ", ".join(TOOLS), code=ErrorCode.UNKNOWN_TOOL)
+            raise unknown_tool(self._settings.streaming_enabled)
         args = parse_body(entry.body, self._settings.max_document_bytes + BODY_MARGIN)
         decision = self._handler.decide(entry, args)
         return self._tool_write(entry_id, entry.session, entry.request, reply_key, decision)

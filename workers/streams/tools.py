@@ -28,7 +28,7 @@ from ..redisio.seal import facts_digest, facts_text, retired_digest, snapshot_di
 from ..sessions.store import Generation, Store, call_id_of
 from ..wire.entry import BODY_MARGIN, InputEntry, dumps, is_call_id, is_session_id, loads
 from ..wire.errors import BudgetError, ConflictError, ErrorCode, HostError
-from ..wire.names import CANCEL, COMPLETE, OPEN, PATCH, PLAIN, STREAM_TOOLS, TOOLS
+from ..wire.names import CANCEL, COMPLETE, OPEN, PATCH, PLAIN, STREAM_TOOLS, served_tools
 
 MAX_STREAM_BYTES = UI_PROTOCOL_LIMITS["maxStreamBytes"]
 MAX_FRAMES = UI_PROTOCOL_LIMITS["maxStreamFrames"]
@@ -80,6 +80,12 @@ def call_content(tool: str, args_text: str) -> str:
     """
     text = '{"arguments":' + args_text + ',"tool":' + canonical_json_string(tool) + "}"
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def unknown_tool(streaming: bool) -> HostError:
+    """The refusal of a tool this worker does not serve, listing those it serves (the stream tools only
+    while `streaming`), never the name it was sent."""
+    return HostError("unknown tool; use one of " + ", ".join(served_tools(streaming)), code=ErrorCode.UNKNOWN_TOOL)
 
 
 def _invalid(message: str) -> HostError:
@@ -162,7 +168,7 @@ class ToolHandler:
                 return self._advance(entry, args, digest)
         except UIError as error:
             raise _translate(error) from None
-        raise HostError("unknown tool; use one of " + ", ".join(TOOLS), code=ErrorCode.UNKNOWN_TOOL)
+        raise unknown_tool(self._settings.streaming_enabled)
 
     def read_ahead(self, entries: Sequence[Mapping[str, str]]) -> None:
         """Read, in one round trip, the stored generations that the patch, complete and cancel

@@ -96,9 +96,20 @@ def _text(value: object) -> str:
     return value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value)
 
 
+def _body_text(value: object) -> str:
+    # Bytes that are not UTF-8 stay as surrogate escapes, which `parse_body` refuses: replaced, they
+    # would parse as a document other than the one sent.
+    return value.decode("utf-8", "surrogateescape") if isinstance(value, bytes) else str(value)
+
+
 def decode_fields(raw: Mapping[object, object] | Mapping[str, str]) -> dict[str, str]:
-    """Entry fields as text (a raw reply's are bytes; bad UTF-8 replaced)."""
-    return {_text(k): _text(v) for k, v in raw.items()}
+    """Entry fields as text (a raw reply's are bytes): bad UTF-8 replaced, but in `body`, the JSON
+    text, kept as surrogate escapes for `parse_body` to refuse (`invalid_json`)."""
+    fields: dict[str, str] = {}
+    for key, value in raw.items():
+        name = _text(key)
+        fields[name] = _body_text(value) if name == "body" else _text(value)
+    return fields
 
 
 def address_of(fields: Mapping[Any, Any]) -> tuple[str, str] | None:
@@ -142,8 +153,13 @@ BODY_MARGIN = 4_096  # envelope room above the document budget for one tool call
 
 
 def parse_body(body: str, max_bytes: int) -> dict[str, Any]:
-    """The JSON arguments object of a tool call, size-checked before parsing."""
-    if len(body.encode("utf-8")) > max_bytes:
+    """The JSON arguments object of a tool call, size-checked before parsing; a body that was not
+    UTF-8 (`decode_fields` kept its bad bytes escaped) is not a JSON text (RFC 8259 section 8.1)."""
+    try:
+        size = len(body.encode("utf-8"))
+    except UnicodeEncodeError:
+        raise MalformedEntry("entry body is not valid JSON: it is not UTF-8", code=ErrorCode.INVALID_JSON) from None
+    if size > max_bytes:
         raise MalformedEntry(f"entry body exceeds {max_bytes} bytes", code=ErrorCode.OVERSIZE)
     try:
         value = orjson.loads(body)

@@ -26,13 +26,16 @@ class ErrorCode(StrEnum):
     """A field is missing, unknown or invalid (`kind` other than tool/action/result/view, a `kind=view` entry
     without `principal` or `project`, ...)."""
     INVALID_JSON = "invalid_json"
-    """The body is not JSON."""
+    """The body is not JSON: not JSON syntax, or not UTF-8 (a JSON text is UTF-8; a byte that is not is never
+    replaced, so the document stored is always the one sent)."""
     INVALID_ARGUMENTS = "invalid_arguments"
     """The body is not the tool's argument object."""
     OVERSIZE = "oversize"
-    """The body is larger than `IUI_MAX_DOCUMENT_BYTES` + 4 KiB."""
+    """The body is larger than `IUI_MAX_DOCUMENT_BYTES` + 4 KiB (checked before it is parsed)."""
     UNKNOWN_TOOL = "unknown_tool"
-    """The tool name is none of the seven: `intelligent_ui`, the four stream tools, `present_answer`, `final_answer`."""
+    """The tool name is none of the seven: `intelligent_ui`, the four stream tools, `present_answer`, `final_answer`.
+    The message lists the tools the answering worker serves (without the stream tools when
+    `IUI_STREAMING_ENABLED=false`, which refuses those four with `streaming_disabled`), never the name sent."""
     STREAMING_DISABLED = "streaming_disabled"
     """`intelligent_ui_open`, `_patch`, `_complete` or `_cancel` while the stream tools are switched off
     (`IUI_STREAMING_ENABLED=false`); checked after the body parses, before anything else; nothing changes, a
@@ -43,11 +46,16 @@ class ErrorCode(StrEnum):
     """The entry's identity (`principal`, `project`) is not the session's owner: answered as if the session did not
     exist, nothing changes."""
     INVALID_DOCUMENT = "invalid_document"
-    """The document failed validation (issues carry JSON Pointers)."""
+    """The document failed validation (issues carry JSON Pointers), a document beyond the protocol's 262,144 bytes
+    included, whatever `IUI_MAX_DOCUMENT_BYTES` is (one issue at path `""`: `JSON is <n> bytes; the limit is
+    262144`)."""
     INVALID_MUTATION = "invalid_mutation"
-    """The patched candidate document failed validation (issues carry JSON Pointers)."""
+    """The patched candidate document failed validation (issues carry JSON Pointers), a patched document beyond the
+    protocol's 262,144 bytes included (as for `invalid_document`)."""
     DOCUMENT_TOO_LARGE = "document_too_large"
-    """The document (or patched document) exceeds `IUI_MAX_DOCUMENT_BYTES`."""
+    """The document (or patched document) is within the protocol's 262,144 bytes but exceeds a lowered
+    `IUI_MAX_DOCUMENT_BYTES`; never returned at the default (262,144), where a larger document is
+    `invalid_document` (`invalid_mutation` for a patch), and a body beyond the limit + 4 KiB is `oversize`."""
     INVALID_SOURCE_CALL_ID = "invalid_source_call_id"
     """The `sourceCallId` argument is not a string of 1–256 printable ASCII characters."""
     UNKNOWN_SOURCE = "unknown_source"
@@ -63,7 +71,9 @@ class ErrorCode(StrEnum):
     FRAME_BUDGET = "frame_budget"
     """Only the terminal frame still fits in the generation's frames (`IUI_MAX_FRAMES_PER_GENERATION`)."""
     BYTE_BUDGET = "byte_budget"
-    """Only the terminal frame still fits in the generation's 16 MiB (one maximal frame is reserved)."""
+    """Only the terminal frame still fits in the generation's 16 MiB (one maximal frame is reserved): the patch
+    is refused with this code whether the worker or core's own check finds it first (never
+    `invalid_mutation`)."""
     GENERATION_CAPACITY = "generation_capacity"
     """The session holds `IUI_MAX_GENERATIONS_PER_SESSION` generations; no new open."""
     PLAIN_CAPACITY = "plain_capacity"
