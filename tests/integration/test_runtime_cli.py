@@ -37,3 +37,13 @@ def test_status_answers_within_its_timeout(runtime: Runtime, capsys: pytest.Capt
     runtime.start()
     assert main(["status", "--redis-url", runtime.redis_url, "--partitions", "4", "--timeout", "2"]) == 0
     assert capsys.readouterr().err == ""
+
+
+def test_submit_with_a_partition_count_the_deployment_does_not_have_is_refused_in_one_line(
+    runtime: Runtime, capsys: pytest.CaptureFixture[str]
+) -> None:
+    runtime.redis.hset(runtime.client.keys.meta, mapping={"partitions": 4, "protocol": 1})
+    assert main([*submit(runtime.redis_url, "2"), "--partitions", "5"]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "partitions=4, expected 5" in err
+    assert runtime.redis.xlen(runtime.client.keys.input(0)) == 0  # nothing was submitted

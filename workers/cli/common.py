@@ -57,4 +57,7 @@ def _redis(settings: Settings, timeout: float, *, blocking: float = 0.0) -> Redi
 def _client(settings: Settings, timeout: float, *, blocking: float = 0.0) -> Client:
     from ..client.client import Client
 
-    return Client(redis=_redis(settings, timeout, blocking=blocking), prefix=settings.key_prefix)
+    # The partition count only when it was given (`--partitions`, IUI_PARTITIONS): the client then
+    # refuses a deployment of another count, and can address one whose meta no worker wrote yet.
+    given = settings.partitions if "partitions" in settings.model_fields_set else None
+    return Client(redis=_redis(settings, timeout, blocking=blocking), prefix=settings.key_prefix, partitions=given)
