@@ -127,11 +127,15 @@ class Dispatcher:
         if self._loop.is_alive():
             self._loop.join()
 
-    def attach(self, consumer: PartitionConsumer) -> None:
-        """Serve a newly leased partition (its pending entries are replayed first)."""
+    def attach(self, *consumers: PartitionConsumer) -> None:
+        """Serve newly leased partitions, together from the next round on (their pending entries are
+        replayed first)."""
+        if not consumers:
+            return
         with self._lock:
-            self._consumers[consumer.partition] = consumer
-        self._turns_due = True  # its replay comes first
+            for consumer in consumers:
+                self._consumers[consumer.partition] = consumer
+        self._turns_due = True  # their replays come first
         self._waker.wake()  # now, not after the loop's block time
 
     def detach(self, partitions: list[int], *, wait_read: bool = False) -> list[PartitionConsumer]:

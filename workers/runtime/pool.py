@@ -262,12 +262,17 @@ class WorkerPool:
             sent = time.monotonic()
             attempts = self._scripts.acquire_many([(self._keys.lease(p), self._keys.epoch(p)) for p in wanted],
                                                   self.worker_id, self._settings.lease_ttl_ms)
-            for partition, attempt in zip(wanted, attempts, strict=False):
-                if attempt.outcome is Acquired.ACQUIRED:
-                    self._start(partition, attempt.epoch, attempt.fence, sent + self._settings.lease_ttl_ms / 1000)
+            # attached together: the loop's first round after a start or a take-over serves every partition
+            # taken here, its cold sessions' reads sent together (attached one by one, a loop woken by the
+            # first could decide it alone before the next was built)
+            self._dispatcher.attach(*[self._start(partition, attempt.epoch, attempt.fence,
+                                                  sent + self._settings.lease_ttl_ms / 1000)
+                                      for partition, attempt in zip(wanted, attempts, strict=False)
+                                      if attempt.outcome is Acquired.ACQUIRED])
         self._metrics.leases_held.set(len(self._held))
 
-    def _start(self, partition: int, epoch: int, fence: str, valid_until: float) -> None:
+    def _start(self, partition: int, epoch: int, fence: str, valid_until: float) -> PartitionConsumer:
+        """The consumer of a newly leased partition, held (attached to the loop by the caller)."""
         consumer = PartitionConsumer(redis=self._redis, settings=self._settings, keys=self._keys,
                                      scripts=self._scripts, metrics=self._metrics, partition=partition, epoch=epoch,
                                      fence=fence,
@@ -275,7 +280,7 @@ class WorkerPool:
                                      heap=self._heap, seal=self._seal, snapshots=self._snapshots)
         self._held[partition] = consumer
         self._metrics.leases_acquired.inc()
-        self._dispatcher.attach(consumer)
+        return consumer
 
     def _release_extras(self, share: int, live: list[str]) -> None:
         """Hand extras over in the background, so the tick keeps renewing the leases it keeps."""
