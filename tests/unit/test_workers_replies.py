@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from types import SimpleNamespace
 
 import pytest
 
@@ -73,7 +72,6 @@ def test_cores_budget_refusal_is_answered_with_the_code_of_the_budget_that_is_sp
     """Core refuses a frame beyond the generation's frames or bytes with one issue code, "budget";
     the reply names which budget, as the worker's own checks do (not `invalid_mutation`)."""
     spent = UIStreamError([Issue("", "the generation's frame or byte budget is spent", "budget")])
-    codes = [getattr(_spent(spent, SimpleNamespace(seq=seq, bytes=used)), "code", None)
-             for seq, used in ((255, 1_000), (60, 16_000_000))]
+    codes = [getattr(_spent(spent, seq, used), "code", None) for seq, used in ((255, 1_000), (60, 16_000_000))]
     assert codes == ["frame_budget", "byte_budget"]
-    assert _spent(UIStreamError([Issue("/mutation", "invalid")]), SimpleNamespace(seq=1, bytes=1)) is None
+    assert _spent(UIStreamError([Issue("/mutation", "invalid")]), 1, 1) is None

@@ -116,7 +116,7 @@ def _integer(args: Mapping[str, Any], name: str, low: int) -> int:
     return int(value)
 
 
-def _spent(error: UIStreamError, current: Generation) -> BudgetError | None:
+def _spent(error: UIStreamError, seq: int, used: int) -> BudgetError | None:
     """Core's refusal for the generation's budget (issue code "budget") as the budget's own code.
 
     Core checks the frames and bytes a frame leaves (one maximal terminal frame kept) as it
@@ -124,10 +124,10 @@ def _spent(error: UIStreamError, current: Generation) -> BudgetError | None:
     core runs, so it is the bytes unless the protocol's 256 frames are what is spent."""
     if not any(issue.code == "budget" for issue in error.issues):
         return None
-    if current.seq + 1 >= MAX_FRAMES:
-        return BudgetError(f"frame budget exhausted ({current.seq} frames); only a terminal frame remains",
+    if seq + 1 >= MAX_FRAMES:
+        return BudgetError(f"frame budget exhausted ({seq} frames); only a terminal frame remains",
                            code=ErrorCode.FRAME_BUDGET)
-    return BudgetError(f"byte budget exhausted ({current.bytes} bytes used); only a terminal frame remains",
+    return BudgetError(f"byte budget exhausted ({used} bytes used); only a terminal frame remains",
                        code=ErrorCode.BYTE_BUDGET)
 
 
@@ -310,7 +310,7 @@ class ToolHandler:
         try:
             state = advance_ui_stream(current.stream_state(), event)
         except UIStreamError as error:
-            raise _spent(error, current) or error from None
+            raise _spent(error, current.seq, current.bytes) or error from None
         return self._commit(entry, entry.name, state, current, digest, fresh=False)
 
     # -- shared ---------------------------------------------------------------------------
