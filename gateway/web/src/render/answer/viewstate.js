@@ -150,26 +150,28 @@ export function useViewState(store, messageId, blockId, memory) {
     schedule(SAVE_DELAY_MS);
   };
 
-  /** Save the edits over the state another window saved (the user chose to keep them). */
-  const saveAgain = () => {
+  /** End a conflict as the user chose: the other window's revision is the one to write over. @returns {Stored | null} */
+  const resolved = () => {
     const stored = m.conflict;
-    if (!stored) return;
+    if (!stored) return null;
     m.conflict = null;
     setConflict(null);
     m.revision = stored.revision;
     m.digest = stored.digest;
+    return stored;
+  };
+
+  /** Save the edits over the state another window saved (the user chose to keep them). */
+  const saveAgain = () => {
+    if (!resolved()) return;
     for (const id of Object.keys(memory.nodes)) memory.dirty.add(id);
     schedule(0);
   };
 
   /** Replace the edits with the state another window saved (the user chose to reload it). */
   const reload = () => {
-    const stored = m.conflict;
+    const stored = resolved();
     if (!stored) return;
-    m.conflict = null;
-    setConflict(null);
-    m.revision = stored.revision;
-    m.digest = stored.digest;
     memory.dirty.clear();
     show(stored.nodes);
     setVersion((v) => v + 1);
