@@ -72,19 +72,12 @@ def _item(text: str) -> _Item | None:
     return _Item(end + (1 if spaces >= 5 else spaces), match.group(1), True)  # 5+: indented code after it
 
 
-class _Open(NamedTuple):
-    """An open fenced code block: its fence, and how many containers hold it."""
-
-    fence: str
-    depth: int
-
-
 class _Scan:
     """The block structure read so far: open containers, an open fence, an open paragraph."""
 
     def __init__(self) -> None:
         self.containers: list[int] = []  # QUOTE, or a list item's content offset; outermost first
-        self.fence: _Open | None = None
+        self.fence: str | None = None  # the fence of an open fenced code block (in every open container)
         self.paragraph = False  # the last line was paragraph text: the next may continue it
         self.empty_item: int | None = None  # the depth of a list item opened empty, nothing in it yet
 
@@ -95,8 +88,8 @@ class _Scan:
         if self.fence is not None:
             if matched == len(self.containers):
                 closing = _CLOSING.fullmatch(columns, at + min(_spaces(columns, at), 3))
-                if closing is not None and closing.group(1)[0] == self.fence.fence[0] \
-                        and len(closing.group(1)) >= len(self.fence.fence):
+                if closing is not None and closing.group(1)[0] == self.fence[0] \
+                        and len(closing.group(1)) >= len(self.fence):
                     self.fence = None
                 return None
             self.fence = None  # its container ended: the line is read afresh
@@ -168,7 +161,7 @@ class _Scan:
             return None
         fence = _fence(text)
         if fence is not None:
-            self.fence, self.paragraph = _Open(fence, len(self.containers)), False
+            self.fence, self.paragraph = fence, False
             return None
         if _HEADING_OR_BREAK.match(text) is not None or (continuing and _SETEXT.fullmatch(text) is not None):
             self.paragraph = False

@@ -106,9 +106,7 @@ def _migrated(node: Mapping[str, Any], facts: ElementFacts, old: Mapping[str, An
         return _form(node, facts, old)
     if isinstance(facts, TableFacts):
         return {**_keep(node, facts, ("search", "sort")), "selection": []}
-    if isinstance(facts, EvidenceFacts):
-        return _evidence(node, facts)
-    return {}
+    return _evidence(node, facts)
 
 
 def migrate(nodes: Mapping[str, Any], basis: Mapping[str, Any], facts: BlockFacts) -> dict[str, Any]:

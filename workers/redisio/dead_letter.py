@@ -72,10 +72,11 @@ def bounded_copy(fields: Mapping[str, str] | Iterable[tuple[str, str]], budget: 
                 break
             continue
         name_bytes = len(name.encode("utf-8"))
-        # More characters than bytes left cannot fit: skip encoding a megabyte value to learn that.
-        if len(value) <= left:
+        if len(value) > left:  # more characters than bytes left cannot fit: skip encoding a megabyte value
+            cost = left + 1
+        else:
             value = _repaired(value)
-        cost = left + 1 if len(value) > left else name_bytes + len(value.encode("utf-8"))
+            cost = name_bytes + len(value.encode("utf-8"))
         if cost <= left:
             kept.append((name, value))
             left -= cost

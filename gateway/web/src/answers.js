@@ -91,7 +91,7 @@ class BlockScan {
   constructor() {
     /** @type {number[]} */
     this.containers = [];
-    /** @type {{fence: string, depth: number} | null} */
+    /** @type {string | null} the fence of an open fenced code block (in every open container) */
     this.fence = null;
     this.paragraph = false;
     /** @type {number | null} */
@@ -104,7 +104,7 @@ class BlockScan {
     if (this.fence !== null) {
       if (matched === this.containers.length) {
         const closing = CLOSING.exec(columns.slice(at + Math.min(spacesAt(columns, at), 3)));
-        if (closing && closing[1][0] === this.fence.fence[0] && closing[1].length >= this.fence.fence.length) {
+        if (closing && closing[1][0] === this.fence[0] && closing[1].length >= this.fence.length) {
           this.fence = null;
         }
         return null;
@@ -185,7 +185,7 @@ class BlockScan {
     }
     const fence = fenceOf(text);
     if (fence !== null) {
-      this.fence = { fence, depth: this.containers.length };
+      this.fence = fence;
       this.paragraph = false;
       return null;
     }

@@ -60,7 +60,7 @@ export function Input({ node }) {
 }
 
 /** A number typed as text: empty, partial ("1e", "-") or not finite is no number. */
-function parseNumber(/** @type {string} */ text) {
+export function parseNumber(/** @type {string} */ text) {
   if (!text.trim()) return null;
   const number = Number(text);
   return Number.isFinite(number) ? number : null;

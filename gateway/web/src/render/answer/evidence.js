@@ -4,6 +4,7 @@
  */
 
 import { html, useState } from '../../ui.js';
+import { parseNumber } from '../inputs.js';
 import { useBlock, useNodeState } from './context.js';
 
 /** @param {{id: string, props: Record<string, any>}} props */
@@ -63,10 +64,10 @@ export function FollowUpForm({ id, props }) {
     update({ drafts: { ...drafts, [name]: value } });
   };
   const numberText = (/** @type {string} */ name) => {
-    const value = drafts[name];
+    const value = drafts[name] ?? null;
     const text = typed[name];
-    if (text !== undefined && (text.trim() === '' ? value === null || value === undefined : Number(text) === value)) return text;
-    return value === null || value === undefined ? '' : String(value);
+    if (text !== undefined && parseNumber(text) === value) return text;
+    return value === null ? '' : String(value);
   };
   const submit = async (/** @type {Event} */ event) => {
     event.preventDefault();
@@ -107,7 +108,7 @@ export function FollowUpForm({ id, props }) {
         onInput=${(/** @type {any} */ e) => {
           const t = e.currentTarget.value;
           setTyped((all) => ({ ...all, [field.name]: t }));
-          set(field.name, t.trim() === '' || !Number.isFinite(Number(t)) ? null : Number(t));
+          set(field.name, parseNumber(t));
         }} />`;
       else control = html`<input ...${common} type=${field.type === 'date' ? 'date' : 'text'} value=${value} placeholder=${field.placeholder} maxlength="4096" onInput=${onText} />`;
       return html`<div key=${field.name} class="field">

@@ -35,7 +35,7 @@ function TurnBlock({ messageId, block, persist, memory, viewStates, onLocate, on
   const stateful = elements.some((element) => STATEFUL.has(/** @type {any} */ (element)?.type));
   const view = useViewState(persist && stateful ? viewStates : null, messageId, String(block.block_id), memory);
   const text = STATUS_TEXT[view.status];
-  const conflict = view.status === 'conflict' && view.conflict;
+  const conflict = view.status === 'conflict';
   const retry = view.status === 'error' || view.status === 'read_error';
   return html`<div class=${persist ? 'a-final-block' : 'a-turn-block'}>
     <${BlockView} block=${block} nodes=${view.nodes} setNode=${view.setNode} version=${view.version} onLocate=${onLocate} onFollowUp=${onFollowUp} />

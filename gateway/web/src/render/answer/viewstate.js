@@ -44,7 +44,7 @@ export function newMemory() {
  * @param {ViewStates | null} store null: the edits stay in `memory` (a block being generated, a process block)
  * @param {string} messageId @param {string} blockId @param {BlockMemory} [memory] the turn's (default: its own)
  * @returns {{nodes: Record<string, any>, setNode: (id: string, value: any) => void, status: SaveStatus,
- *   version: number, conflict: Stored | null, dirty: string[], saveAgain: () => void, reload: () => void, retry: () => void}}
+ *   version: number, dirty: string[], saveAgain: () => void, reload: () => void, retry: () => void}}
  */
 export function useViewState(store, messageId, blockId, memory) {
   const own = useRef(/** @type {BlockMemory | null} */ (null));
@@ -52,7 +52,6 @@ export function useViewState(store, messageId, blockId, memory) {
   const [nodes, setNodes] = useState(/** @type {Record<string, any>} */ (memory.nodes));
   const [status, setStatus] = useState(/** @type {SaveStatus} */ (store ? 'loading' : 'idle'));
   const [version, setVersion] = useState(0);
-  const [conflict, setConflict] = useState(/** @type {Stored | null} */ (null));
   const meta = useRef({
     revision: /** @type {number | null} */ (null), digest: '', timer: 0, reading: false, saving: false, again: false,
     denied: /** @type {SaveStatus | null} */ (null), conflict: /** @type {Stored | null} */ (null), store, live: true,
@@ -101,7 +100,6 @@ export function useViewState(store, messageId, blockId, memory) {
         nodes: problem.body.nodes && typeof problem.body.nodes === 'object' ? problem.body.nodes : {},
       });
       m.conflict = stored;
-      setConflict(stored);
       setStatus('conflict');  // the edits stay, unsaved, until the user chooses
       return;
     }
@@ -155,7 +153,6 @@ export function useViewState(store, messageId, blockId, memory) {
     const stored = m.conflict;
     if (!stored) return null;
     m.conflict = null;
-    setConflict(null);
     m.revision = stored.revision;
     m.digest = stored.digest;
     return stored;
@@ -184,7 +181,7 @@ export function useViewState(store, messageId, blockId, memory) {
     else schedule(0);
   };
 
-  return { nodes, setNode, status, version, conflict, dirty: [...memory.dirty], saveAgain, reload, retry };
+  return { nodes, setNode, status, version, dirty: [...memory.dirty], saveAgain, reload, retry };
 }
 
 /** The status of a refusal no retry can change (403: a viewer's token; 401: a token no longer valid). */
