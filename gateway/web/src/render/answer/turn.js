@@ -42,9 +42,11 @@ function TurnBlock({ messageId, block, persist, memory, viewStates, onLocate, on
     ${text ? html`<div class=${`view-state status-${view.status}`} role="status">
       <p>${text}</p>
       ${conflict ? html`<p>Reloading replaces your changes to: ${edited(block, view.dirty)}.</p>
-        <button type="button" class="view-save-again" onClick=${view.saveAgain}>Keep my changes and save them</button>
-        <button type="button" class="view-reload" onClick=${view.reload}>Reload the saved version</button>` : null}
-      ${retry ? html`<button type="button" class="view-retry" onClick=${view.retry}>Retry</button>` : null}
+        <div class="button-wrap">
+          <button type="button" class="button primary view-save-again" onClick=${view.saveAgain}>Keep my changes and save them</button>
+          <button type="button" class="button secondary view-reload" onClick=${view.reload}>Reload the saved version</button>
+        </div>` : null}
+      ${retry ? html`<button type="button" class="button secondary view-retry" onClick=${view.retry}>Retry</button>` : null}
     </div>` : null}
   </div>`;
 }
