@@ -7,6 +7,7 @@ can fail at start-up with that line and no traceback.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import urlsplit
@@ -20,6 +21,7 @@ from core.limits import MIN_DOCUMENT_BYTES, UI_LIMITS, UI_PROTOCOL_LIMITS
 from .password_file import read_password, with_password
 
 ENV_PREFIX = "IUI_"
+EXACT_ORIGIN = re.compile(r"https?://[A-Za-z0-9.\-]+(:\d{1,5})?")  # one origin of IUI_GATEWAY_ORIGINS
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 # The schemes workers.redisio.connection.connect takes: redis-py's three and the two of a Redis Cluster.
 REDIS_SCHEMES = ("redis", "rediss", "unix", "redis+cluster", "rediss+cluster")
@@ -259,6 +261,14 @@ class Settings(BaseSettings):
             raise ValueError(f"must start with {', '.join(schemes[:-1])} or {schemes[-1]}")
         return value
 
+    @field_validator("gateway_origins")
+    @classmethod
+    def _exact_origins(cls, value: str) -> str:
+        # Checked with the settings, so `iui gateway` refuses it before it says it serves.
+        if not all(EXACT_ORIGIN.fullmatch(origin) for origin in origins_of(value)):
+            raise ValueError("takes exact origins (http(s)://host[:port]), comma-separated; never * or null")
+        return value
+
     @field_validator("state_key")
     @classmethod
     def _long_key(cls, value: SecretStr | None) -> SecretStr | None:
@@ -320,3 +330,8 @@ def load_settings(**overrides: Any) -> Settings:
         field = _field(first)
         raise SettingsError(f"invalid setting {ENV_PREFIX}{field.upper()}: {message}", field=field,
                             reason=message) from None
+
+
+def origins_of(setting: str) -> list[str]:
+    """The origins of an `IUI_GATEWAY_ORIGINS` value (comma-separated, blanks around each dropped)."""
+    return [origin.strip() for origin in setting.split(",") if origin.strip()]

@@ -21,11 +21,11 @@ from starlette.responses import Response
 from starlette.routing import Match, Mount, Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from config.settings import Settings
+from config.settings import Settings, origins_of
 
 from .backend import UNAVAILABLE, Backend
 from .context import Gateway
-from .headers import Cors, SecurityHeaders, parse_origins
+from .headers import Cors, SecurityHeaders
 from .heap import keep_heap
 from .hub import Hub
 from .identity import Forbidden, Unauthorized, Verifier
@@ -73,7 +73,7 @@ def create_app(*, settings: Settings, backend: Backend, registry: CollectorRegis
     hub = Hub(backend, queue_events=settings.gateway_queue_events, on_connect=metrics.reconnects.inc)
     gateway = Gateway(settings=settings, backend=backend, hub=hub, verifier=verifier or Verifier.of(settings),
                       tickets=Tickets(backend, settings.gateway_ticket_ttl_s), metrics=metrics)
-    origins = parse_origins(settings.gateway_origins)
+    origins = origins_of(settings.gateway_origins)  # checked exact by the settings
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:

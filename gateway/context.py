@@ -40,7 +40,8 @@ class Gateway:
 
     def identity(self, request: Request, permission: Permission) -> Identity:
         """The bearer token's identity, holding `permission` (401 / 403 otherwise)."""
-        header = request.headers.get("authorization", "")
+        headers = request.headers.getlist("authorization")
+        header = headers[0] if len(headers) == 1 else ""  # two: a proxy in front may have read the other
         if not header[: len(BEARER)].lower() == BEARER:
             raise Unauthorized("a bearer token is required")
         identity = self.verifier.verify(header[len(BEARER):].strip())
@@ -64,12 +65,14 @@ class Gateway:
         return Caller(self, identity, session)
 
     async def request(self, identity: Identity, session: str, kind: str, name: str, body: Mapping[str, Any], *,
-                      request_id: str | None = None, call: str | None = None) -> Any:
-        """One entry for the runtime with the caller's identity; its result, or the reply's error as a problem."""
+                      call: str | None = None) -> Any:
+        """One entry for the runtime with the caller's identity; its result, or the reply's error as a problem.
+        The entry's request id, its reply's address, is always a fresh one of the gateway's: no
+        other request, of this caller or another, can read that reply or take it away."""
         if await self.backend.lag(session) > self.settings.gateway_max_lag:
             raise Problem("backpressure", "the session's partition is far behind; retry later",
                           headers={"retry-after": "1"})
-        request_id = request_id or uuid.uuid4().hex
+        request_id = uuid.uuid4().hex
         fields = {"session": session, "request": request_id, "kind": kind, "name": name,
                   "call": call or request_id, "body": dumps(body),
                   "principal": identity.principal, "project": identity.project}
@@ -103,9 +106,9 @@ class Caller:
     identity: Identity
     session: str
 
-    async def ask(self, kind: str, name: str, body: Mapping[str, Any], *, request_id: str | None = None) -> Any:
+    async def ask(self, kind: str, name: str, body: Mapping[str, Any]) -> Any:
         """One entry with the caller's identity; its result (or its error as a problem)."""
-        return await self.gateway.request(self.identity, self.session, kind, name, body, request_id=request_id)
+        return await self.gateway.request(self.identity, self.session, kind, name, body)
 
 
 def session_of(request: Request) -> str:

@@ -9,7 +9,6 @@ the Authorization header, never in cookies).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 
 from starlette.datastructures import Headers
@@ -31,20 +30,6 @@ COMMON = (
     (b"cross-origin-resource-policy", b"same-origin"),
     (b"permissions-policy", b"camera=(), microphone=(), geolocation=(), payment=(), usb=()"),
 )
-_ORIGIN = re.compile(r"https?://[A-Za-z0-9.\-]+(:\d{1,5})?")
-
-
-def parse_origins(setting: str) -> list[str]:
-    """The exact origins of `IUI_GATEWAY_ORIGINS` (ValueError naming the setting for `*`, `null`
-    or anything that is not `scheme://host[:port]`)."""
-    origins = [origin.strip() for origin in setting.split(",") if origin.strip()]
-    for origin in origins:
-        if not _ORIGIN.fullmatch(origin):
-            raise ValueError("IUI_GATEWAY_ORIGINS takes exact origins (http(s)://host[:port]), "
-                             "comma-separated; never * or null")
-    return origins
-
-
 class SecurityHeaders:
     """ASGI middleware adding the security headers (streaming responses included)."""
 

@@ -4,11 +4,14 @@ A token carries `sub` (the principal), `project`, `role` and `exp`, for the conf
 (and issuer, when set).  HS256 with a shared secret serves a local stack; RS256/ES256 with a
 public key or a JWKS file serves production.  `alg: none`, a key of another algorithm family,
 an unknown `kid`, a wrong audience or issuer, an expired or malformed token are all refused
-the same way (`Unauthorized`), and nothing of the token is ever echoed.
+the same way (`Unauthorized`), and nothing of the token is ever echoed.  Read exactly: `exp` and
+`nbf` with no leeway and only as JSON numbers, and a header or claims set naming a member twice
+is refused (a reader in front of the gateway could take the other one).
 """
 
 from __future__ import annotations
 
+import base64
 import enum
 import json
 import time
@@ -28,6 +31,7 @@ PUBLIC_ALGORITHMS = ("RS256", "ES256")
 MIN_SECRET_BYTES = 32
 MAX_TOKEN_BYTES = 8_192
 VERIFIED_CAPACITY = 10_000  # tokens remembered as verified (the oldest is forgotten first)
+TIME_CLAIMS = ("exp", "nbf", "iat")  # NumericDate claims (RFC 7519): JSON numbers, never text
 
 
 class Unauthorized(Exception):
@@ -120,10 +124,13 @@ class Verifier:
 
     def _check(self, token: str) -> tuple[Identity, float]:
         try:
+            _members_once(token)
             header = jwt.get_unverified_header(token)
             key, algorithms = self._key(header)
             claims = jwt.decode(token, key, algorithms=list(algorithms), audience=self._audience,
-                                issuer=self._issuer, options={"require": ["exp", "sub", "aud"]}, leeway=5)
+                                issuer=self._issuer, options={"require": ["exp", "sub", "aud"]})
+            if any(name in claims and type(claims[name]) not in (int, float) for name in TIME_CLAIMS):
+                raise ValueError("a time claim is not a number")  # PyJWT takes "1796..." as a number
             return _identity(claims), float(claims["exp"])
         except (jwt.PyJWTError, ValueError, TypeError, KeyError):
             raise Unauthorized("a valid bearer token is required") from None
@@ -141,6 +148,22 @@ class Verifier:
             if self._public_key is not None:
                 return self._public_key, PUBLIC_ALGORITHMS
         raise ValueError("no key for this algorithm")  # alg none, or one this gateway has no key for
+
+
+def _members_once(token: str) -> None:
+    """ValueError unless the token's header and claims are JSON objects naming each member once."""
+    segments = token.split(".")
+    if len(segments) != 3:
+        raise ValueError("not a JWS in compact form")
+    for segment in segments[:2]:
+        json.loads(base64.urlsafe_b64decode(segment + "=" * (-len(segment) % 4)), object_pairs_hook=_once)
+
+
+def _once(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    members = dict(pairs)
+    if len(members) != len(pairs):
+        raise ValueError("a member is named twice")
+    return members
 
 
 def hs256_secret(settings: Settings) -> bytes | None:

@@ -26,7 +26,9 @@ A request's head (request line and headers) holds at most `MAX_HEAD_BYTES` (64 K
 one is answered `headers_too_large` (431) and the connection closes.  uvicorn sets no bound with
 httptools, and the parser gathers a header value chunk by chunk at a cost that grows with the
 square of its length: one client sending a 128 MiB header held the loop, and every other client,
-for seconds.  The bound is checked after each read, so a head may run over it by one read.
+for seconds.  The bound is checked after each read (so the parser never holds much more) and on
+the head's end, where it is measured as written plainly: the request line, each `name: value`
+line and the CRLFs (blanks around a value, which HTTP allows, are not counted).
 
 A request on a connection past `IUI_GATEWAY_MAX_CONNECTIONS` (counting every open connection,
 this one and event streams included) is answered `overloaded` (503) in place of the application,
@@ -148,6 +150,9 @@ class ProblemHttpTools(HttpToolsProtocol):
 
     def on_headers_complete(self) -> None:
         self._head_bytes = None
+        if _head_size(self.parser.get_method(), self.url, self.headers) > MAX_HEAD_BYTES:
+            self._refuse("headers_too_large", HEAD_DETAIL)  # it ended within the read that took it over
+            return
         if len(self.connections) > self._max_connections and self.url.partition(b"?")[0] not in UNLIMITED:
             # Answered by `overloaded` in place of the gateway's application, which never sees it.
             self._refused("overloaded")
@@ -216,6 +221,11 @@ class ProblemHttpTools(HttpToolsProtocol):
             cycle.message_event.set()
         self.lingering = True
         self.transport.close()
+
+
+def _head_size(method: bytes, url: bytes, headers: list[tuple[bytes, bytes]]) -> int:
+    """The bytes of a parsed head written plainly: `METHOD url HTTP/1.1`, `name: value` lines, CRLFs."""
+    return len(method) + len(url) + 12 + sum(len(name) + len(value) + 4 for name, value in headers) + 2
 
 
 class LingeringTransport(asyncio.Transport):

@@ -171,8 +171,9 @@ class RedisBackend:
                 raise  # an ACL refusal must not switch backpressure off silently
             groups = []  # no stream yet: nothing waits
         for group in groups:
-            if text(group.get("name")) == GROUP:
-                lag = int(group.get("lag") or 0) + int(group.get("pending") or 0)
+            fields = {text(key): value for key, value in group.items()}  # the client leaves replies as bytes
+            if text(fields.get("name")) == GROUP:
+                lag = int(fields.get("lag") or 0) + int(fields.get("pending") or 0)
         self._lags[p] = (now, lag)
         return lag
 

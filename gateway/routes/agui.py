@@ -1,6 +1,7 @@
 """GET (or POST, as `@ag-ui/client`'s HttpAgent sends) /v1/sessions/{session}/ag-ui: the session as
-AG-UI events (viewer).  A POST body (a RunAgentInput) is read within the body limit and not used:
-the stream is the session's, whatever the input says."""
+AG-UI events (viewer).  A POST body (a RunAgentInput) is read, once the caller is known, as any
+other JSON body (within the body limit, `application/json`, safe JSON) and not used: the stream is
+the session's, whatever the input says."""
 
 from __future__ import annotations
 
@@ -8,16 +9,16 @@ from sse_starlette import EventSourceResponse
 from starlette.requests import Request
 
 from ..agui import AguiRenderer, agui_events
-from ..bodies import read_capped
+from ..bodies import read_json
 from ..cursor import ZERO, Cursor
 from .events import checked, sse
 
 
 async def stream(request: Request) -> EventSourceResponse:
     """The AG-UI event stream (a reconnection with `Last-Event-ID` resumes it)."""
+    asked = await checked(request)  # 401, 403 and 404 before a byte of the body is read
     if request.method == "POST":
-        await read_capped(request, request.app.state.gateway.settings.gateway_max_body_bytes)
-    asked = await checked(request)
+        await read_json(request, asked.gateway.settings.gateway_max_body_bytes)
     backend = asked.gateway.backend
     bounds = await backend.bounds(asked.session)  # before the state: a later frame is newer, never older
     snapshot = await backend.snapshot(asked.session)

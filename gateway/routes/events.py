@@ -1,18 +1,25 @@
 """GET /v1/sessions/{session}/events: the session's server-sent events (viewer).
 
 Authenticated by a bearer token, or by a one-time ticket in `?ticket=` (EventSource cannot send
-headers); resumed from `Last-Event-ID` or `?last_event_id=`.
+headers); resumed from `Last-Event-ID` or `?last_event_id=`.  A stream asked for while Redis is
+away waits for it (up to `IUI_GATEWAY_REPLY_TIMEOUT_S`) before it is refused 503: an `EventSource`
+reconnecting then would stop for good on a 503, where it retries a stream that opened and ended.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+import asyncio
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
+from typing import TypeVar
 
 from sse_starlette import EventSourceResponse, ServerSentEvent
 from starlette.requests import Request
 
-from ..backend import SessionInfo
+from workers.redisio.connection import Backoff
+
+from ..backend import UNAVAILABLE, SessionInfo
 from ..context import Gateway, Identity, Permission, session_of
 from ..cursor import BadCursor, Cursor
 from ..events import EventStream, sse_event
@@ -20,6 +27,7 @@ from ..problems import Problem
 
 RETRY_MS = 3_000
 SEND_TIMEOUT_S = 30.0  # a client that takes no bytes for this long is dropped
+T = TypeVar("T")
 
 
 async def authorized(request: Request, gateway: Gateway, session: str) -> Identity:
@@ -67,11 +75,25 @@ async def checked(request: Request) -> StreamRequest:
     # A ticket is used up when redeemed: its request's cursor is checked first, so a request refused
     # for its cursor leaves the ticket for the next try.  A bearer token is checked first (401 before 400).
     cursor = cursor_of(request) if request.query_params.get("ticket") else None
-    identity = await authorized(request, gateway, session)
+    deadline = time.monotonic() + gateway.settings.gateway_reply_timeout_s
+    identity = await _once_redis_answers(lambda: authorized(request, gateway, session), deadline)
     if cursor is None:
         cursor = cursor_of(request)
-    info = await gateway.owned(session, identity)
+    info = await _once_redis_answers(lambda: gateway.owned(session, identity), deadline)
     return StreamRequest(gateway, session, info, cursor)
+
+
+async def _once_redis_answers(step: Callable[[], Awaitable[T]], deadline: float) -> T:
+    """`step()`, tried again with back-off while Redis is unavailable, until `deadline` (then 503)."""
+    backoff = Backoff(first=0.05, limit=1.0)
+    while True:
+        try:
+            return await step()
+        except UNAVAILABLE:
+            delay = backoff.next()
+            if time.monotonic() + delay >= deadline:
+                raise
+            await asyncio.sleep(delay)
 
 
 def sse(content: AsyncIterator[ServerSentEvent]) -> EventSourceResponse:

@@ -31,9 +31,11 @@ async def call(request: Request) -> JSONResponse:
         raise Problem("bad_request", "the body is {tool, arguments, call?}: a tool name and an arguments object")
     if call_id is not None and not (type(call_id) is str and is_call_id(call_id)):
         raise Problem("bad_request", "call must be 1-256 printable ASCII characters")
-    key = idempotency_key(request)
-    result = await gateway.request(identity, session, "tool", tool, arguments, request_id=key,
-                                   call=call_id or key)
+    # The key names the call (the runtime's ledger answers its retry), never the reply's address: each
+    # HTTP request reads a reply list of its own, so another tenant who sends the same session and
+    # key can neither read this caller's reply nor take it away.
+    result = await gateway.request(identity, session, "tool", tool, arguments,
+                                   call=call_id or idempotency_key(request))
     return JSONResponse(result)
 
 

@@ -12,7 +12,9 @@ from ..context import Gateway, Permission, idempotency_key, path_id
 from ..problems import Problem
 from ..responses import JSONResponse
 
-MAX_VIEW_BODY_BYTES = 3 * 100_000 + 64 * 1024  # nodes <= 32 KiB (the runtime's bound), and a client's copy of the block
+# A PUT's body: nodes <= 32 KiB (the runtime's bound), and room for a client's copy of the block
+# (dropped here: the runtime has its own, and an entry carries at most IUI_MAX_DOCUMENT_BYTES + 4 KiB).
+MAX_VIEW_BODY_BYTES = 3 * 100_000 + 64 * 1024
 _REVISION = re.compile(r'(?:W/)?"?(\d{1,15})"?')
 
 
@@ -37,6 +39,7 @@ async def write(request: Request) -> JSONResponse:
         body["expected_revision"] = int(match.group(1))
     if "request_id" not in body:
         body["request_id"] = idempotency_key(request) or f"put-{uuid.uuid4().hex}"
+    body.pop("block", None)  # a client's copy of the block, which the runtime ignores (it has its own)
     body = {**body, "message_id": path_id(request, "message"), "block_id": path_id(request, "block")}
     result = await caller.ask("view", "put", body)
     return JSONResponse(result, headers=_etag(result))

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import socket
 import subprocess
 import threading
 import time
@@ -158,6 +159,33 @@ def test_a_javascript_eventsource_resumes_across_gateway_restarts(redis_url: str
         thread.join()
         # every frame once, in order; at least one reconnection (crashes during a 3 s retry wait share one)
         assert "timeout" not in out and out["seqs"] == list(range(1, 62)) and out["opens"] >= 2
+    finally:
+        gateway.stop()
+        runtime.stop()
+
+
+def test_a_post_is_authenticated_before_its_body_is_read(redis_url: str) -> None:
+    runtime = Runtime(redis_url).start()
+    gateway = GatewayProcess(redis_url, gateway_max_connection_s=1).start()
+    try:
+        Agent(runtime)
+        path = "/v1/sessions/s1/ag-ui"
+        # Unauthenticated, a body over the limit: refused for the caller, not for the body.
+        big = httpx.post(gateway.url + path, content=b"{" + b" " * (1 << 20) + b"}",
+                         headers={"content-type": "application/json"}, timeout=15)
+        assert big.status_code == 401
+        # Unauthenticated, a body announced and held back: answered at once, not after the body timeout.
+        with socket.create_connection(("127.0.0.1", gateway.port), timeout=5) as held:
+            held.sendall(f"POST {path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                         "Content-Length: 100\r\n\r\n".encode())
+            assert held.recv(64).startswith(b"HTTP/1.1 401")
+        # Authenticated: the body is held to the JSON rules of every other body.
+        plain = httpx.post(gateway.url + path, content=b"hello", timeout=15,
+                           headers={**auth("viewer"), "content-type": "text/plain"})
+        assert plain.status_code == 415 and plain.json()["code"] == "unsupported_media_type"
+        with httpx.stream("POST", gateway.url + path, json={"threadId": "t", "runId": "r"}, headers=auth("viewer"),
+                          timeout=15) as accepted:
+            assert accepted.status_code == 200
     finally:
         gateway.stop()
         runtime.stop()

@@ -53,6 +53,13 @@ def test_an_expired_token_is_401(http: httpx.Client) -> None:
     assert reply.status_code == 401
 
 
+def test_two_authorization_headers_are_401_whichever_comes_first(http: httpx.Client) -> None:
+    valid, junk = auth("viewer")["authorization"], "Bearer x.y.z"
+    for pair in ((valid, junk), (junk, valid), (valid, valid)):
+        reply = http.post("/v1/sessions/s1/tickets", headers=[("authorization", pair[0]), ("authorization", pair[1])])
+        assert reply.status_code == 401 and reply.json()["code"] == "unauthorized"
+
+
 @pytest.mark.parametrize(("role", "method", "path", "body"), [
     ("viewer", "POST", "/v1/sessions/s1/operations", {}),
     ("viewer", "POST", "/v1/sessions/s1/calls", {"tool": OPEN, "arguments": {}}),
@@ -227,6 +234,28 @@ def test_health_readiness_and_metrics(http: httpx.Client) -> None:
     assert http.get("/readyz").json() == {"status": "ready", "redis": True, "subscription": True}
     text = http.get("/metrics").text
     assert "iui_gateway_requests_total" in text and "iui_gateway_streams" in text
+
+
+def test_a_view_state_put_ignores_the_clients_copy_of_the_block_up_to_the_routes_body_limit(
+        http: httpx.Client) -> None:
+    from gateway.routes.view_state import MAX_VIEW_BODY_BYTES
+    from tests.integration.test_answer_views import view_block
+
+    block = view_block()
+    reply = http.post("/v1/sessions/s5/calls", headers=auth("agent"),
+                      json={"tool": "present_answer", "arguments": {"message_id": "m1", "block": block}})
+    assert reply.status_code == 200, reply.text
+    path = f"/v1/sessions/s5/messages/m1/blocks/{block['block_id']}/state"
+    digest = http.get(path, headers=auth("user")).json()["schema_digest"]
+    body = {"nodes": {}, "expected_revision": 0, "schema_digest": digest, "block": {"copy": ""}}
+    room = MAX_VIEW_BODY_BYTES - len(json.dumps(body, separators=(",", ":")))
+    body["block"] = {"copy": "x" * room}  # exactly at the limit: more than a runtime entry may carry
+    content = json.dumps(body, separators=(",", ":")).encode()
+    assert len(content) == MAX_VIEW_BODY_BYTES
+    saved = http.put(path, headers={**auth("user"), "content-type": "application/json"}, content=content)
+    assert saved.status_code == 200 and saved.json()["revision"] == 1
+    over = http.put(path, headers={**auth("user"), "content-type": "application/json"}, content=content + b" ")
+    assert over.status_code == 413 and over.json()["code"] == "payload_too_large"
 
 
 def test_view_state_round_trip_conflict_and_delete(http: httpx.Client) -> None:

@@ -338,3 +338,53 @@ def test_a_redis_restart_brings_the_subscription_back_and_nothing_is_missed() ->
             gateway.stop()
             runtime.stop()
             server.kill()
+
+
+def test_a_stream_asked_for_while_redis_is_away_opens_once_it_is_back() -> None:
+    # An EventSource stops for good on a 503, so a stream asked for during a short outage waits for
+    # Redis rather than being refused at once; it then starts as any other.
+    with tempfile.TemporaryDirectory() as directory:
+        options = ("--appendonly", "yes", "--appendfsync", "always")
+        server, port = start_redis_server(directory, *options)
+        url = f"redis://127.0.0.1:{port}/0"
+        runtime = Runtime(url).start()
+        gateway = GatewayProcess(url).start()
+        try:
+            Agent(runtime).patch(2)
+            server.kill()
+            server.wait()
+            answered: dict[str, Any] = {}
+
+            def follow() -> None:
+                with httpx.Client(base_url=gateway.url) as client:
+                    answered["messages"] = read_until(client, "/v1/sessions/s1/events", auth("viewer"), 3,
+                                                      timeout=30)
+
+            reader = threading.Thread(target=follow)
+            reader.start()
+            time.sleep(1.5)
+            assert reader.is_alive() and not answered  # still waiting for Redis, not refused
+            server, _ = start_redis_server(directory, *options, port=port)
+            reader.join(30)
+            assert [m.json()["seq"] for m in answered["messages"]] == [1, 2, 3]  # opened with a 200
+        finally:
+            gateway.stop()
+            runtime.stop()
+            server.kill()
+            server.wait()
+
+
+def test_a_stream_asked_for_while_redis_stays_away_is_503_after_the_reply_timeout() -> None:
+    with tempfile.TemporaryDirectory() as directory:
+        server, port = start_redis_server(directory)
+        gateway = GatewayProcess(f"redis://127.0.0.1:{port}/0", gateway_reply_timeout_s=1).start()
+        try:
+            server.kill()
+            server.wait()
+            started = time.monotonic()
+            refused = httpx.get(gateway.url + "/v1/sessions/s1/events", headers=auth("viewer"), timeout=30)
+            waited = time.monotonic() - started
+            assert refused.status_code == 503 and refused.json()["code"] == "unavailable"
+            assert 0.5 <= waited < 5
+        finally:
+            gateway.stop()

@@ -149,6 +149,22 @@ def test_a_request_head_over_64_kib_is_answered_431_and_closed_while_others_are_
     assert time.monotonic() - started < 1.0
 
 
+@pytest.mark.parametrize("over", [1, 40_000])
+def test_a_whole_head_over_64_kib_sent_at_once_is_431(gateway: GatewayProcess, over: int) -> None:
+    # the head ends within the read that carries it past the bound: measured whole, not by reads
+    line = b"GET /healthz HTTP/1.1\r\nhost: x\r\nx-pad: "
+    head = line + b"Q" * (64 * 1024 + over - len(line) - 4) + b"\r\n\r\n"  # the pad's CRLF, the head's
+    assert len(head) == 64 * 1024 + over
+    problem_of(slow(gateway, [(0, head)]).answer, 431, "headers_too_large")
+
+
+def test_a_request_head_of_exactly_64_kib_is_served(gateway: GatewayProcess) -> None:
+    line = b"GET /healthz HTTP/1.1\r\nhost: x\r\nx-pad: "
+    head = line + b"Q" * (64 * 1024 - len(line) - 4) + b"\r\n\r\n"
+    assert len(head) == 64 * 1024
+    assert slow(gateway, [(0, head)]).answer.status == 200
+
+
 def test_a_request_head_just_under_64_kib_is_served(gateway: GatewayProcess) -> None:
     pad = "Q" * (64 * 1024 - 200)  # the request line and other headers fill the rest
     assert httpx.get(gateway.url + "/healthz", headers={"x-pad": pad}, timeout=5).status_code == 200
