@@ -116,8 +116,9 @@ class Settings(BaseSettings):
     """Address the metrics listen on: an IP literal or host name (`--metrics-addr`); `0.0.0.0`: every interface."""
     log_level: str = "WARNING"
     """Worker log level: `DEBUG`, `INFO`, `WARNING`, `ERROR` or `CRITICAL`, any case (`--log-level`)."""
-    worker_id: str | None = None
-    """Worker id shown in leases and `iui status`; unset or empty: random."""
+    worker_id: str | None = Field(default=None, max_length=128, pattern=r"^[A-Za-z0-9_.\-]*$")
+    """Worker id shown in leases and `iui status` (letters, digits, `_`, `.`, `-`; a host or pod name);
+    unset or empty: random."""
     heartbeat_ms: int = Field(default=1_000, ge=50, le=60_000)
     """Pool tick: heartbeat, rebalance, lag."""
     batch_size: int = Field(default=32, ge=1, le=1_000)
@@ -259,6 +260,10 @@ class Settings(BaseSettings):
         if parts.scheme not in REDIS_SCHEMES:  # urlsplit lowercases the scheme, as redis-py does
             schemes = [f"{scheme}://" for scheme in REDIS_SCHEMES]
             raise ValueError(f"must start with {', '.join(schemes[:-1])} or {schemes[-1]}")
+        if parts.scheme == "unix" and not parts.path:
+            raise ValueError("must name the socket's path, such as unix:///run/redis/redis.sock")
+        if parts.scheme != "unix" and not parts.hostname:  # redis-py would take localhost: another server
+            raise ValueError("must name a host, such as redis://host:6379/0")
         return value
 
     @field_validator("gateway_origins")

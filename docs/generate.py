@@ -10,6 +10,7 @@ import argparse
 import sys
 from collections.abc import Callable
 
+from .cli_page import cli_page
 from .issue_codes import issue_codes_page
 from .pages import error_codes_page, metrics_page, settings_page
 from .source import ROOT
@@ -20,6 +21,7 @@ PAGES: dict[str, Callable[[], str]] = {
     "reference/error-codes.md": error_codes_page,
     "reference/issue-codes.md": issue_codes_page,
     "reference/metrics.md": metrics_page,
+    "reference/cli.md": cli_page,
 }
 
 

@@ -106,7 +106,10 @@ def metrics_page() -> str:
     """Every `iui_*` metric of a fresh worker `Metrics` and gateway `GatewayMetrics`: name, type, labels, help."""
     intro = ("Every `iui worker` with `--metrics-port` serves the worker's metrics, every `iui gateway` the "
              "gateway's; labels never carry session or request ids. Labels with known values list the values "
-             "exported at 0 from start-up. What to watch and alert on: [Operations](../operations.md#metrics).")
+             "exported at 0 from start-up. Each counter and histogram series also has prometheus-client's "
+             "`_created` series (when it was created, a Unix time), which Prometheus stores as a gauge; "
+             "`PROMETHEUS_DISABLE_CREATED_SERIES=true` in a process's environment drops them (about half the "
+             "series). What to watch and alert on: [Operations](../operations.md#metrics).")
     return page("Metrics", "workers/observability/metrics.py and gateway/metrics.py", intro,
                 "## Worker", _metrics_table(Metrics), _COLLECTORS,
                 "## Gateway", _metrics_table(GatewayMetrics))

@@ -101,9 +101,12 @@ def create_app(*, settings: Settings, backend: Backend, registry: CollectorRegis
     return app
 
 
+REFUSALS = frozenset(("not_found", "payload_too_large", "backpressure", "timeout"))  # counted by `refused`
+
+
 async def _problem(request: Request, error: Exception) -> Response:
     assert isinstance(error, Problem)
-    if error.status < 500 and error.code in ("not_found", "payload_too_large", "backpressure", "timeout"):
+    if error.code in REFUSALS:
         request.app.state.gateway.metrics.refused.labels(error.code).inc()
     return error.response()
 

@@ -216,14 +216,15 @@ def _read(path: Path, variable: str) -> str:
 
 def _jwks(path: Path) -> dict[str, Any]:
     """`kid` -> public key of a JWKS file (RSA and EC keys; others are skipped)."""
+    text = _read(path, "IUI_GATEWAY_JWKS_FILE")  # a missing file says so, not that it is no JWKS
     try:
-        document = json.loads(_read(path, "IUI_GATEWAY_JWKS_FILE"))
+        document = json.loads(text)
         keys: dict[str, Any] = {}
         for jwk in document["keys"]:
             kty = jwk.get("kty")
             if isinstance(jwk.get("kid"), str) and kty in ("RSA", "EC"):
-                text = json.dumps(jwk)
-                keys[jwk["kid"]] = RSAAlgorithm.from_jwk(text) if kty == "RSA" else ECAlgorithm.from_jwk(text)
+                key = json.dumps(jwk)
+                keys[jwk["kid"]] = RSAAlgorithm.from_jwk(key) if kty == "RSA" else ECAlgorithm.from_jwk(key)
     except (ValueError, KeyError, TypeError, AttributeError):
         raise ValueError("IUI_GATEWAY_JWKS_FILE: not a JWKS document with RSA or EC keys") from None
     return keys

@@ -29,7 +29,9 @@ class GatewayMetrics:
                                registry=registry)
         self.reconnects = Counter("iui_gateway_subscription_reconnects_total",
                                   "Times the pub/sub subscription was (re)established.", registry=registry)
-        self.refused = Counter("iui_gateway_refused_total", "Requests refused before the runtime, by code.",
+        self.refused = Counter("iui_gateway_refused_total",
+                               "Requests refused (a token, a role, a missing or foreign path, session or "
+                               "operation, a body too large, backpressure) or answered timeout, by code.",
                                ["code"], registry=registry)
         self.protocol_refused = Counter(
             "iui_gateway_protocol_refused_total",

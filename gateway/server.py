@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import errno
 import logging
 import resource
+import socket
 from collections.abc import Callable
 from typing import Any
 
@@ -36,17 +38,46 @@ def connection_pool(settings: Settings) -> aioredis.BlockingConnectionPool:
 async def serve(settings: Settings, *, host: str, port: int, announce: Callable[[int], None] | None = None) -> None:
     """Serve until SIGINT/SIGTERM (uvicorn's handlers), then close the streams and Redis.
 
-    `announce(connection_limit)` is called once Redis has answered, just before the socket is bound.
+    `announce(connection_limit)` is called once Redis has answered and the socket is bound (a
+    socket that cannot be is `Unlistenable`, before anything says the gateway serves).
     """
     limit = connection_limit(settings)
     redis = aioredis.Redis(connection_pool=connection_pool(settings))
     backend = await _backend(redis, settings)
+    listening = listening_socket(host, port)
     if announce is not None:
         announce(limit)
     app = create_app(settings=settings, backend=backend)
     server = gateway_server(app, settings, limit, host=host, port=port, log_level=settings.log_level.lower(),
                             proxy_headers=False, date_header=True, timeout_graceful_shutdown=5)
-    await server.serve()
+    await server.serve(sockets=[listening])
+
+
+class Unlistenable(Exception):
+    """The gateway's address cannot be listened on; `address` tells whether the host is to blame
+    (it does not resolve or is not this machine's) rather than the port (in use, privileged)."""
+
+    def __init__(self, message: str, *, address: bool) -> None:
+        super().__init__(message)
+        self.address = address
+
+
+def listening_socket(host: str, port: int) -> socket.socket:
+    """A TCP socket bound to host and port (as uvicorn binds one), or `Unlistenable`."""
+    try:
+        family = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0][0]
+        listening = socket.socket(family, socket.SOCK_STREAM)
+    except OSError as error:
+        raise Unlistenable(f"cannot listen on {host} port {port}: {error.strerror or type(error).__name__}",
+                           address=True) from None
+    try:
+        listening.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        listening.bind((host, port))
+    except OSError as error:
+        listening.close()
+        raise Unlistenable(f"cannot listen on {host} port {port}: {error.strerror or type(error).__name__}",
+                           address=error.errno == errno.EADDRNOTAVAIL) from None
+    return listening
 
 
 def gateway_server(app: Starlette, settings: Settings, limit: int, **options: Any) -> uvicorn.Server:

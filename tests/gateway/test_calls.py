@@ -12,7 +12,7 @@ import httpx
 import pytest
 import redis
 
-from tests.gateway.conftest import GatewayProcess, auth
+from tests.gateway.conftest import GatewayProcess, auth, sample
 from tests.gateway.test_api import NOT_FOUND, open_ui, patch
 from tests.integration.conftest import Runtime
 from workers.redisio.keys import GROUP, Keys, partition_of
@@ -79,5 +79,17 @@ def test_a_partition_far_behind_is_refused_backpressure_before_anything_is_added
         assert reply.status_code == 429 and reply.headers["retry-after"] == "1"
         assert reply.json()["code"] == "backpressure"
         assert client.xlen(stream) == 3  # the refused call added nothing
+    finally:
+        gateway.stop()
+
+
+def test_a_call_the_runtime_never_answers_is_504_and_counted_as_timeout(redis_url: str) -> None:
+    gateway = GatewayProcess(redis_url, gateway_reply_timeout_s=1).start()  # no worker: no reply comes
+    try:
+        before = sample(gateway.url, "iui_gateway_refused_total", code="timeout")
+        reply = httpx.post(gateway.url + "/v1/sessions/s9/calls", headers=auth("agent"), timeout=15,
+                           json={"tool": "intelligent_ui_open", "arguments": {"document": {}}})
+        assert reply.status_code == 504 and reply.json()["code"] == "timeout"
+        assert sample(gateway.url, "iui_gateway_refused_total", code="timeout") == before + 1
     finally:
         gateway.stop()

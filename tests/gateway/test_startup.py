@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+import socket
 import subprocess
 import sys
 import tempfile
@@ -57,3 +58,28 @@ def test_a_gateway_started_before_redis_waits_then_serves() -> None:
     assert re.fullmatch(rf"iui gateway: serving on http://127\.0\.0\.1:{port} \(at most [0-9,]+ client connections\)",
                         lines[serving]), lines[serving]
     assert any("Redis unavailable" in line for line in lines[waiting:serving])
+
+
+def test_a_port_in_use_is_one_line_blaming_the_port_and_never_says_serving(redis_url: str) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen(1)
+        port = taken.getsockname()[1]
+        env = {**os.environ, "IUI_REDIS_URL": redis_url, "IUI_GATEWAY_JWT_SECRET": SECRET,
+               "IUI_GATEWAY_PORT": str(port), "IUI_PARTITIONS": "4"}
+        run = subprocess.run([sys.executable, "-m", "workers.cli", "gateway"], env=env, capture_output=True,
+                             text=True, timeout=30, check=False)
+    assert run.returncode == 1
+    lines = run.stderr.splitlines()
+    assert not any("serving on" in line for line in lines), lines
+    assert lines[-1] == f"iui: error: invalid setting IUI_GATEWAY_PORT: cannot listen on 127.0.0.1 port {port}: " \
+                        "Address already in use", lines
+
+
+def test_an_invalid_origin_is_refused_before_waiting_for_redis(redis_url: str) -> None:
+    env = {**os.environ, "IUI_REDIS_URL": redis_url, "IUI_GATEWAY_JWT_SECRET": SECRET,
+           "IUI_GATEWAY_ORIGINS": "*", "IUI_PARTITIONS": "4"}
+    run = subprocess.run([sys.executable, "-m", "workers.cli", "gateway"], env=env, capture_output=True,
+                         text=True, timeout=30, check=False)
+    assert run.returncode != 0 and run.stderr.count("\n") == 1, run.stderr
+    assert run.stderr.startswith("iui: error: invalid setting IUI_GATEWAY_ORIGINS:") and "serving" not in run.stderr

@@ -91,6 +91,12 @@ def test_the_rejection_ratio_is_not_masked_at_low_traffic():
     assert "clamp_min" not in rule["expr"]
 
 
+def test_every_alert_is_in_the_operations_table():
+    operations = (ROOT / "docs" / "operations.md").read_text()
+    listed = {line.split("`")[1] for line in operations.splitlines() if line.startswith("| `IUI")}
+    assert listed == {rule["alert"] for rule in _alerts()}
+
+
 def test_every_alert_has_a_runbook_section_in_the_docs():
     runbook = (ROOT / "docs" / "runbook.md").read_text()
     for rule in _alerts():

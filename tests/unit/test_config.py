@@ -154,3 +154,34 @@ def test_an_rq_password_file_needs_its_own_rq_url(tmp_path, monkeypatch: pytest.
     monkeypatch.setenv("IUI_RQ_REDIS_PASSWORD_FILE", str(_password_file(tmp_path, "pw")))
     with pytest.raises(SettingsError, match=r"^invalid setting IUI_RQ_REDIS_PASSWORD_FILE: .*IUI_RQ_REDIS_URL"):
         load_settings()
+
+
+@pytest.mark.parametrize(("url", "says"), [
+    ("redis:///0", "must name a host"),
+    ("redis://:6379/0", "must name a host"),
+    ("rediss://user:pw@:6380", "must name a host"),
+    ("redis+cluster:///", "must name a host"),
+    ("unix://", "must name the socket's path"),
+])
+def test_a_redis_url_without_a_server_is_refused_naming_the_setting(monkeypatch: pytest.MonkeyPatch, url: str,
+                                                                    says: str) -> None:
+    # redis-py fills in localhost:6379 for a URL without a host: a process would serve another server
+    monkeypatch.setenv("IUI_REDIS_URL", url)
+    with pytest.raises(SettingsError) as error:
+        load_settings()
+    assert str(error.value).startswith("invalid setting IUI_REDIS_URL:") and says in str(error.value)
+    assert "pw" not in str(error.value)
+
+
+@pytest.mark.parametrize("worker_id", ["a b", "w:{1}", "x" * 129, "é"])
+def test_a_worker_id_must_be_a_short_name(monkeypatch: pytest.MonkeyPatch, worker_id: str) -> None:
+    monkeypatch.setenv("IUI_WORKER_ID", worker_id)
+    with pytest.raises(SettingsError) as error:
+        load_settings()
+    assert str(error.value).startswith("invalid setting IUI_WORKER_ID:") and worker_id not in str(error.value)
+
+
+def test_a_worker_id_may_be_a_pod_name_or_empty(monkeypatch: pytest.MonkeyPatch) -> None:
+    for worker_id in ("iui-worker-7d9f8.default", ""):
+        monkeypatch.setenv("IUI_WORKER_ID", worker_id)
+        assert load_settings().worker_id == worker_id

@@ -78,3 +78,9 @@ def test_an_unreadable_secret_file_is_one_line(tmp_path: Path, monkeypatch: pyte
     monkeypatch.setenv("IUI_GATEWAY_JWT_SECRET_FILE", str(tmp_path / "missing"))
     status, _, err = _token(capsys)
     assert status == 2 and err == "iui: error: IUI_GATEWAY_JWT_SECRET_FILE: not a readable UTF-8 file\n"
+
+
+def test_a_missing_jwks_file_says_it_cannot_be_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("IUI_GATEWAY_JWKS_FILE", str(tmp_path / "absent.json"))
+    with pytest.raises(ValueError, match=r"^IUI_GATEWAY_JWKS_FILE: not a readable UTF-8 file$"):
+        Verifier.of(load_settings())

@@ -120,7 +120,18 @@ def test_a_redis_that_never_answers_fails_in_one_line_within_the_command_timeout
 ) -> None:
     elapsed, err = one_line_failure([*command, "--redis-url", silent_server], capsys)
     assert "did not answer in time" in err
-    assert elapsed < 3.0  # redis-py's own default would wait 5 s
+    assert elapsed < 1.6  # the command's --timeout (redis-py's own default would wait 5 s)
+
+
+@pytest.mark.parametrize("command", [["submit", "--session", "s1", "--tool", "intelligent_ui_open", str(EXAMPLE)],
+                                     ["action", "get", "--session", "s1", "op-1"]])
+def test_a_blocking_command_ends_by_its_timeout_not_twice_it(
+    command: list[str], silent_server: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # its read bound admits the blocking reply (BLMOVE up to --timeout): a non-blocking read must not wait as long
+    elapsed, err = one_line_failure([*command, "--timeout", "2", "--redis-url", silent_server], capsys)
+    assert "did not answer in time" in err
+    assert 1.9 < elapsed < 2.6
 
 
 def test_version_prints_the_installed_version_and_which_builds_run(capsys: pytest.CaptureFixture[str]) -> None:

@@ -207,7 +207,8 @@ class OperationRun:
 
     def _stopped(self, error: BaseException) -> None:
         """Report `unknown` for a run stopped from outside (best effort: else the reaper rules it)."""
-        log.warning("operation %s: stopped by %s while the capability ran", self._op, type(error).__name__)
+        log.warning("operation %s of session %s: stopped by %s while the capability ran", self._op, self._session,
+                    type(error).__name__)
         try:
             self._report("unknown", message=f"stopped: the job was stopped ({type(error).__name__}) while the "
                                             f"capability ran; {UNSURE}")
@@ -226,7 +227,8 @@ class OperationRun:
             with deadline(capability.spec.timeout_s):
                 result = capability.function(**arguments)
         except CapabilityTimeout:
-            log.warning("operation %s: capability %s ran past its timeout", self._op, capability.id)
+            log.warning("operation %s of session %s: capability %s ran past its timeout", self._op, self._session,
+                        capability.id)
             return "unknown", {"message": f"timeout: the capability did not finish within "
                                           f"{capability.spec.timeout_s:g} s and was stopped; {UNSURE}"}
         except CapabilityError as error:

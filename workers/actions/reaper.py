@@ -77,6 +77,8 @@ class Reaper:
             beats = self._redis.mget([self._keys.heartbeat(self._partition, s, r.operation_id) for s, r in lost])
             for (session, record), beat in zip(lost, beats, strict=True):
                 if beat is None:
+                    log.warning("partition %d: operation %s of session %s ended unknown: its job was lost",
+                                self._partition, record.operation_id, session)
                     verdicts.append(Verdict(self._outcomes.verdict(
                         session, record, "unknown", "the job was lost with its worker; it is not re-executed "
                         "and its side effect may or may not have happened"), record.capability, "unknown"))

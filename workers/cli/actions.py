@@ -22,7 +22,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from .common import REPLY_BOUND_S, CommandError, _client, _settings
+from .common import REPLY_BOUND_S, CommandError, _client, _settings, within
 
 
 def _json_input(name: str) -> Any:
@@ -49,15 +49,17 @@ def cmd_action(args: argparse.Namespace) -> int:
 
     if not args.timeout > 0:
         raise CommandError("--timeout must be a positive number of seconds", 2)
-    client = _client(_settings(args), min(args.timeout, REPLY_BOUND_S), blocking=args.timeout)
-    if args.request == "inbox":
-        for entry_id, entry in client.inbox(args.session):
-            print(json.dumps({"id": entry_id, **entry}, ensure_ascii=False))
-        return 0
-    try:
-        reply = client.action(args.session, args.request, _body(args), timeout=args.timeout)
-    except ClientError:
-        raise CommandError(f"no reply within {args.timeout:g} s") from None
+    settings = _settings(args)
+    with within(args.timeout, settings):
+        client = _client(settings, min(args.timeout, REPLY_BOUND_S), blocking=args.timeout)
+        if args.request == "inbox":
+            for entry_id, entry in client.inbox(args.session):
+                print(json.dumps({"id": entry_id, **entry}, ensure_ascii=False))
+            return 0
+        try:
+            reply = client.action(args.session, args.request, _body(args), timeout=args.timeout)
+        except ClientError:
+            raise CommandError(f"no reply within {args.timeout:g} s") from None
     print(json.dumps(reply, ensure_ascii=False))
     return 0 if reply.get("ok") else 1
 

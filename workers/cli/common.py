@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
+import signal
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from config.settings import ENV_PREFIX, Settings, SettingsError, load_settings
@@ -16,6 +19,7 @@ _SETTING_OPTIONS = ("redis_url", "key_prefix", "partitions", "lease_ttl_ms", "le
                     "gateway_host", "gateway_port")
 _FLAGS = {"gateway_host": "--host", "gateway_port": "--port"}  # options not named after their setting
 REPLY_BOUND_S = 5.0  # connect and non-blocking replies of client commands, at most their own timeout
+OVERRUN_S = 0.25  # `within`: past the command's own deadline, which fires first when Redis answers
 
 
 class CommandError(Exception):
@@ -24,6 +28,25 @@ class CommandError(Exception):
     def __init__(self, message: str, status: int = 1) -> None:
         super().__init__(message)
         self.status = status
+
+
+@contextlib.contextmanager
+def within(seconds: float, settings: Settings) -> Iterator[None]:
+    """A command that waits on a reply ends by `seconds` (+ OVERRUN_S) even when Redis accepts the
+    connection and never answers: every read is bounded, but a read bound that admits a blocking
+    reply would let each non-blocking one wait as long (the main thread's timer; the CLI's only)."""
+    from ..redisio.connection import location
+
+    def expired(signum: int, frame: object) -> None:
+        raise CommandError(f"Redis at {location(settings.redis_url)} did not answer in time")
+
+    previous = signal.signal(signal.SIGALRM, expired)
+    signal.setitimer(signal.ITIMER_REAL, seconds + OVERRUN_S)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
 
 
 def _settings(args: argparse.Namespace, **extra: Any) -> Settings:

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..redisio.connection import location
-from .common import CommandError, _settings
+from .common import CommandError, _settings, setting_error
 
 ROLES = ("viewer", "user", "agent", "admin")
 MAX_TTL_S = 30 * 86_400
@@ -19,7 +19,7 @@ def cmd_gateway(args: argparse.Namespace) -> int:
     import logging
 
     from gateway.identity import Verifier
-    from gateway.server import run
+    from gateway.server import Unlistenable, run
 
     settings = _settings(args)
     logging.basicConfig(level=settings.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
@@ -33,7 +33,10 @@ def cmd_gateway(args: argparse.Namespace) -> int:
         print(f"iui gateway: serving on http://{settings.gateway_host}:{settings.gateway_port} "
               f"(at most {connection_limit:,} client connections)", file=sys.stderr, flush=True)
 
-    run(settings, host=settings.gateway_host, port=settings.gateway_port, announce=announce)
+    try:
+        run(settings, host=settings.gateway_host, port=settings.gateway_port, announce=announce)
+    except Unlistenable as error:
+        raise setting_error(args, "gateway_host" if error.address else "gateway_port", str(error)) from None
     return 0
 
 

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from config.settings import ENV_PREFIX, Settings, SettingsError
 
 from .actions import add_action_commands
-from .common import REPLY_BOUND_S, CommandError, _client, _redis, _settings, setting_error
+from .common import REPLY_BOUND_S, CommandError, _client, _redis, _settings, setting_error, within
 from .gateway import add_gateway_commands
 
 if TYPE_CHECKING:  # imported where used: each subcommand loads only what it runs
@@ -126,17 +126,19 @@ def cmd_submit(args: argparse.Namespace) -> int:
     if not args.timeout > 0:
         raise CommandError("--timeout must be a positive number of seconds", 2)
     deadline = time.monotonic() + args.timeout
-    client = _client(_settings(args), min(args.timeout, REPLY_BOUND_S), blocking=args.timeout)
-    fields = client.entry(args.session, args.tool, arguments, call=args.call, request=args.request)
-    if args.no_wait:
-        print(client.add(fields))
-        return 0
-    from ..client.client import ClientError
+    settings = _settings(args)
+    with within(args.timeout, settings):
+        client = _client(settings, min(args.timeout, REPLY_BOUND_S), blocking=args.timeout)
+        fields = client.entry(args.session, args.tool, arguments, call=args.call, request=args.request)
+        if args.no_wait:
+            print(client.add(fields))
+            return 0
+        from ..client.client import ClientError
 
-    try:  # a connection error sends the same entry again: the runtime answers it from its ledger
-        reply = client.send(fields, timeout=max(0.01, deadline - time.monotonic()))
-    except ClientError:
-        raise CommandError(f"no reply to request {fields['request']} within {args.timeout:g} s") from None
+        try:  # a connection error sends the same entry again: the runtime answers it from its ledger
+            reply = client.send(fields, timeout=max(0.01, deadline - time.monotonic()))
+        except ClientError:
+            raise CommandError(f"no reply to request {fields['request']} within {args.timeout:g} s") from None
     print(json.dumps(reply, ensure_ascii=False))
     return 0 if reply.get("ok") else 1
 
@@ -298,7 +300,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("status", help="partitions, owners, epochs, pending counts, lag")
     _common(p)
     p.add_argument("--timeout", type=float, default=REPLY_BOUND_S, help="seconds to wait for Redis (default 5)")
-    p.add_argument("--json", action="store_true", help="print one JSON object (meta, workers, owned, partitions)")
+    p.add_argument("--json", action="store_true",
+                   help="print one JSON object (meta, streaming, tools, workers, owned, partitions)")
     p.set_defaults(run=cmd_status)
     p = sub.add_parser("demo", help="run the stream example (or the answer-ui@1 examples) end to end")
     _common(p)
