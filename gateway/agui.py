@@ -129,8 +129,10 @@ class AguiRenderer:
 
 
 def encoded(event: BaseEvent, cursor: Cursor) -> ServerSentEvent:
-    """One AG-UI event as a server-sent event (its JSON with camelCase names; the cursor as id)."""
-    return sse_event(data=event.model_dump_json(by_alias=True, exclude_none=True), id=cursor.text())
+    """One AG-UI event as a server-sent event (its JSON with camelCase names; the cursor as id).
+    No `exclude_none`: ag_ui's models leave out the optional fields without a value themselves, and
+    a null that is a value (a patch op's `value`, a state's null) must stay on the wire."""
+    return sse_event(data=event.model_dump_json(by_alias=True), id=cursor.text())
 
 
 async def agui_events(renderer: AguiRenderer, frames: list[str], start: Cursor,

@@ -70,6 +70,26 @@ def final_state(runtime: Runtime) -> dict[str, Any]:
     return {"uis": {"sales-report": ui_state(json.loads(stored["checkpoint"]))}}
 
 
+def test_a_value_that_becomes_null_is_written_as_null_in_the_state_delta() -> None:
+    # A document may hold null (a Result's value, a Table cell): the patch op must carry it, or the
+    # op is invalid for @ag-ui/core and ag_ui alike.
+    from gateway.agui import AguiRenderer, encoded
+    from gateway.cursor import Cursor
+    from gateway.events import Event as LogEvent
+
+    first = {"uiId": "u", "type": "snapshot", "generation": 1, "seq": 1, "revision": 0, "sourceCallId": "c",
+             "snapshot": {"v": "x", "w": [1, None]}}
+    second = {**first, "type": "update", "seq": 2, "revision": 1, "snapshot": {"v": None, "w": [None, None]}}
+    renderer = AguiRenderer("s")
+    snapshot = json.loads(encoded(renderer.start([json.dumps(first)])[1], Cursor()).data)
+    deltas = [json.loads(encoded(event, Cursor()).data) for event in
+              renderer.render(LogEvent("frame", Cursor(), json.dumps(second)))]
+    delta = next(event for event in deltas if event["type"] == "STATE_DELTA")
+    assert all("value" in op for op in delta["delta"] if op["op"] in ("add", "replace")), delta
+    EVENTS.validate_python(delta)
+    assert apply(snapshot["snapshot"], delta["delta"])["uis"]["u"]["document"] == {"v": None, "w": [None, None]}
+
+
 def test_the_json_patch_diff_turns_one_value_into_the_other() -> None:
     cases = [({"a": [1, 2], "b": {"c": True}}, {"a": [1, 2, 3], "b": {"c": 1}}),
              ({"x/y": {"~": 1}}, {"x/y": {"~": 2}}), ([1, {"a": 1}], [{"a": 1}]), ({"a": 1}, {"b": None}),
@@ -97,7 +117,7 @@ def test_every_agui_event_is_valid_and_the_state_rebuilds_to_the_final_snapshot(
         state = events[1].snapshot
         for event in events[2:]:
             if event.type == EventType.STATE_DELTA:
-                state = apply(state, [op.model_dump(by_alias=True, exclude_none=True) for op in event.delta])
+                state = apply(state, [op.model_dump(by_alias=True) for op in event.delta])
         assert state == final_state(runtime)
     finally:
         gateway.stop()

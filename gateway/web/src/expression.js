@@ -3,7 +3,10 @@
  *
  * This is the reference semantics that core/expression/language.py emulates in Python, so
  * it is written to fail exactly where core fails, with the same error codes and in the same
- * order: arity first, then each argument in turn, then the result budget.  Documents are
+ * order: arity first, then each argument in turn, then the result budget, on every expression
+ * and state a validated document can hold.  (Core's raw `evaluate_expression` also walks its
+ * whole input for safe JSON first, so a branch never taken that nests past 128 levels fails
+ * there and not here: a document cannot hold one.)  Documents are
  * validated by core before they reach the page, but every value is re-checked here anyway:
  * state is browser-written and a bug must surface as an ExpressionError, never as a wrong
  * number.  No eval, no property paths: references are own keys of plain objects only.
