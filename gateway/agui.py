@@ -89,11 +89,14 @@ class AguiRenderer:
         return [*events, CustomEvent(name="iui.resync", value={key: resync[key] for key in
                                                               ("reason", "receipts", "answers")})]
 
-    def finish(self) -> list[BaseEvent]:
-        """STEP_FINISHED of the open steps, RUN_FINISHED."""
+    def finish(self, cursor: Cursor) -> list[BaseEvent]:
+        """STEP_FINISHED of the open steps, RUN_FINISHED with the connection's last cursor as its
+        `result.lastEventId`: a client that reads only `data:` lines (`@ag-ui/client`'s HttpAgent)
+        resumes by sending it back as `Last-Event-ID`."""
         events: list[BaseEvent] = [StepFinishedEvent(step_name=name) for name in sorted(self._steps)]
         self._steps.clear()
-        return [*events, RunFinishedEvent(thread_id=self.session, run_id=self.run_id)]
+        return [*events, RunFinishedEvent(thread_id=self.session, run_id=self.run_id,
+                                          result={"lastEventId": cursor.text()})]
 
     def _frame(self, frame: dict[str, Any]) -> list[BaseEvent]:
         ui_id = str(frame["uiId"])
@@ -148,5 +151,5 @@ async def agui_events(renderer: AguiRenderer, frames: list[str], start: Cursor,
         cursor = item.cursor
         for rendered in renderer.render(item):
             yield encoded(rendered, cursor)
-    for event in renderer.finish():
+    for event in renderer.finish(cursor):
         yield encoded(event, cursor)

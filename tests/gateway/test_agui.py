@@ -108,8 +108,10 @@ def test_every_agui_event_is_valid_and_the_state_rebuilds_to_the_final_snapshot(
         agent.patch(3)
         producer = threading.Thread(target=lambda: (time.sleep(0.5), agent.patch(5, pause=0.05)), daemon=True)
         producer.start()
-        events = [event for _, event in agui_events(gateway, 3)]
+        identified = agui_events(gateway, 3)
+        events = [event for _, event in identified]
         producer.join()
+        assert events[-1].result == {"lastEventId": identified[-1][0]}  # HttpAgent reads no `id:` lines
         kinds = [event.type for event in events]
         assert kinds[0] == EventType.RUN_STARTED and kinds[1] == EventType.STATE_SNAPSHOT
         assert kinds[-1] == EventType.RUN_FINISHED and kinds.count(EventType.STEP_STARTED) == 1
@@ -150,12 +152,21 @@ def test_the_ag_ui_client_rebuilds_the_final_state(redis_url: str) -> None:
     runtime = Runtime(redis_url).start()
     gateway = GatewayProcess(redis_url, gateway_max_connection_s=3).start()
     try:
+        from tests.integration.test_answer_views import view_block
+
         agent = Agent(runtime)
         agent.patch(2)
+        answer = runtime.client.entry("s1", "present_answer", {"message_id": "m1", "block": view_block()},
+                                      call="answer-1", principal="alice", project="demo")
+        assert runtime.client.send(answer, timeout=10)["ok"]
         threading.Thread(target=lambda: (time.sleep(0.8), agent.patch(4, pause=0.05)), daemon=True).start()
         out = run_node("agui_client.mjs", f"{gateway.url}/v1/sessions/s1/ag-ui", token(role="viewer"))
         assert out["types"][0] == "RUN_STARTED" and out["types"][-1] == "RUN_FINISHED"
         assert out["state"] == final_state(runtime)
+        assert out["types"].count("CUSTOM:iui.answer") == 1 and out["cursor"]
+        # resumed from RUN_FINISHED's cursor: the answer is not sent again, the state is the same
+        assert out["resumed"][0] == "RUN_STARTED" and out["resumed"][-1] == "RUN_FINISHED"
+        assert "CUSTOM:iui.answer" not in out["resumed"] and out["resumedState"] == final_state(runtime)
     finally:
         gateway.stop()
         runtime.stop()
