@@ -295,3 +295,15 @@ def test_rq_worker_hands_the_rq_url_to_rq_in_its_environment_never_on_the_comman
     assert argv[1:] == ["-m", "rq.cli", "worker", "--burst", "q1"] and "s3cret" not in " ".join(argv)
     assert env["RQ_REDIS_URL"] == "redis://worker:s3cret@redis:6379/0"
     assert env["IUI_REDIS_PASSWORD_FILE"] == os.environ["IUI_REDIS_PASSWORD_FILE"]  # the jobs read it again
+
+
+def test_an_error_of_ours_is_its_message_and_a_foreign_one_keeps_its_class() -> None:
+    import argparse
+
+    from workers.cli.main import _describe
+    from workers.runtime.pool import MetaMismatch
+
+    args = argparse.Namespace(redis_url="redis://127.0.0.1:1/0")
+    assert _describe(MetaMismatch("iui:meta has partitions=64, configured 8"), args) == \
+        "iui:meta has partitions=64, configured 8"
+    assert _describe(KeyError("x"), args) == "KeyError: 'x'"

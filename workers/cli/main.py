@@ -339,6 +339,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
 
 
+OWN_PACKAGES = frozenset(("core", "workers", "gateway", "config"))
+
+
 def _describe(error: BaseException, args: argparse.Namespace) -> str:
     from config.capabilities import CatalogError
 
@@ -356,7 +359,9 @@ def _describe(error: BaseException, args: argparse.Namespace) -> str:
     if translated is not None:
         return str(translated)
     text = " ".join(str(error).split()) or type(error).__name__
-    return f"{type(error).__name__}: {text}" if not isinstance(error, (OSError,)) else text
+    if isinstance(error, OSError) or type(error).__module__.split(".")[0] in OWN_PACKAGES:
+        return text  # our own errors say what is wrong in words; a class name would be noise
+    return f"{type(error).__name__}: {text}"
 
 
 if __name__ == "__main__":
