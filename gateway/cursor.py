@@ -25,7 +25,8 @@ StreamId = tuple[int, int]
 
 
 def parse_id(text: str) -> StreamId:
-    """A stream id "<ms>-<seq>" as a pair that orders as Redis orders ids."""
+    """A stream id "<ms>-<seq>" as a pair that orders as Redis orders ids (ids Redis returned: a
+    client's ids arrive in a cursor, which `Cursor.parse` checks)."""
     ms, _, seq = text.partition("-")
     return int(ms), int(seq or 0)
 
@@ -49,9 +50,9 @@ class Cursor:
     answer: StreamId = ZERO
 
     @classmethod
-    def parse(cls, text: str) -> Cursor:
+    def parse(cls, text: object) -> Cursor:
         """The cursor of a `Last-Event-ID`; `BadCursor` for anything else."""
-        match = _CURSOR.fullmatch(text) if len(text) <= MAX_CURSOR_CHARS else None
+        match = _CURSOR.fullmatch(text) if type(text) is str and len(text) <= MAX_CURSOR_CHARS else None
         n = [int(group) for group in match.groups()] if match is not None else []
         if not n or max(n) > MAX_NUMBER:
             raise BadCursor("Last-Event-ID is not a cursor of this gateway")

@@ -106,10 +106,10 @@ class Verifier:
         return cls(audience=settings.gateway_jwt_audience, issuer=settings.gateway_jwt_issuer, secret=secret,
                    public_key=public_key, jwks=jwks)
 
-    def verify(self, token: str) -> Identity:
+    def verify(self, token: Any) -> Identity:
         """The identity of a token, or `Unauthorized` (a token verified before is remembered until it
         expires, so a client's every request does not pay for its signature again)."""
-        if not token or len(token) > MAX_TOKEN_BYTES or not token.isascii():
+        if type(token) is not str or not token or len(token) > MAX_TOKEN_BYTES or not token.isascii():
             raise Unauthorized("a valid bearer token is required")
         known = self._verified.get(token)
         if known is not None:
@@ -132,7 +132,9 @@ class Verifier:
             if any(name in claims and type(claims[name]) not in (int, float) for name in TIME_CLAIMS):
                 raise ValueError("a time claim is not a number")  # PyJWT takes "1796..." as a number
             return _identity(claims), float(claims["exp"])
-        except (jwt.PyJWTError, ValueError, TypeError, KeyError):
+        except (jwt.PyJWTError, ValueError, TypeError, KeyError, RecursionError, OverflowError):
+            # RecursionError: JSON nested deeply enough for json.loads's recursion (a 1 KB header does
+            # it); OverflowError: an `exp` no float can hold.  Neither is the server's fault.
             raise Unauthorized("a valid bearer token is required") from None
 
     def _key(self, header: Mapping[str, Any]) -> tuple[Any, tuple[str, ...]]:

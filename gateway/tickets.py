@@ -40,14 +40,17 @@ class Tickets:
         await self._backend.put_ticket(_digest(ticket), payload, self.ttl_s)
         return ticket
 
-    async def redeem(self, ticket: str, session: str) -> Identity:
+    async def redeem(self, ticket: object, session: str) -> Identity:
         """The identity a ticket stands for (it is used up), or `Unauthorized`."""
-        if not _TICKET.fullmatch(ticket):
+        if type(ticket) is not str or not _TICKET.fullmatch(ticket):
             raise Unauthorized("a valid ticket is required")
         payload = await self._backend.take_ticket(_digest(ticket))
         if payload is None:
             raise Unauthorized("a valid ticket is required")
-        held = orjson.loads(payload)
-        if held.get("session") != session:
-            raise Unauthorized("a valid ticket is required")
-        return Identity(str(held["principal"]), str(held["project"]), str(held["role"]))
+        try:
+            held = orjson.loads(payload)
+            if held.get("session") != session:
+                raise Unauthorized("a valid ticket is required")
+            return Identity(str(held["principal"]), str(held["project"]), str(held["role"]))
+        except (orjson.JSONDecodeError, AttributeError, KeyError):  # a stored payload this gateway never wrote
+            raise Unauthorized("a valid ticket is required") from None

@@ -28,7 +28,7 @@ import orjson
 
 from core._identifier import is_identifier
 from core.errors import Issue, UISchemaError, escape_pointer
-from core.json._frozen import ARRAY_KINDS, CONTAINER_KINDS, SCALAR_KINDS
+from core.json._frozen import ARRAY_KINDS, CONTAINER_KINDS, OBJECT_KINDS, SCALAR_KINDS
 from core.json._number import js_number_string
 from core.limits import UI_LIMITS
 
@@ -87,6 +87,7 @@ def protocol_keys() -> frozenset[str]:
 # Dictionaries whose keys declare names (fields, derived values, actions, arguments): an
 # identifier there is the document's own declaration, as in `/state/amount/initial`.
 DECLARING_KEYS = frozenset({"state", "derived", "actions", "arguments"})
+MAX_ENCODABLE_DEPTH = 254  # orjson refuses to write deeper nesting ("Recursion limit reached")
 
 
 def held_pointer(segments: Iterable[str | int]) -> str:
@@ -231,8 +232,40 @@ def json_byte_size(value: Any) -> int:
 def _encoded_size(value: Any, correction: int) -> int:
     try:
         return len(orjson.dumps(value)) + correction
-    except TypeError:
-        raise UISchemaError([Issue("", "strings must be valid Unicode (no lone surrogates)", "unsafe_json")]) from None
+    except TypeError:  # a lone surrogate, or nesting past what orjson writes (a caller's max_depth)
+        where = _lone_surrogate(value)
+        if where is None:
+            raise UISchemaError([Issue("", f"JSON nesting exceeds {MAX_ENCODABLE_DEPTH} levels",
+                                       "unsafe_json")]) from None
+        raise UISchemaError([Issue(held_pointer(where), "strings must be valid Unicode (no lone surrogates)",
+                                   "unsafe_json")]) from None
+
+
+def _lone_surrogate(value: Any) -> list[str | int] | None:
+    """The segments to the first string (a value, or a key: then its object) that is not valid
+    Unicode, in document order; only looked for once orjson refused the value."""
+    stack: list[tuple[Any, list[str | int]]] = [(value, [])]
+    while stack:
+        node, segments = stack.pop()
+        if type(node) is str:
+            if not _encodable(node):
+                return segments
+            continue
+        if type(node) in ARRAY_KINDS:
+            stack.extend((item, [*segments, index]) for index, item in reversed(list(enumerate(node))))
+        elif type(node) in OBJECT_KINDS:
+            if not all(_encodable(key) for key in node):
+                return segments
+            stack.extend((item, [*segments, key]) for key, item in reversed(list(node.items())))
+    return None
+
+
+def _encodable(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def assert_safe_json(
@@ -242,8 +275,22 @@ def assert_safe_json(
     max_depth: int = MAX_JSON_DEPTH,
     max_values: int = MAX_JSON_VALUES,
 ) -> int:
-    """Reject unsafe JSON shapes before recursion; return the value's JSON byte size."""
+    """Reject unsafe JSON shapes before recursion; return the value's JSON byte size.  The limits
+    are integers (`max_depth` at most 254, what the encoder writes; `max_bytes` may be None): any
+    other limit is refused with a `type` issue at its name."""
+    if not (type(max_depth) is int and 0 <= max_depth <= MAX_ENCODABLE_DEPTH and type(max_values) is int
+            and max_values >= 0 and (max_bytes is None or (type(max_bytes) is int and max_bytes >= 0))):
+        raise UISchemaError([_limit_issue(max_bytes, max_depth, max_values)])
     return measure_safe_json(value, max_bytes=max_bytes, max_depth=max_depth, max_values=max_values)[0]
+
+
+def _limit_issue(max_bytes: Any, max_depth: Any, max_values: Any) -> Issue:
+    """The issue of the first limit of `assert_safe_json` that is not an integer in its range."""
+    if not (max_bytes is None or (type(max_bytes) is int and max_bytes >= 0)):
+        return Issue("/max_bytes", "max_bytes must be None or an integer 0 or more", "type")
+    if not (type(max_depth) is int and 0 <= max_depth <= MAX_ENCODABLE_DEPTH):
+        return Issue("/max_depth", f"max_depth must be an integer 0-{MAX_ENCODABLE_DEPTH}", "type")
+    return Issue("/max_values", "max_values must be an integer 0 or more", "type")
 
 
 def measure_safe_json(

@@ -219,3 +219,19 @@ def test_a_runtime_expression_failure_in_an_action_is_an_expression_error() -> N
         dispatch_local_action(document, state, action)
     with pytest.raises(UIExpressionError):
         resolve_ui_action(document, state, "save")
+
+
+@pytest.mark.parametrize(("where", "pointer"), [
+    (lambda d: d.update(derived={"x": {"op": "concat", "args": ["ok", "\ud83d"]}}), "/derived/x/args/1"),
+    (lambda d: d["root"].setdefault("props", {}).update(title="a\udc00b"), "/root/props/title"),
+    # under a key the protocol does not define, the path stops at the object holding it
+    (lambda d: d["root"].setdefault("props", {}).update(QXJZsecret={"\udc00": 1}), "/root/props"),
+])
+def test_a_lone_surrogate_is_located_without_naming_a_foreign_key(where: Any, pointer: str) -> None:
+    from tests.unit.documents import base_document
+
+    document = base_document()
+    where(document)
+    with pytest.raises(UIError) as error:
+        parse_document(document)
+    assert [(issue.path, issue.code) for issue in error.value.issues] == [(pointer, "unsafe_json")]

@@ -70,3 +70,21 @@ def test_a_header_member_named_twice_is_refused() -> None:
 
 def test_the_same_claims_written_once_each_are_accepted() -> None:
     assert _verifier().verify(_signed('{"alg":"HS256"}', json.dumps(_claims()))) == ALICE
+
+
+def test_a_deeply_nested_header_or_claims_set_is_refused_not_a_crash() -> None:
+    deep = "[" * 1000 + "]" * 1000
+    for header, payload in ((deep, json.dumps(_claims())), ('{"alg":"HS256"}', deep)):
+        with pytest.raises(Unauthorized):
+            _verifier().verify(_signed(header, payload))
+
+
+def test_an_expiry_no_float_can_hold_is_refused_not_a_crash() -> None:
+    with pytest.raises(Unauthorized):
+        _verifier().verify(jwt.encode(_claims(exp=10**400), SECRET, algorithm="HS256"))
+
+
+def test_a_token_that_is_not_text_is_refused() -> None:
+    for token in (5, None, ["a"], b"a.b.c"):
+        with pytest.raises(Unauthorized):
+            _verifier().verify(token)  # type: ignore[arg-type]

@@ -850,7 +850,7 @@ def _restore_case(change: str) -> tuple[Any, Any]:
     ("snapshot:children-not-list", "/snapshot", "restore"), ("snapshot:set", "/snapshot", "restore"),
     ("snapshot:nan", "/snapshot", "restore"), ("snapshot:bad-state", "/snapshot/state/x/type", "enum"),
     ("envelope:seq", "/seq", "range"), ("envelope:uiId", "/uiId", "binding"),
-    ("envelope:unknown-key", "", "unknown_property"), ("envelope:lone-surrogate", "", "unsafe_json"),
+    ("envelope:unknown-key", "", "unknown_property"), ("envelope:lone-surrogate", "/message", "unsafe_json"),
 ])
 def test_a_restore_refuses_what_no_stored_state_is_with_a_located_issue(change: str, path: str, code: str) -> None:
     from core.stream.lifecycle import restore_ui_stream, resume_ui_stream
@@ -872,7 +872,7 @@ def test_a_restore_refuses_what_no_stored_state_is_with_a_located_issue(change: 
     ("snapshot:not-object", "/snapshot", "type"), ("snapshot:duplicate-id", "/snapshot", "restore"),
     ("snapshot:nan", "/snapshot", "restore"), ("snapshot:bad-state", "/snapshot/state/x/type", "enum"),
     ("envelope:seq", "/seq", "range"), ("envelope:uiId", "/uiId", "binding"),
-    ("envelope:unknown-key", "", "unknown_property"), ("envelope:lone-surrogate", "", "unsafe_json"),
+    ("envelope:unknown-key", "", "unknown_property"), ("envelope:lone-surrogate", "/message", "unsafe_json"),
 ])
 def test_a_restore_in_two_halves_refuses_what_the_whole_restore_refuses(change: str, path: str, code: str) -> None:
     """`restore_snapshot` then `restore_envelope` (a host sharing restored snapshots) say what
