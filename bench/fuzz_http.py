@@ -358,8 +358,11 @@ async def storm(base: str, target: Target, *, seconds: float, seed: int, concurr
 
 
 async def _refill_ticket(client: httpx.AsyncClient, target: Target) -> None:
-    reply = await client.post(f"/v1/sessions/{target.session}/tickets",
-                              headers={"authorization": f"Bearer {_token(target, 'viewer')}"})
+    try:
+        reply = await client.post(f"/v1/sessions/{target.session}/tickets",
+                                  headers={"authorization": f"Bearer {_token(target, 'viewer')}"})
+    except httpx.HTTPError:  # the gateway dropped it: the probes that follow count what went wrong
+        return
     if reply.status_code == 200:
         target.tickets.append(reply.json()["ticket"])
         del target.tickets[:-8]

@@ -129,6 +129,10 @@ class ProbeGenerator:
                            f'"aud":["iui"],"exp":{now + 600}}}'),
             lambda: signed(secret, '{"alg":"HS256","crit":["' + self.marker + '"]}', claims % (now + 600)),
             lambda: signed(secret, '{"alg":"HS256"}', "[" * 5000 + "]" * 5000),
+            # nested deep enough for json.loads's recursion yet within the 8 KiB token bound
+            lambda: signed(secret, "[" * 1500 + "]" * 1500, claims % (now + 600)),
+            lambda: signed(secret, '{"alg":"HS256"}', "[" * 1500 + "]" * 1500),
+            lambda: signed(secret, '{"alg":"HS256"}', claims % ("1" + "0" * 400)),  # an exp no float holds
             lambda: "e30." + _b64(b"\xff\xfe" + self.marker.encode()) + ".e30",
             lambda: self.marker + "." + self.marker + "." + self.marker,
             lambda: "a" * r.choice((8_193, 60_000)) + self.marker,
