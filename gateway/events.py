@@ -21,7 +21,7 @@ from typing import Any
 from sse_starlette import ServerSentEvent
 
 from .backend import LOG_KINDS, Backend, LogEntry, SessionInfo
-from .cursor import Cursor
+from .cursor import ZERO, Cursor
 from .hub import Hub, Listener, merged
 from .metrics import GatewayMetrics
 
@@ -85,6 +85,12 @@ class EventStream:
             first = bounds[kind].first
             if bounds[kind].trimmed and first is not None and self._cursor.at(kind) < first:
                 return "expired"
+        for kind in LOG_KINDS:
+            # A log only grows (and loses its oldest): a position past its end was lost by Redis (a
+            # restart that lost its last writes, a log deleted with the session's answers) or forged.
+            # The next entries may sort below it and would be dropped as sent: the state instead.
+            if self._cursor.at(kind) > (bounds[kind].last or ZERO):
+                return "ahead"
         return None
 
     async def _resync(self, reason: str) -> Event:

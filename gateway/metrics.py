@@ -8,7 +8,7 @@ from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, Proc
 
 _SECONDS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 10.0, 30.0)
 EVENT_TYPES = ("frame", "receipt", "answer", "resync")
-RESYNC_REASONS = ("expired", "epoch", "slow_reader")
+RESYNC_REASONS = ("expired", "epoch", "ahead", "slow_reader")
 # bytes that are not HTTP/1.1; a request not read in time; one past IUI_GATEWAY_MAX_CONNECTIONS
 PROTOCOL_REFUSALS = ("bad_request", "request_timeout", "headers_too_large", "overloaded")
 

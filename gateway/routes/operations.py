@@ -28,7 +28,10 @@ async def reserve(request: Request) -> JSONResponse:
     """POST /v1/sessions/{session}/operations: reserve an action; `Idempotency-Key` is its requestId (user)."""
     caller = await _caller(request, Permission.ACT)
     body = await read_json(request, MAX_ACTION_REQUEST_BYTES)
-    request_id = idempotency_key(request) or body.get("requestId") or f"req-{uuid.uuid4().hex}"
+    key = idempotency_key(request)
+    # Only an absent requestId is made up: a blank or wrong-typed one would become a fresh id at
+    # every retry, and the retry another operation.
+    request_id = key if key is not None else body.get("requestId", f"req-{uuid.uuid4().hex}")
     if type(request_id) is not str or not is_request_id(request_id):
         raise Problem("bad_request", "requestId must be 1-128 printable ASCII characters")
     return JSONResponse(await caller.ask("action", "reserve", {**body, "requestId": request_id}))

@@ -34,8 +34,8 @@ async def call(request: Request) -> JSONResponse:
     # The key names the call (the runtime's ledger answers its retry), never the reply's address: each
     # HTTP request reads a reply list of its own, so another tenant who sends the same session and
     # key can neither read this caller's reply nor take it away.
-    result = await gateway.request(identity, session, "tool", tool, arguments,
-                                   call=call_id or idempotency_key(request))
+    key = idempotency_key(request)  # checked even when the body names the call
+    result = await gateway.request(identity, session, "tool", tool, arguments, call=call_id or key)
     return JSONResponse(result)
 
 

@@ -15,7 +15,7 @@ from ..responses import JSONResponse
 # A PUT's body: nodes <= 32 KiB (the runtime's bound), and room for a client's copy of the block
 # (dropped here: the runtime has its own, and an entry carries at most IUI_MAX_DOCUMENT_BYTES + 4 KiB).
 MAX_VIEW_BODY_BYTES = 3 * 100_000 + 64 * 1024
-_REVISION = re.compile(r'(?:W/)?"?(\d{1,15})"?')
+_REVISION = re.compile(r'(?:W/)?(?:"(\d{1,15})"|(\d{1,15}))')  # "<revision>", W/"<revision>" or bare
 
 
 async def read(request: Request) -> JSONResponse:
@@ -36,9 +36,10 @@ async def write(request: Request) -> JSONResponse:
         match = _REVISION.fullmatch(request.headers.get("if-match", "").strip())
         if match is None:
             raise Problem("bad_request", "expected_revision (or If-Match with the revision) is required")
-        body["expected_revision"] = int(match.group(1))
+        body["expected_revision"] = int(match.group(1) or match.group(2))
+    key = idempotency_key(request)  # checked even when the body names the request
     if "request_id" not in body:
-        body["request_id"] = idempotency_key(request) or f"put-{uuid.uuid4().hex}"
+        body["request_id"] = key or f"put-{uuid.uuid4().hex}"
     body.pop("block", None)  # a client's copy of the block, which the runtime ignores (it has its own)
     body = {**body, "message_id": path_id(request, "message"), "block_id": path_id(request, "block")}
     result = await caller.ask("view", "put", body)

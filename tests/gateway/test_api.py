@@ -194,6 +194,28 @@ def test_reserve_read_list_and_the_idempotency_key(http: httpx.Client) -> None:
     assert catalog.status_code == 200 and "capabilities" in catalog.json() and "tools" in catalog.json()
 
 
+@pytest.mark.parametrize("request_id", ["", 0, False, [], {}, None, 12, "x" * 129])
+def test_a_reserve_whose_request_id_is_not_one_is_400_and_reserves_nothing(http: httpx.Client,
+                                                                          request_id: Any) -> None:
+    # made up for it, a blank id would be a new one at each retry, and each retry a new operation
+    plain(http, "s3", "agent-callback.json", "ui-1")
+    document = example("agent-callback.json")
+    ref = {"sourceCallId": "ui-1", "uiId": document["id"], "generation": 0, "revision": 0}
+    body = {"documentRef": ref, "actionId": next(iter(document["actions"])), "requestId": request_id,
+            "values": {k: v["initial"] for k, v in document["state"].items()}}
+    refused = http.post("/v1/sessions/s3/operations", headers=auth("user"), json=body)
+    assert refused.status_code == 400 and refused.json()["code"] == "bad_request"
+    listed = http.get("/v1/sessions/s3/operations", headers=auth("viewer"), params={"documentRef": json.dumps(ref)})
+    assert listed.json()["receipts"] == []
+
+
+def test_an_idempotency_key_is_checked_even_where_the_body_names_the_call(http: httpx.Client) -> None:
+    bad = {**auth("agent"), "idempotency-key": "k" * 129}
+    call = http.post("/v1/sessions/s2/calls", headers=bad,
+                     json={"tool": OPEN, "arguments": {"document": example("stream-initial.json")}, "call": "c-1"})
+    assert call.status_code == 400 and call.json()["code"] == "bad_request"  # (the view-state PUT: its round trip)
+
+
 def test_an_action_request_over_32_kib_is_413(http: httpx.Client) -> None:
     plain(http, "s3", "agent-callback.json", "ui-1")
     body = {"documentRef": {}, "actionId": "a", "values": {"x": "y" * 40_000}}
@@ -277,6 +299,14 @@ def test_view_state_round_trip_conflict_and_delete(http: httpx.Client) -> None:
     assert stale.status_code == 409 and stale.json()["code"] == "conflict" and stale.json()["revision"] == 1
     missing = http.put(path, headers=auth("user"), json={"nodes": {}, "schema_digest": digest})
     assert missing.status_code == 400
+    for unbalanced in ('"1', '1"', 'W/"1', '""1""'):
+        refused = http.put(path, headers={**auth("user"), "if-match": unbalanced},
+                           json={"nodes": {}, "schema_digest": digest})
+        assert refused.status_code == 400, unbalanced
+    long_key = {**auth("user"), "idempotency-key": "k" * 129}
+    keyed = http.put(path, headers=long_key, json={"nodes": {}, "expected_revision": 1, "schema_digest": digest,
+                                                   "request_id": "r-1"})
+    assert keyed.status_code == 400 and keyed.json()["code"] == "bad_request"
     unknown = http.get("/v1/sessions/s4/messages/m1/blocks/nope/state", headers=auth("user"))
     assert unknown.status_code == 404 and unknown.json()["code"] == "unknown_block"
     assert http.delete("/v1/sessions/s4", headers=auth("user")).status_code == 200

@@ -163,6 +163,23 @@ def test_a_cursor_of_an_earlier_life_of_the_session_gets_a_resync(stack: tuple[R
     assert found[0].event == "resync" and found[0].json()["reason"] == "epoch"
 
 
+def test_a_cursor_past_the_end_of_a_log_gets_a_resync_not_a_silent_gap(stack: tuple[Runtime, GatewayProcess],
+                                                                       http: httpx.Client) -> None:
+    # Only a Redis that lost its last writes (or a forged cursor) leaves a client ahead of a log:
+    # the entries written next may sort below its cursor and would be dropped as already sent.
+    runtime, _ = stack
+    agent = Agent(runtime)
+    cursor = read_until(http, "/v1/sessions/s1/events", auth("viewer"), 1)[0].id
+    _, epoch, frame, receipt, answer = cursor.split(".")
+    ahead = f"v1.{epoch}.{int(frame.split('-')[0]) + 60_000}-0.{receipt}.{answer}"
+    found = read_until(http, "/v1/sessions/s1/events", {**auth("viewer"), "last-event-id": ahead}, 1)
+    assert found[0].event == "resync" and found[0].json()["reason"] == "ahead"
+    assert [frame["seq"] for frame in found[0].json()["frames"]] == [1]
+    agent.patch()  # what follows the resync is delivered from its cursor
+    resumed = read_until(http, "/v1/sessions/s1/events", {**auth("viewer"), "last-event-id": found[0].id}, 1)
+    assert frame_seqs(resumed) == [2]
+
+
 @pytest.mark.parametrize("cursor", ["v1", "v2.1.1-0.0-0.0-0", "v1.1.1-0.0-0", "v1." + "9" * 30 + ".1-0.0-0.0-0",
                                     "x" * 5000, "v1.1.1-0.0-0.0-0\r\nset-cookie: a=b",
                                     "v1.\u0661\u0662.0-0.0-0.0-0", "v1.1.\uff11-0.0-0.0-0"])  # digits of other scripts
