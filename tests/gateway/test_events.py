@@ -3,6 +3,7 @@ logs, Redis restarts and slow readers; tickets; hostile cursors."""
 
 from __future__ import annotations
 
+import contextlib
 import socket
 import tempfile
 import threading
@@ -323,72 +324,81 @@ def _chunked_lines(body: str) -> Iterator[str]:
         yield line
 
 
-def test_a_redis_restart_brings_the_subscription_back_and_nothing_is_missed() -> None:
+class DiskRedis:
+    """A redis-server of the test's own on an AOF written at every command, killed and restarted in place."""
+
+    OPTIONS = ("--appendonly", "yes", "--appendfsync", "always")
+
+    def __init__(self, directory: str) -> None:
+        self.directory = directory
+        self.server, self.port = start_redis_server(directory, *self.OPTIONS)
+        self.url = f"redis://127.0.0.1:{self.port}/0"
+
+    def kill(self) -> None:
+        self.server.kill()
+        self.server.wait()
+
+    def restart(self) -> None:
+        self.server, _ = start_redis_server(self.directory, *self.OPTIONS, port=self.port)
+
+
+@contextlib.contextmanager
+def disk_stack() -> Iterator[tuple[DiskRedis, Runtime, GatewayProcess]]:
+    """Worker pools and a gateway on a `DiskRedis`."""
     with tempfile.TemporaryDirectory() as directory:
-        options = ("--appendonly", "yes", "--appendfsync", "always")
-        server, port = start_redis_server(directory, *options)
-        url = f"redis://127.0.0.1:{port}/0"
-        runtime = Runtime(url).start()
-        gateway = GatewayProcess(url).start()
+        redis = DiskRedis(directory)
+        runtime = Runtime(redis.url).start()
+        gateway = GatewayProcess(redis.url).start()
         try:
-            agent = Agent(runtime)
-            agent.patch(5)
-            follower = Follower(gateway.url, "s1", auth("viewer")).start()
-            follower.wait_for(lambda got: len(frame_seqs(got)) >= 6)
-            server.kill()
-            server.wait()
-            server, _ = start_redis_server(directory, *options, port=port)
-            deadline = time.monotonic() + 20
-            while True:  # the workers and the gateway come back by themselves
-                try:
-                    agent.patch(1)
-                    break
-                except Exception:
-                    assert time.monotonic() < deadline
-                    time.sleep(0.2)
-            agent.patch(10)
-            follower.wait_for(lambda got: len(frame_seqs(got)) >= 17, timeout=30)
-            follower.stop()
-            assert frame_seqs(follower.received) == list(range(1, 18))
-            assert httpx.get(gateway.url + "/readyz").status_code == 200
+            yield redis, runtime, gateway
         finally:
             gateway.stop()
             runtime.stop()
-            server.kill()
+            redis.kill()
+
+
+def test_a_redis_restart_brings_the_subscription_back_and_nothing_is_missed() -> None:
+    with disk_stack() as (redis, runtime, gateway):
+        agent = Agent(runtime)
+        agent.patch(5)
+        follower = Follower(gateway.url, "s1", auth("viewer")).start()
+        follower.wait_for(lambda got: len(frame_seqs(got)) >= 6)
+        redis.kill()
+        redis.restart()
+        deadline = time.monotonic() + 20
+        while True:  # the workers and the gateway come back by themselves
+            try:
+                agent.patch(1)
+                break
+            except Exception:
+                assert time.monotonic() < deadline
+                time.sleep(0.2)
+        agent.patch(10)
+        follower.wait_for(lambda got: len(frame_seqs(got)) >= 17, timeout=30)
+        follower.stop()
+        assert frame_seqs(follower.received) == list(range(1, 18))
+        assert httpx.get(gateway.url + "/readyz").status_code == 200
 
 
 def test_a_stream_asked_for_while_redis_is_away_opens_once_it_is_back() -> None:
     # An EventSource stops for good on a 503, so a stream asked for during a short outage waits for
     # Redis rather than being refused at once; it then starts as any other.
-    with tempfile.TemporaryDirectory() as directory:
-        options = ("--appendonly", "yes", "--appendfsync", "always")
-        server, port = start_redis_server(directory, *options)
-        url = f"redis://127.0.0.1:{port}/0"
-        runtime = Runtime(url).start()
-        gateway = GatewayProcess(url).start()
-        try:
-            Agent(runtime).patch(2)
-            server.kill()
-            server.wait()
-            answered: dict[str, Any] = {}
+    with disk_stack() as (redis, runtime, gateway):
+        Agent(runtime).patch(2)
+        redis.kill()
+        answered: dict[str, Any] = {}
 
-            def follow() -> None:
-                with httpx.Client(base_url=gateway.url) as client:
-                    answered["messages"] = read_until(client, "/v1/sessions/s1/events", auth("viewer"), 3,
-                                                      timeout=30)
+        def follow() -> None:
+            with httpx.Client(base_url=gateway.url) as client:
+                answered["messages"] = read_until(client, "/v1/sessions/s1/events", auth("viewer"), 3, timeout=30)
 
-            reader = threading.Thread(target=follow)
-            reader.start()
-            time.sleep(1.5)
-            assert reader.is_alive() and not answered  # still waiting for Redis, not refused
-            server, _ = start_redis_server(directory, *options, port=port)
-            reader.join(30)
-            assert [m.json()["seq"] for m in answered["messages"]] == [1, 2, 3]  # opened with a 200
-        finally:
-            gateway.stop()
-            runtime.stop()
-            server.kill()
-            server.wait()
+        reader = threading.Thread(target=follow)
+        reader.start()
+        time.sleep(1.5)
+        assert reader.is_alive() and not answered  # still waiting for Redis, not refused
+        redis.restart()
+        reader.join(30)
+        assert [m.json()["seq"] for m in answered["messages"]] == [1, 2, 3]  # opened with a 200
 
 
 def test_a_stream_asked_for_while_redis_stays_away_is_503_after_the_reply_timeout() -> None:
