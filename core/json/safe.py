@@ -251,12 +251,20 @@ def _lone_surrogate(value: Any) -> list[str | int] | None:
             if not _encodable(node):
                 return segments
             continue
+        children: list[tuple[str | int, Any]] = []  # typed lists: mypyc compiles no comprehension over Any
         if type(node) in ARRAY_KINDS:
-            stack.extend((item, [*segments, index]) for index, item in reversed(list(enumerate(node))))
+            array: list[Any] = node
+            for index, item in enumerate(array):
+                children.append((index, item))
         elif type(node) in OBJECT_KINDS:
-            if not all(_encodable(key) for key in node):
-                return segments
-            stack.extend((item, [*segments, key]) for key, item in reversed(list(node.items())))
+            obj: dict[Any, Any] = node
+            for key, item in obj.items():
+                if not _encodable(key):
+                    return segments
+                children.append((key, item))
+        for position in range(len(children) - 1, -1, -1):  # the first child on top: document order
+            segment, item = children[position]
+            stack.append((item, segments + [segment]))  # noqa: RUF005  # mypyc fails on the star form
     return None
 
 
@@ -271,9 +279,9 @@ def _encodable(text: str) -> bool:
 def assert_safe_json(
     value: Any,
     *,
-    max_bytes: int | None = None,
-    max_depth: int = MAX_JSON_DEPTH,
-    max_values: int = MAX_JSON_VALUES,
+    max_bytes: Any = None,  # `Any`, the three: a compiled build would raise TypeError before the check below
+    max_depth: Any = MAX_JSON_DEPTH,
+    max_values: Any = MAX_JSON_VALUES,
 ) -> int:
     """Reject unsafe JSON shapes before recursion; return the value's JSON byte size.  The limits
     are integers (`max_depth` at most 254, what the encoder writes; `max_bytes` may be None): any

@@ -235,3 +235,23 @@ def test_a_lone_surrogate_is_located_without_naming_a_foreign_key(where: Any, po
     with pytest.raises(UIError) as error:
         parse_document(document)
     assert [(issue.path, issue.code) for issue in error.value.issues] == [(pointer, "unsafe_json")]
+
+
+@pytest.mark.parametrize(("limits", "path"), [
+    ({"max_depth": None}, "/max_depth"), ({"max_depth": "128"}, "/max_depth"),
+    ({"max_depth": float("nan")}, "/max_depth"),
+    ({"max_depth": True}, "/max_depth"), ({"max_depth": 255}, "/max_depth"), ({"max_values": -1}, "/max_values"),
+    ({"max_bytes": 1.5}, "/max_bytes"), ({"max_bytes": "10"}, "/max_bytes"),
+])
+def test_assert_safe_json_refuses_limits_that_are_not_integers_in_range(limits: dict[str, Any], path: str) -> None:
+    # NaN once switched a bound off, None raised TypeError, a depth past 254 was misreported
+    with pytest.raises(UIError) as error:
+        assert_safe_json({"a": 1}, **limits)
+    assert [(issue.path, issue.code) for issue in error.value.issues] == [(path, "type")]
+
+
+def test_assert_safe_json_writes_up_to_254_levels() -> None:
+    value: Any = 1
+    for _ in range(254):
+        value = [value]
+    assert assert_safe_json(value, max_depth=254) == 254 * 2 + 1
