@@ -29,7 +29,7 @@ from .headers import Cors, SecurityHeaders
 from .heap import keep_heap
 from .hub import Hub
 from .identity import Forbidden, Unauthorized, Verifier
-from .metrics import GatewayMetrics
+from .metrics import REFUSED_CODES, GatewayMetrics
 from .problems import Problem
 from .routes import agui, events, health, operations, sessions, view_state, web
 from .tickets import Tickets
@@ -101,12 +101,9 @@ def create_app(*, settings: Settings, backend: Backend, registry: CollectorRegis
     return app
 
 
-REFUSALS = frozenset(("not_found", "payload_too_large", "backpressure", "timeout"))  # counted by `refused`
-
-
 async def _problem(request: Request, error: Exception) -> Response:
     assert isinstance(error, Problem)
-    if error.code in REFUSALS:
+    if error.code in REFUSED_CODES:
         request.app.state.gateway.metrics.refused.labels(error.code).inc()
     return error.response()
 

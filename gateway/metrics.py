@@ -9,6 +9,9 @@ from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, Proc
 _SECONDS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 10.0, 30.0)
 EVENT_TYPES = ("frame", "receipt", "answer", "resync")
 RESYNC_REASONS = ("expired", "epoch", "ahead", "slow_reader")
+# requests the application refused (a token, a role, a missing or foreign thing, a body too large,
+# backpressure) or gave up on (no reply in time): `iui_gateway_refused_total`
+REFUSED_CODES = ("unauthorized", "forbidden", "not_found", "payload_too_large", "backpressure", "timeout")
 # bytes that are not HTTP/1.1; a request not read in time; one past IUI_GATEWAY_MAX_CONNECTIONS
 PROTOCOL_REFUSALS = ("bad_request", "request_timeout", "headers_too_large", "overloaded")
 
@@ -48,7 +51,7 @@ class GatewayMetrics:
             self.events.labels(kind)
         for reason in RESYNC_REASONS:
             self.resyncs.labels(reason)
-        for code in ("unauthorized", "forbidden", "not_found", "payload_too_large", "backpressure", "timeout"):
+        for code in REFUSED_CODES:
             self.refused.labels(code)
         for code in PROTOCOL_REFUSALS:
             self.protocol_refused.labels(code)

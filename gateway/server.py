@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import errno
 import logging
 import resource
 import socket
@@ -54,29 +53,25 @@ async def serve(settings: Settings, *, host: str, port: int, announce: Callable[
 
 
 class Unlistenable(Exception):
-    """The gateway's address cannot be listened on; `address` tells whether the host is to blame
-    (it does not resolve or is not this machine's) rather than the port (in use, privileged)."""
+    """The gateway's address cannot be listened on; `error` says why (the CLI names the setting to blame)."""
 
-    def __init__(self, message: str, *, address: bool) -> None:
-        super().__init__(message)
-        self.address = address
+    def __init__(self, error: OSError) -> None:
+        super().__init__(str(error))
+        self.error = error
 
 
 def listening_socket(host: str, port: int) -> socket.socket:
     """A TCP socket bound to host and port (as uvicorn binds one), or `Unlistenable`."""
     try:
-        family = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0][0]
-        listening = socket.socket(family, socket.SOCK_STREAM)
+        listening = socket.socket(socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0][0], socket.SOCK_STREAM)
     except OSError as error:
-        raise Unlistenable(f"cannot listen on {host} port {port}: {error.strerror or type(error).__name__}",
-                           address=True) from None
+        raise Unlistenable(error) from None
     try:
         listening.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         listening.bind((host, port))
     except OSError as error:
         listening.close()
-        raise Unlistenable(f"cannot listen on {host} port {port}: {error.strerror or type(error).__name__}",
-                           address=error.errno == errno.EADDRNOTAVAIL) from None
+        raise Unlistenable(error) from None
     return listening
 
 

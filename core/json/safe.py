@@ -286,19 +286,21 @@ def assert_safe_json(
     """Reject unsafe JSON shapes before recursion; return the value's JSON byte size.  The limits
     are integers (`max_depth` at most 254, what the encoder writes; `max_bytes` may be None): any
     other limit is refused with a `type` issue at its name."""
-    if not (type(max_depth) is int and 0 <= max_depth <= MAX_ENCODABLE_DEPTH and type(max_values) is int
-            and max_values >= 0 and (max_bytes is None or (type(max_bytes) is int and max_bytes >= 0))):
-        raise UISchemaError([_limit_issue(max_bytes, max_depth, max_values)])
+    issue = _limit_issue(max_bytes, max_depth, max_values)
+    if issue is not None:
+        raise UISchemaError([issue])
     return measure_safe_json(value, max_bytes=max_bytes, max_depth=max_depth, max_values=max_values)[0]
 
 
-def _limit_issue(max_bytes: Any, max_depth: Any, max_values: Any) -> Issue:
-    """The issue of the first limit of `assert_safe_json` that is not an integer in its range."""
+def _limit_issue(max_bytes: Any, max_depth: Any, max_values: Any) -> Issue | None:
+    """The issue of the first limit of `assert_safe_json` that is not an integer in its range (None: all are)."""
     if not (max_bytes is None or (type(max_bytes) is int and max_bytes >= 0)):
         return Issue("/max_bytes", "max_bytes must be None or an integer 0 or more", "type")
     if not (type(max_depth) is int and 0 <= max_depth <= MAX_ENCODABLE_DEPTH):
         return Issue("/max_depth", f"max_depth must be an integer 0-{MAX_ENCODABLE_DEPTH}", "type")
-    return Issue("/max_values", "max_values must be an integer 0 or more", "type")
+    if not (type(max_values) is int and max_values >= 0):
+        return Issue("/max_values", "max_values must be an integer 0 or more", "type")
+    return None
 
 
 def measure_safe_json(

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import errno
 import signal
+import socket
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
@@ -30,15 +32,26 @@ class CommandError(Exception):
         self.status = status
 
 
+def unlistenable(args: argparse.Namespace, settings: Settings, error: OSError, doing: str,
+                 fields: tuple[str, str]) -> SettingsError:
+    """The one-line error of an address (`fields`: its host and port settings) that cannot be listened
+    on: blaming the host when it does not resolve or is not this machine's, else the port (in use,
+    privileged)."""
+    host, port = (getattr(settings, field) for field in fields)
+    address = isinstance(error, socket.gaierror) or error.errno == errno.EADDRNOTAVAIL
+    reason = f"cannot {doing} on {host} port {port}: " + (error.strerror or type(error).__name__)
+    return setting_error(args, fields[0] if address else fields[1], reason)
+
+
 @contextlib.contextmanager
 def within(seconds: float, settings: Settings) -> Iterator[None]:
     """A command that waits on a reply ends by `seconds` (+ OVERRUN_S) even when Redis accepts the
     connection and never answers: every read is bounded, but a read bound that admits a blocking
     reply would let each non-blocking one wait as long (the main thread's timer; the CLI's only)."""
-    from ..redisio.connection import location
+    from ..redisio.connection import no_answer
 
     def expired(signum: int, frame: object) -> None:
-        raise CommandError(f"Redis at {location(settings.redis_url)} did not answer in time")
+        raise CommandError(str(no_answer(settings.redis_url)))
 
     previous = signal.signal(signal.SIGALRM, expired)
     signal.setitimer(signal.ITIMER_REAL, seconds + OVERRUN_S)

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..redisio.connection import location
-from .common import CommandError, _settings, setting_error
+from .common import CommandError, _settings, unlistenable
 
 ROLES = ("viewer", "user", "agent", "admin")
 MAX_TTL_S = 30 * 86_400
@@ -35,8 +35,8 @@ def cmd_gateway(args: argparse.Namespace) -> int:
 
     try:
         run(settings, host=settings.gateway_host, port=settings.gateway_port, announce=announce)
-    except Unlistenable as error:
-        raise setting_error(args, "gateway_host" if error.address else "gateway_port", str(error)) from None
+    except Unlistenable as failure:
+        raise unlistenable(args, settings, failure.error, "listen", ("gateway_host", "gateway_port")) from None
     return 0
 
 

@@ -7,10 +7,8 @@ traceback.
 from __future__ import annotations
 
 import argparse
-import errno
 import json
 import signal
-import socket
 import sys
 import time
 from collections.abc import Sequence
@@ -20,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from config.settings import ENV_PREFIX, Settings, SettingsError
 
 from .actions import add_action_commands
-from .common import REPLY_BOUND_S, CommandError, _client, _redis, _settings, setting_error, within
+from .common import REPLY_BOUND_S, CommandError, _client, _redis, _settings, unlistenable, within
 from .gateway import add_gateway_commands
 
 if TYPE_CHECKING:  # imported where used: each subcommand loads only what it runs
@@ -106,11 +104,7 @@ def _serve_metrics(args: argparse.Namespace, settings: Settings, registry: Colle
     try:
         start_http_server(settings.metrics_port, addr=settings.metrics_addr, registry=registry)
     except OSError as error:
-        # An address that does not resolve or is not this host's blames the address; else (in use, privileged) the port.
-        unusable_address = isinstance(error, socket.gaierror) or error.errno == errno.EADDRNOTAVAIL
-        reason = f"cannot serve metrics on {settings.metrics_addr} port {settings.metrics_port}: " + (
-            error.strerror or type(error).__name__)
-        raise setting_error(args, "metrics_addr" if unusable_address else "metrics_port", reason) from None
+        raise unlistenable(args, settings, error, "serve metrics", ("metrics_addr", "metrics_port")) from None
 
 
 # -- submit / tail / status ---------------------------------------------------------------

@@ -213,11 +213,15 @@ def unavailable(error: BaseException, url: str) -> RedisUnavailable | None:
     """The one-line translation of a connection or timeout error (never the URL's credentials)."""
     if not isinstance(error, TRANSIENT_ERRORS):
         return None
-    where = location(url)
     if isinstance(error, (redis.TimeoutError, TimeoutError)):
-        return RedisUnavailable(f"Redis at {where} did not answer in time")
+        return no_answer(url)
     reason = " ".join(str(error).split()) or type(error).__name__
-    return RedisUnavailable(f"Redis at {where} is unreachable: {reason}")
+    return RedisUnavailable(f"Redis at {location(url)} is unreachable: {reason}")
+
+
+def no_answer(url: str) -> RedisUnavailable:
+    """The one line of a Redis that did not answer in time (never the URL's credentials)."""
+    return RedisUnavailable(f"Redis at {location(url)} did not answer in time")
 
 
 def is_busy_group(error: BaseException) -> bool:
