@@ -40,6 +40,12 @@ def _clip_pointer(path: str) -> str:
     return path
 
 
+def _require_text(name: str, value: object) -> None:
+    # A compiled build checks declared types itself; the pure one would fail later, and less clearly.
+    if not isinstance(value, str):
+        raise TypeError(f"{name} must be a string")
+
+
 def _clip_message(text: str) -> str:
     if not text.isascii():
         text = "".join("\ufffd" if 0xD800 <= ord(char) <= 0xDFFF else char for char in text)
@@ -55,6 +61,9 @@ class Issue:
     code: str = "invalid"
 
     def __post_init__(self) -> None:
+        _require_text("Issue path", self.path)
+        _require_text("Issue message", self.message)
+        _require_text("Issue code", self.code)
         object.__setattr__(self, "path", _clip_pointer(self.path))
         object.__setattr__(self, "message", _clip_message(self.message))
 
@@ -112,6 +121,9 @@ class UIError(Exception):
     code = "ui_error"
 
     def __init__(self, message: str, *, code: str | None = None) -> None:
+        _require_text("UIError message", message)
+        if code is not None and not isinstance(code, str):
+            raise TypeError("UIError code must be a string or None")
         super().__init__(_clip_message(message))
         if code is not None:
             self.code = code
@@ -121,6 +133,12 @@ class UIError(Exception):
         return str(self.args[0]) if self.args else ""
 
 
+def _issue_of(owner: str, item: object) -> Issue:
+    if not isinstance(item, Issue):
+        raise TypeError(f"{owner} issues must be Issue values or one string")
+    return item
+
+
 @mypyc_attr(native_class=False)
 class _LocatedError(UIError):
     """An error that carries a bounded list of located issues."""
@@ -128,7 +146,12 @@ class _LocatedError(UIError):
     def __init__(self, issues: Iterable[Issue] | str, *, code: str | None = None) -> None:
         if isinstance(issues, str):
             issues = [Issue("", issues)]
-        self.issues: list[Issue] = list(issues)[:MAX_ISSUES]
+        elif not isinstance(issues, Iterable):
+            raise TypeError(f"{type(self).__name__} issues must be Issue values or one string")
+        items: list[object] = []
+        items.extend(issues)
+        del items[MAX_ISSUES:]
+        self.issues: list[Issue] = [_issue_of(type(self).__name__, item) for item in items]
         if not self.issues:
             self.issues = [Issue("", "invalid input")]
         first = self.issues[0]

@@ -255,3 +255,28 @@ def test_assert_safe_json_writes_up_to_254_levels() -> None:
     for _ in range(254):
         value = [value]
     assert assert_safe_json(value, max_depth=254) == 254 * 2 + 1
+
+
+@pytest.mark.parametrize("arguments", [(5, "m"), ("/x", None), ("/x", "m", 3), (b"/x", "m")])
+def test_an_issue_of_other_types_is_a_type_error_naming_the_field(arguments: tuple[Any, ...]) -> None:
+    # an int path once failed inside the clipping with AttributeError ('int' has no isascii)
+    # (a compiled build refuses it in its own words, before the check of the pure one)
+    with pytest.raises(TypeError, match=r"(must be a string|str object expected)"):
+        Issue(*arguments)
+
+
+@pytest.mark.parametrize("error", [UIError, UIExpressionError])
+def test_an_error_message_or_code_of_another_type_is_a_type_error(error: type[UIError]) -> None:
+    with pytest.raises(TypeError, match=r"(must be a string|str object expected)"):
+        error(404)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match=r"(must be a string or None|str or None object expected)"):
+        error("m", code=7)  # type: ignore[arg-type]
+    assert error("m", code="x").code == "x"
+
+
+@pytest.mark.parametrize("issues", [[{"path": "", "message": "m"}], ["m"], 5, [None]])
+def test_located_errors_take_issues_or_one_text(issues: Any) -> None:
+    with pytest.raises(TypeError, match=r"^UISchemaError issues must be Issue values or one string$"):
+        UISchemaError(issues)
+    assert UISchemaError("m").issues == [Issue("", "m")]
+    assert UIStreamError([Issue("/a", "m", "x")]).issues[0].code == "x"
