@@ -203,6 +203,22 @@ def test_an_invalid_mutation_is_rejected_with_located_issues(runtime: Runtime) -
     assert all(set(issue) == {"path", "message"} for issue in reply["error"]["issues"])
 
 
+@pytest.mark.parametrize("mutation", [{"type": "complete"}, {"type": "cancel"},
+                                      {"type": "error", "message": "boom"}, {"type": ["add"]}])
+def test_a_patch_applies_only_add_update_or_remove(runtime: Runtime, mutation: dict) -> None:
+    # seed 001: "允许的 mutation 只有 add、update、remove", and no tool makes an error frame; a
+    # patch once ended the stream (complete, cancel) or wrote an `error` frame
+    runtime.start()
+    frame = open_stream(runtime)
+    before, log = runtime.generation(SESSION, "sales-report", 1), runtime.log_length(SESSION)
+    reply = patch(runtime, frame, mutation, "patch-1")
+    assert_rejected_and_unchanged(runtime, reply, "invalid_mutation", before, log)
+    assert reply["error"]["issues"] == [{"path": "/mutation/type", "message": "a patch's mutation is an add, "
+                                         "update or remove (end a stream with intelligent_ui_complete or "
+                                         "intelligent_ui_cancel)"}]
+    assert patch(runtime, frame, example("stream-mutations.json")[0], "patch-2")["ok"]
+
+
 def test_an_invalid_document_is_rejected_by_open(runtime: Runtime) -> None:
     runtime.start()
     document = example("stream-initial.json")

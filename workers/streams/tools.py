@@ -15,10 +15,11 @@ from typing import Any, Final
 from config.settings import Settings
 from core._identifier import is_identifier
 from core.document.model import parse_document
-from core.errors import UIError, UISchemaError, UIStreamError
+from core.errors import Issue, UIError, UISchemaError, UIStreamError
 from core.json.canonical import canonical_json_measured, canonical_json_string
 from core.json.safe import SafeJson
 from core.limits import MAX_GENERATION, UI_LIMITS, UI_PROTOCOL_LIMITS
+from core.stream._checkpoint import MUTATION_TYPES
 from core.stream.lifecycle import UIStreamState, advance_ui_stream, start_ui_stream
 
 from ..redisio.connection import SharedRoundTrip
@@ -98,6 +99,17 @@ def _check_keys(args: Mapping[str, Any], required: tuple[str, ...]) -> None:
         raise _invalid(f"missing argument {missing[0]!r}")
     if len(args) != len(required):
         raise _invalid("unknown argument is not allowed")
+
+
+def _patch_event(mutation: Any) -> Any:
+    """A patch's mutation, refused unless it is an add, update or remove: core also applies the
+    terminal events, which only the complete and cancel tools may make (seed 001: "允许的
+    mutation 只有 add、update、remove"; no tool writes an `error` frame)."""
+    if isinstance(mutation, dict) and not any(mutation.get("type") == kind for kind in MUTATION_TYPES):
+        raise HostError("mutation rejected: not an add, update or remove", code=ErrorCode.INVALID_MUTATION,
+                        issues=[Issue("/mutation/type", "a patch's mutation is an add, update or remove (end a "
+                                      "stream with intelligent_ui_complete or intelligent_ui_cancel)")])
+    return mutation  # any other shape is core's to refuse, with its own issues
 
 
 def _parsable(document: dict[str, Any], measured: SafeJson | None) -> Any:
@@ -301,8 +313,8 @@ class ToolHandler:
         if current.status != "streaming":
             raise ConflictError(f"the stream is closed; the current cursor is {current.cursor()}",
                                 code=ErrorCode.STREAM_CLOSED)
-        event = args["mutation"] if entry.name == PATCH else {"type": "complete" if entry.name == COMPLETE
-                                                                  else "cancel"}
+        event = _patch_event(args["mutation"]) if entry.name == PATCH else {"type": "complete" if entry.name == COMPLETE
+                                                                                else "cancel"}
         terminal = entry.name != PATCH
         if current.seq + 1 > self._settings.max_frames_per_generation - (0 if terminal else 1):
             raise BudgetError(f"frame budget exhausted ({current.seq} frames); only a terminal frame remains",
