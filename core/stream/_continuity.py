@@ -132,8 +132,22 @@ def _first_path(root: Mapping[str, Any], pointer: str, wanted: Any) -> str:
     return next(path for node, path in subtree(root, pointer) if wanted(node))
 
 
-def frozen_rule_issues(before: ParsedDocument, after: ParsedDocument, same_revision: bool) -> list[Issue]:
-    """The per-generation freeze rules between two valid snapshots of one generation."""
+def retired_between(retired: FrozenDict, before: Mapping[str, str], after: Mapping[str, str]) -> FrozenDict:
+    """id -> type of each node a receiver's generation saw that its next snapshot no longer holds.
+
+    `retired` is that record before the frame, `before` and `after` the node types of the two
+    snapshots; the same object while no id leaves or comes back (the usual patch: one C-speed
+    comparison of the id sets)."""
+    if before.keys() <= after.keys() and (not retired or retired.keys().isdisjoint(after.keys())):
+        return retired
+    gone = {**retired, **{node_id: kind for node_id, kind in before.items() if node_id not in after}}
+    return FrozenDict({node_id: kind for node_id, kind in gone.items() if node_id not in after})
+
+
+def frozen_rule_issues(before: ParsedDocument, after: ParsedDocument, same_revision: bool,
+                       retired: Mapping[str, str]) -> list[Issue]:
+    """The per-generation freeze rules between two valid snapshots of one generation; `retired`
+    holds the types of the ids the generation removed before `before` (an id keeps its type)."""
     issues = [
         Issue(f"/snapshot/{key}", f"`{key}` is frozen for the generation", "frozen")
         for key in _FROZEN_HEADER
@@ -143,7 +157,7 @@ def frozen_rule_issues(before: ParsedDocument, after: ParsedDocument, same_revis
         issues.append(Issue("/snapshot/root/id", "the root id is frozen for the generation", "frozen"))
     old_types, new_types = before.model.node_types, after.model.node_types
     for node_id, kind in new_types.items():
-        if old_types.get(node_id, kind) != kind:
+        if old_types.get(node_id, kind) != kind or (node_id in retired and retired[node_id] != kind):
             path = _first_path(after["root"], "/snapshot/root", lambda node, node_id=node_id: node["id"] == node_id)
             issues.append(Issue(f"{path}/type", "an existing node id keeps its component type", "frozen"))
     old_domains, new_domains = before.model.select_domains, after.model.select_domains

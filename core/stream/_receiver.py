@@ -157,12 +157,14 @@ def successor_envelope(frame: Any, held: Mapping[str, Any]) -> dict[str, Any] | 
 
 
 def successor_document(
-    snapshot: dict[str, Any], held: ParsedDocument, cache: DocumentCache, memo: HeldBytes, *, same_revision: bool
+    snapshot: dict[str, Any], held: ParsedDocument, cache: DocumentCache, memo: HeldBytes, *, same_revision: bool,
+    retired: Mapping[str, str],
 ) -> tuple[ParsedDocument, DocumentModel] | None:
     """The validated snapshot, sharing every unchanged node with `held`; None if undecided.
 
     `cache` is the generation's revalidation memo and knows `held`.  The header must be
-    unchanged (the freeze rules hold most of it; a new title takes the full check).
+    unchanged (the freeze rules hold most of it; a new title takes the full check).  `retired`
+    holds the types of ids the generation removed: one coming back keeps its type.
     """
     if list(snapshot) != list(held):
         return None
@@ -183,7 +185,8 @@ def successor_document(
     except UISchemaError:
         return None
     before = held.model
-    if model.select_domains != before.select_domains or not sharing.types_kept(before.node_types):
+    types = {**before.node_types, **retired} if retired else before.node_types
+    if model.select_domains != before.select_domains or not sharing.types_kept(types):
         return None
     return document, model
 

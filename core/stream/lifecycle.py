@@ -37,7 +37,7 @@ from core.stream._checkpoint import (
     frame_bytes,
     parse_checkpoint,
 )
-from core.stream._continuity import DigestLog, frozen_rule_issues, share_unchanged
+from core.stream._continuity import DigestLog, frozen_rule_issues, retired_between, share_unchanged
 from core.stream._mutation import (
     NodeIndex,
     build_index,
@@ -200,6 +200,9 @@ class UIStreamState:
 
         Kept as the events come (O(1) to ask) and immutable: the very object while no add or
         remove changes it, so a host may store it again only when it is another object."""
+        return self._retired()
+
+    def _retired(self) -> FrozenDict:
         memo = self._memo
         return EMPTY_DICT if memo is None else memo.retired
 
@@ -354,15 +357,17 @@ def _accept_incrementally(current: UIStreamState, frame: Any) -> UIStreamState |
     lineage = current._lineage()
     same_revision = envelope["revision"] == current.revision
     checked = successor_document(frame["snapshot"], current.document, lineage.cache, lineage.held_bytes,
-                                 same_revision=same_revision)
+                                 same_revision=same_revision, retired=lineage.retired)
     if checked is None:
         return None
     document, info = checked
+    retired = retired_between(lineage.retired, current.document.model.node_types, info.node_types)
     checkpoint = FrozenDict({key: document if key == "snapshot" else value for key, value in envelope.items()})
     size = frame_bytes(checkpoint, info.byte_size)
     if size > FRAME_BYTES:
         return None
-    successor = _Lineage(lineage.cache, info, None, info.node_types, document["root"], lineage.held_bytes)
+    types = {**info.node_types, **retired} if retired else info.node_types
+    successor = _Lineage(lineage.cache, info, None, types, document["root"], lineage.held_bytes, retired)
     try:
         return _state(checkpoint, current, size, DigestLog(current._log, envelope["seq"], checkpoint), successor)
     except UIStreamError:
@@ -390,8 +395,11 @@ def _accept_fully(current: UIStreamState | None, frame: Any) -> UIStreamState:
     if seq < current.seq:
         return current  # stale: never overwrites the newer view
     _check_successor(current, checkpoint)
+    retired = retired_between(current._retired(), current.document.model.node_types,
+                               checkpoint["snapshot"].model.node_types)
     checkpoint = FrozenDict({**checkpoint, "snapshot": share_unchanged(current.document, checkpoint["snapshot"])})
-    return _state(checkpoint, current, size, DigestLog(current._log, seq, checkpoint, eager=True), None)
+    state = _state(checkpoint, current, size, DigestLog(current._log, seq, checkpoint, eager=True), None)
+    return _with_retired(state, retired)  # the ids a later frame may bring back only as what they were
 
 
 def resume_ui_stream(frame: Any, *, frame_count: Any, byte_count: Any, retired_types: Any = None) -> UIStreamState:
@@ -563,6 +571,7 @@ def _check_successor(current: UIStreamState, checkpoint: FrozenDict) -> None:
                                    "sequence")])
     if checkpoint["revision"] < current.revision:
         raise UIStreamError([Issue("/revision", "the structure revision cannot go backwards", "sequence")])
-    issues = frozen_rule_issues(current.document, checkpoint["snapshot"], checkpoint["revision"] == current.revision)
+    issues = frozen_rule_issues(current.document, checkpoint["snapshot"], checkpoint["revision"] == current.revision,
+                                current.retired_types)
     if issues:
         raise UIStreamError(issues)

@@ -1008,3 +1008,37 @@ def test_a_restored_snapshot_is_made_by_restore_snapshot_only(junk: Any) -> None
     with pytest.raises(UIStreamError) as caught:
         RestoredSnapshot(junk)
     assert [(issue.path, issue.code) for issue in caught.value.issues] == [("/snapshot", "type")]
+
+
+def readded(frame: dict, kind: str, props: dict) -> dict:
+    """The next add frame of `frame`'s generation, putting `loading` back as a `kind` node."""
+    later = copy.deepcopy(frame)
+    seq, revision = frame["seq"] + 1, frame["revision"] + 1
+    later.update(seq=seq, type="add", baseRevision=revision - 1, revision=revision)
+    later["snapshot"]["root"]["children"].insert(0, {"id": "loading", "type": kind, "props": props})
+    return later
+
+
+def test_a_receiver_keeps_a_removed_ids_type_for_the_generation(opened, mutations):
+    # seed 000 §12: "已有节点 ID 不能换成另一种组件类型"; the producer refuses it (retired_types),
+    # and a receiver that saw the remove accepted it while one that missed it refused it
+    frames = [wire(state) for state in run(opened, mutations)]  # the last removes `loading`
+    hostile = readded(frames[3], "Text", {"text": "spoofed"})
+    expected = [("/snapshot/root/children/0/type", "frozen")]
+    after_remove = accept_checkpoint(accept_checkpoint(None, frames[2]), frames[3])
+    assert after_remove.retired_types == {"loading": "Loading"}
+    assert rejected(accept_checkpoint, after_remove, hostile) == expected
+    assert rejected(accept_checkpoint, accept_checkpoint(None, frames[2]), hostile) == expected  # missed it
+    healed = accept_checkpoint(accept_checkpoint(None, frames[0]), frames[3])  # a gap over the remove
+    assert rejected(accept_checkpoint, healed, hostile) == expected
+    assert rejected(accept_checkpoint, healed, {**hostile, "seq": 7}) == expected  # and after a gap
+    back = accept_checkpoint(after_remove, readded(frames[3], "Loading", {"label": "again"}))
+    assert back.retired_types == {} and back.document["root"]["children"][0]["type"] == "Loading"
+
+
+def test_a_receivers_retired_ids_serve_a_producer_advanced_from_it(opened, mutations):
+    frames = [wire(state) for state in run(opened, mutations)]
+    received = accept_checkpoint(accept_checkpoint(None, frames[2]), frames[3])
+    add = {"type": "add", "parentId": "report", "index": 0,
+           "node": {"id": "loading", "type": "Text", "props": {"text": "spoofed"}}}
+    assert rejected(advance_ui_stream, received, add)[0][1] == "frozen"
