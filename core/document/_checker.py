@@ -28,6 +28,7 @@ from core.expression.language import (
     ExpressionBudget,
     check_expression,
     evaluate,
+    scalar_problem,
     scalar_type,
     type_name,
 )
@@ -153,7 +154,9 @@ class Checker:
             self._check_full()
         else:
             bits = scalar_type(value)
-            if not bits:
+            if not bits and isinstance(value, str):
+                self.add(place, *scalar_problem(value))  # the code a literal in an expression gets
+            elif not bits:
                 self.add(place, "must be a string (≤ 4,096 UTF-16 units), a finite number within 1e15,"
                                " a boolean, null or {\"expr\": ...}", "type")
         if len(self.issues) > before or not bits:

@@ -103,7 +103,7 @@ def check_expression(expr: Any, place: Place, resolve: Resolver, budget: Express
     if type(expr) is not dict and not isinstance(expr, dict):
         bits = scalar_type(expr)
         if not bits:
-            issues.append(Issue(place.pointer, *_scalar_problem(expr)))
+            issues.append(Issue(place.pointer, *scalar_problem(expr)))
         return bits
     if depth > MAX_DEPTH:
         issues.append(Issue(place.pointer, f"expression nesting exceeds {MAX_DEPTH} levels", "too_deep"))
@@ -118,7 +118,7 @@ def check_expression(expr: Any, place: Place, resolve: Resolver, budget: Express
     return 0
 
 
-def _scalar_problem(value: Any) -> tuple[str, str]:
+def scalar_problem(value: Any) -> tuple[str, str]:
     """The message and code of a literal that is not a valid scalar."""
     if isinstance(value, str):
         return f"string exceeds {MAX_STRING} UTF-16 code units", "length"

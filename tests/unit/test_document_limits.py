@@ -198,3 +198,21 @@ def test_a_measured_document_beyond_the_byte_limit_is_refused_as_the_walk_refuse
         parse_document(SafeJson(base_document(), limit + 1, 3))
     assert [(i.path, i.message, i.code) for i in error.value.issues] == [
         ("", f"JSON is {limit + 1} bytes; the limit is {limit}", "too_large")]
+
+
+def table(cell):
+    return {"id": "t", "type": "Table", "props": {"columns": [{"key": "a", "label": "A"}], "rows": [{"a": cell}]}}
+
+
+@pytest.mark.parametrize(("node", "path", "code"), [
+    (text("t", "a" * 4097), "/root/children/0/props/text", "length"),
+    (text("t", {"expr": "a" * 4097}), "/root/children/0/props/text/expr", "length"),
+    (table("a" * 4097), "/root/children/0/props/rows/0/a", "length"),
+])
+def test_a_literal_out_of_its_bounds_has_one_code_wherever_it_sits(node, path, code):
+    # an audit: a long Text was `type` (offering {"expr": ...}, which a table cell takes not), the
+    # same string in an expression `length`
+    with pytest.raises(UISchemaError) as caught:
+        parse_document(doc(column("root", [node])))
+    assert [(issue.path, issue.code) for issue in caught.value.issues] == [(path, code)]
+    assert "expr" not in caught.value.issues[0].message
