@@ -12,6 +12,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import fields
 from pathlib import Path
 
+import core
 from core.errors import Issue
 
 from .markdown import code, page, table
@@ -105,6 +106,43 @@ ISSUE_CODES: dict[str, str] = {
     "unknown_item": "expanded ids that are not distinct item ids of the evidence",
 }
 
+# The meaning of every `.code` core's runtime helpers put on an error they raise without issues, by
+# class (`UISchemaError`, `UIStreamError` and `UIViewStateError` carry issues, whose codes are above).
+ERROR_CODES: dict[str, dict[str, str]] = {
+    "UIStateError": {
+        "state": "the class's code: an error raised without a finer one",
+        "unknown_field": "a field the document does not declare",
+        "invalid_value": "a value its field refuses (type, range, step, options, length)",
+        "fields": "a state without exactly the declared fields",
+        "too_large": "a state over 262,144 JSON bytes",
+        "unsafe_json": "a state that is not plain JSON",
+    },
+    "UIExpressionError": {
+        "expression": "the class's code: a failure at run time (division by zero, overflow, a wrong type, ...)",
+        "unknown_derived": "a derived value handed in is not declared (never named)",
+        "invalid_derived": "a derived value handed in is not a scalar",
+        "unsafe_json": "a state or value handed in that is not plain JSON",
+        "bad_digits": "`round`/`toFixed` digits that are not an integer in range",
+        "not_a_number": "`toFixed` of something that is not a number",
+        "not_finite": "`pow` of, or giving, a number that is not finite",
+        "out_of_range": "`pow` giving a number beyond 1e15 in magnitude",
+    },
+    "UIActionError": {
+        "action": "the class's code: an action definition, resolution or result mapping error",
+        "unknown_action": "a host action the document does not declare",
+        "undeclared": "a local action the document does not declare",
+        "not_local": "an action other than `reset` or `set` given to the local dispatcher",
+        "unsafe_json": "an action that is not plain JSON",
+        "invalid_state": "the state the action is resolved against is not valid",
+        "arguments": "resolved arguments that are not scalars, too many or too large",
+        "prompt": "an agent prompt that resolves to an empty or too long text",
+        "agent_result": "a result mapped for an agent action (which has no resultMap)",
+        "result": "an action result that is not a valid `UIActionResult`",
+        "missing_result_field": "a result without a field its resultMap names",
+        "result_value": "a mapped result value its state field refuses (the state is unchanged)",
+    },
+}
+
 _CODE_POSITION = {"Issue": 2, "add": 2, "_child_issue": 3}  # the positional argument holding the code
 _DEFAULT_CODE = next(field.default for field in fields(Issue) if field.name == "code")
 
@@ -150,6 +188,24 @@ def _codes_in(tree: ast.AST, positions: dict[str, int]) -> Iterator[str]:
             yield _DEFAULT_CODE
 
 
+def emitted_error_codes() -> dict[str, set[str]]:
+    """Every literal `code=` of a `UIStateError`, `UIExpressionError` or `UIActionError` core raises,
+    by class, each class's own code included."""
+    found: dict[str, set[str]] = {name: {_class_code(name)} for name in ERROR_CODES}
+    for path in sorted(CORE.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text("utf-8"))):
+            name = node.func.id if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) else ""
+            argument = next((k.value for k in node.keywords if k.arg == "code"), None) if name in found else None
+            if isinstance(argument, ast.Constant) and isinstance(argument.value, str):
+                found[name].add(argument.value)
+    return found
+
+
+def _class_code(name: str) -> str:
+    code_of_class: str = getattr(core, name).code
+    return code_of_class
+
+
 def _package(path: Path) -> str:
     parts = path.relative_to(CORE).parts
     return parts[0] if len(parts) > 1 else path.stem
@@ -163,5 +219,11 @@ def issue_codes_page() -> str:
     intro = ("Every `Issue` of a `UISchemaError` or `UIStreamError` carries a stable `code` beside its JSON "
              "Pointer `path` and its `message` (see [the core library](../core/index.md)). The same codes are "
              "the `issues` of the runtime's `invalid_*` error replies ([error codes](error-codes.md)).")
+    errors = [(code(name), code(each), meaning) for name, meanings in ERROR_CODES.items()
+              for each, meaning in meanings.items()]
+    helpers = ("## The codes of errors without issues\n\nThe runtime helpers (`update_state`, `evaluate_expression`, "
+               "`dispatch_local_action`, `resolve_ui_action`, `apply_action_result`, ...) raise these classes with a "
+               "stable `.code` and a message in our own words, and no `issues`:\n\n"
+               + table(("class", "code", "meaning"), errors))
     return page("Issue codes", "docs/issue_codes.py and core's sources", intro,
-                table(("code", "meaning", "emitted in `core/`"), rows))
+                table(("code", "meaning", "emitted in `core/`"), rows), helpers)

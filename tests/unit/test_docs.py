@@ -11,7 +11,7 @@ import yaml
 
 from config.settings import Settings
 from docs import generate
-from docs.issue_codes import ISSUE_CODES, emitted_issue_codes
+from docs.issue_codes import ERROR_CODES, ISSUE_CODES, emitted_error_codes, emitted_issue_codes
 from docs.source import attribute_docstrings
 from workers.wire.errors import ErrorCode
 
@@ -41,6 +41,14 @@ def test_every_issue_code_core_emits_has_a_meaning_and_no_meaning_is_stale() -> 
     emitted = set(emitted_issue_codes())
     assert emitted - set(ISSUE_CODES) == set(), "issue codes without a meaning in docs/issue_codes.py"
     assert set(ISSUE_CODES) - emitted == set(), "meanings of issue codes core no longer emits"
+
+
+def test_every_error_code_of_the_runtime_helpers_has_a_meaning_and_no_meaning_is_stale() -> None:
+    # an audit: `bad_digits`, `not_local`, ... were raised and documented nowhere
+    emitted = emitted_error_codes()
+    assert {name: sorted(codes) for name, codes in emitted.items()} == {
+        name: sorted(meanings) for name, meanings in ERROR_CODES.items()}
+    assert "`not_local`" in (ROOT / "docs" / "reference" / "issue-codes.md").read_text()
 
 
 def test_the_settings_page_names_every_variable_with_its_default_and_bounds() -> None:
