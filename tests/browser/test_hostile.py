@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -9,6 +11,13 @@ import pytest
 from core import parse_document
 from tests.browser.conftest import shot
 from tests.browser.documents import HOSTILE, HOSTILE_TEXT
+from tests.browser.frames import stream_frames
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+
+
+def load(name: str) -> Any:
+    return json.loads((EXAMPLES / f"{name}.json").read_text())
 
 pytestmark = pytest.mark.browser
 
@@ -57,3 +66,43 @@ def test_markdown_keeps_only_the_allowed_elements(page: Any) -> None:
     assert "html block" not in body and "comment" not in body and "tail" in body
     assert page.locator('[data-node="md"] ol').get_attribute("start") == "3"
     assert page.locator('[data-node="md"] ul ul li').inner_text() == "nested"
+
+
+def test_a_right_to_left_override_in_a_label_stays_inside_its_quotes_in_a_notice(page: Any) -> None:
+    # an audit: "\u202eNOTICE " as a button's label reversed the rest of the notice's sentence
+    document = {"version": "1.0", "id": "rlo", "mode": "interactive_ui", "title": "T",
+                "state": {"n": {"type": "number", "initial": 0, "min": 0, "max": 1, "step": 1}}, "derived": {},
+                "root": {"id": "root", "type": "Card", "props": {}, "children": [
+                    {"id": "b", "type": "Button", "props": {"label": "\u202eNOTICE ", "action": {
+                        "type": "set", "key": "n", "value": {"expr": {"op": "add", "args": [{"state": "n"}, 5]}}}}}]}}
+    page.evaluate("doc => window.harness.documents([doc])", document)
+    page.get_by_role("button", name="NOTICE").click()
+    notice = page.locator(".notice.error span").first
+    assert notice.locator("bdi").inner_text() == "\u202eNOTICE "
+    assert notice.inner_text().startswith("“\u202eNOTICE ” could not run: ")
+    page.get_by_role("button", name="Dismiss").click()
+    assert page.evaluate("() => document.activeElement.classList.contains('notices')")
+
+
+@pytest.mark.parametrize(("change", "problem"), [
+    ({"version": "9.9"}, "its protocol version is not one this page knows (1.0, 1.1)."),
+    ({"root": None}, "it is not the shape of a validated document."),
+    ({"state": None}, "it is not the shape of a validated document."),
+])
+def test_a_snapshot_the_views_cannot_read_is_one_error_box_and_other_uis_keep_updating(
+        page: Any, change: dict[str, Any], problem: str) -> None:
+    # seed 000 §10: "未知版本降级显示错误"; a `root: null` once threw on every render, with no box
+    good = stream_frames(load("stream-initial"), [*load("stream-mutations")], call="call-good")
+    bad = stream_frames(load("stream-initial"), [], call="call-bad")[0]
+    bad["snapshot"].update(change)
+    page.evaluate("() => window.harness.session()")
+    page.evaluate("frame => window.harness.frame(frame)", good[0])
+    page.evaluate("frame => window.harness.frame(frame)", bad)
+    box = page.locator(".document-error")
+    assert box.get_attribute("role") == "alert"
+    assert box.inner_text() == f"This interface cannot be displayed: {problem}"
+    for frame in good[1:]:
+        page.evaluate("frame => window.harness.frame(frame)", frame)
+    assert page.locator("article.document").count() == 1
+    assert page.locator('[data-node="revenue-result"]').count() == 1  # the good UI took its patches
+    assert page.evaluate("() => window.harness.errors") == []

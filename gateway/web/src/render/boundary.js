@@ -11,6 +11,7 @@
 
 import { Component, html } from '../ui.js';
 import { UIError } from '../errors.js';
+import { isObject } from '../expression.js';
 
 /** The text of a failure: our own messages only (an error of ours, else a fixed text). */
 export function failureText(/** @type {unknown} */ error) {
@@ -49,4 +50,55 @@ export class NodeBoundary extends Component {
       <strong>Could not display this part.</strong> <span>${failureText(error)}</span>
     </div>`;
   }
+}
+
+/**
+ * One document's boundary (seed 000 §10: a reopened session re-validates its documents, and an
+ * unknown version is shown as an error).  The host validated every document it sends, so this
+ * is the last line only: a document that is not the shape the views read, or whose rendering
+ * fails outside any node's boundary, is one error box in its place, and the session's other
+ * interfaces keep updating.  A new document (the next frame) is tried again.
+ */
+export class DocumentBoundary extends Component {
+  /** @param {unknown} error */
+  static getDerivedStateFromError(error) {
+    return { error };
+  }
+
+  /** @param {any} props @param {any} state */
+  static getDerivedStateFromProps(props, state) {
+    return state.document === props.document ? null : { error: null, document: props.document };
+  }
+
+  constructor(/** @type {any} */ props) {
+    super(props);
+    this.state = { error: null, document: props.document };
+  }
+
+  componentDidCatch() {
+    // shown by the box, as NodeBoundary
+  }
+
+  render() {
+    const { error } = /** @type {any} */ (this.state);
+    const { document, children } = /** @type {any} */ (this.props);
+    const problem = error ? 'it could not be rendered' : documentProblem(document);
+    if (!problem) return children;
+    return html`<div class="document-error" role="alert">
+      <strong>This interface cannot be displayed:</strong> <span>${problem}.</span>
+    </div>`;
+  }
+}
+
+const VERSIONS = new Set(['1.0', '1.1']);
+
+/** Our own words for a document the views cannot read, or null (never the document's text). */
+export function documentProblem(/** @type {any} */ document) {
+  if (!isObject(document)) return 'it is not a document';
+  if (!VERSIONS.has(document.version)) return 'its protocol version is not one this page knows (1.0, 1.1)';
+  if (typeof document.title !== 'string' || !isObject(document.state) || !isObject(document.derived)
+      || !isObject(document.root) || (document.version === '1.1' && !isObject(document.actions))) {
+    return 'it is not the shape of a validated document';
+  }
+  return null;
 }

@@ -28,6 +28,7 @@ let serial = 0;
  *   newRequestId?: () => string,
  * }} Host
  * @typedef {{operationId: string, requestId: string, actionId: string, timeline: Record<string, any>[]}} Operation
+ * @typedef {{id: number, kind: string, prefix: string, label: string | null, text: string}} Notice
  */
 
 const REASONS = {
@@ -55,15 +56,18 @@ function actionFailure(/** @type {unknown} */ error) {
  */
 export function DocumentView({ document, status = 'complete', documentRef = null, host = null, operations = [], onReceipt, locale }) {
   const [local, setLocal] = useState(() => ({ state: initialState(document), version: 0 }));
-  const [notices, setNotices] = useState(/** @type {{id: number, kind: string, text: string}[]} */ ([]));
+  const [notices, setNotices] = useState(/** @type {Notice[]} */ ([]));
   const [busy, setBusy] = useState(/** @type {ReadonlySet<string>} */ (new Set()));
   const idPrefix = useMemo(() => `ui${++serial}`, []);
   const clicks = useRef(new Map());
+  const noticeList = useRef(/** @type {HTMLDivElement | null} */ (null));
   const latest = useRef(local);
   latest.current = local;
 
-  const notify = (/** @type {string} */ kind, /** @type {string} */ text) =>
-    setNotices((list) => [...list.slice(-4), { id: ++serial, kind, text }]);
+  // a control's label is the model's text: it is quoted apart (<bdi>), so a right-to-left override in
+  // it cannot turn the rest of our sentence around
+  const notify = (/** @type {string} */ kind, /** @type {string} */ text, /** @type {string | null} */ label = null,
+    prefix = '') => setNotices((list) => [...list.slice(-4), { id: ++serial, kind, prefix, label, text }]);
   // a new version for every new state, and for every local action that ran even if it left the state
   // as it was (a reset of initial values): text typed over the state before it is stale (inputs.js)
   const commit = (/** @type {any} */ state, ran = false) =>
@@ -81,7 +85,7 @@ export function DocumentView({ document, status = 'complete', documentRef = null
     try {
       request = reserveRequest(documentRef, requestId, actionId, snapshot);
     } catch (error) {
-      notify('error', `“${label}” was not sent: ${actionFailure(error)}`);
+      notify('error', ` was not sent: ${actionFailure(error)}`, label);
       return;
     }
     clicks.current.set(requestId, { snapshot, actionId, label, handled: false });
@@ -91,7 +95,7 @@ export function DocumentView({ document, status = 'complete', documentRef = null
       onReceipt?.(receipt);
     } catch (error) {
       clicks.current.delete(requestId);
-      notify('error', `“${label}” was not accepted: ${actionFailure(error)}`);
+      notify('error', ` was not accepted: ${actionFailure(error)}`, label);
     } finally {
       setBusy((set) => new Set([...set].filter((id) => id !== nodeId)));
     }
@@ -121,7 +125,7 @@ export function DocumentView({ document, status = 'complete', documentRef = null
         try {
           commit(dispatchLocalAction(document, latest.current.state, action), true);
         } catch (error) {
-          notify('error', `“${label}” could not run: ${error instanceof UIError ? error.message : 'unexpected failure'}`);
+          notify('error', ` could not run: ${error instanceof UIError ? error.message : 'unexpected failure'}`, label);
         }
       },
     };
@@ -135,13 +139,13 @@ export function DocumentView({ document, status = 'complete', documentRef = null
       click.handled = true; // a result is applied at most once, and only for a click of this mount
       const current = latest.current.state;
       if (!sameState(current, click.snapshot)) {
-        notify('conflict', `“${click.label}” succeeded, but you changed the values since the click: your values were kept and its result was not applied.`);
+        notify('conflict', ' succeeded, but you changed the values since the click: your values were kept and its result was not applied.', click.label);
         continue;
       }
       try {
         commit(applyActionResult(document, current, click.actionId, last.result ?? {}));
       } catch (error) {
-        notify('error', `The result of “${click.label}” could not be applied: ${error instanceof ActionError ? error.message : 'invalid result'}`);
+        notify('error', ` could not be applied: ${error instanceof ActionError ? error.message : 'invalid result'}`, click.label, 'The result of ');
       }
     }
   }, [operations]);
@@ -156,16 +160,21 @@ export function DocumentView({ document, status = 'complete', documentRef = null
       ${status === 'cancel' ? html`<div class="badge tone-warning" role="status">Cancelled</div>` : null}
       ${status === 'error' ? html`<div class="badge tone-danger" role="status">Stopped with an error</div>` : null}
     </header>
-    <${ScopeContext.Provider} value=${scope}>
-      <${NodeView} node=${document.root} />
-    </${ScopeContext.Provider}>
-    <div class="notices" aria-live="polite">
+    <div class="generated" role="group" aria-label="Generated by the assistant">
+      <${ScopeContext.Provider} value=${scope}>
+        <${NodeView} node=${document.root} />
+      </${ScopeContext.Provider}>
+    </div>
+    <div class="notices" aria-live="polite" tabindex="-1" ref=${noticeList}>
       ${notices.map((notice) => html`<div key=${notice.id} class=${`notice ${notice.kind}`}>
-        <span>${notice.text}</span>
-        <button type="button" class="link-button" onClick=${() => setNotices((list) => list.filter((n) => n !== notice))}>Dismiss</button>
+        <span>${notice.prefix}${notice.label === null ? null : html`“<bdi>${notice.label}</bdi>”`}${notice.text}</span>
+        <button type="button" class="link-button" onClick=${() => {
+          setNotices((list) => list.filter((n) => n !== notice));
+          noticeList.current?.focus(); // its button goes with it: the keyboard stays with the notices
+        }}>Dismiss</button>
       </div>`)}
     </div>
-    ${operations.length ? html`<${Operations} operations=${operations} host=${host} onReceipt=${onReceipt}
+    ${operations.length ? html`<${Operations} operations=${operations} document=${document} host=${host} onReceipt=${onReceipt}
       onError=${(/** @type {string} */ text) => notify('error', text)} clicked=${clicks.current} />` : null}
   </article>`;
 }

@@ -6,10 +6,16 @@
  * history, another tab or the agent) may still be approved, denied or cancelled here, but its
  * result is never applied to the state.  An agent callback ends at `accepted`: the follow-up
  * request was taken, nothing more.
+ *
+ * These are the host's controls, drawn outside the generated interface (document.js) and
+ * naming what an approval runs by the capability of the stored document's action: the action's
+ * key is the model's word (it may call a write `preview_readonly`), the capability the host's.
+ * A decision moves the focus to the operation's status, since its buttons go away.
  */
 
-import { html, useState } from '../ui.js';
+import { html, useRef, useState } from '../ui.js';
 import { CANCELLABLE } from '../actions.js';
+import { hasOwn, isObject } from '../expression.js';
 import { displayText } from '../format.js';
 
 const STATUS_TEXT = {
@@ -24,12 +30,24 @@ function time(ms) {
   return typeof ms === 'number' && Number.isFinite(ms) ? new Date(ms).toLocaleTimeString() : '';
 }
 
+/** What an operation runs, by its stored action: a capability of the host's catalog, or the assistant. */
+function target(/** @type {Record<string, any>} */ document, /** @type {string} */ actionId) {
+  const actions = document.actions;
+  const action = isObject(actions) && hasOwn(actions, actionId) ? actions[actionId] : null;
+  if (action?.kind === 'tool' && typeof action.capabilityId === 'string') {
+    return html`<span class="operation-target">runs the host capability <code>${action.capabilityId}</code></span>`;
+  }
+  if (action?.kind === 'agent') return html`<span class="operation-target">asks the assistant to follow up</span>`;
+  return null;
+}
+
 /**
- * @param {{operations: import('./document.js').Operation[], host: any, onReceipt?: (r: any) => void,
- *   onError: (text: string) => void, clicked: Map<string, any>}} props
+ * @param {{operations: import('./document.js').Operation[], document: Record<string, any>, host: any,
+ *   onReceipt?: (r: any) => void, onError: (text: string) => void, clicked: Map<string, any>}} props
  */
-export function Operations({ operations, host, onReceipt, onError, clicked }) {
+export function Operations({ operations, document, host, onReceipt, onError, clicked }) {
   const [pending, setPending] = useState(/** @type {string | null} */ (null));
+  const list = useRef(/** @type {HTMLOListElement | null} */ (null));
   const act = async (/** @type {string} */ operationId, /** @type {() => Promise<any>} */ call, /** @type {string} */ what) => {
     setPending(operationId);
     try {
@@ -39,11 +57,15 @@ export function Operations({ operations, host, onReceipt, onError, clicked }) {
       onError(`${what} failed${typeof code === 'string' && /^[a-z_]{1,64}$/.test(code) ? ` (${code})` : ''}.`);
     } finally {
       setPending(null);
+      // the buttons of a decided operation are gone: keep the keyboard at its status, not on <body>
+      const status = [...(list.current?.querySelectorAll('.operation') ?? [])]
+        .find((item) => item.getAttribute('data-operation') === operationId)?.querySelector('.operation-status');
+      if (status instanceof HTMLElement) status.focus();
     }
   };
-  return html`<section class="operations" aria-label="Operations">
-    <h3>Operations</h3>
-    <ol class="operation-list">
+  return html`<section class="operations host-controls" aria-label="Operations (from the host)">
+    <h3>Operations <span class="host-mark">from the host</span></h3>
+    <ol class="operation-list" ref=${list}>
       ${operations.map((operation) => {
         const last = operation.timeline[operation.timeline.length - 1];
         const mine = clicked.has(operation.requestId);
@@ -52,7 +74,8 @@ export function Operations({ operations, host, onReceipt, onError, clicked }) {
             data-status=${last.status}>
           <div class="operation-head">
             <span class="operation-action">${operation.actionId}</span>
-            <span class=${`badge tone-${TONES[last.status] ?? 'neutral'}`}>${STATUS_TEXT[last.status] ?? 'Unknown status'}</span>
+            ${target(document, operation.actionId)}
+            <span class=${`badge operation-status tone-${TONES[last.status] ?? 'neutral'}`} tabindex="-1">${STATUS_TEXT[last.status] ?? 'Unknown status'}</span>
             ${mine ? null : html`<span class="hint">not requested from this page: its result is not applied here</span>`}
           </div>
           <ol class="timeline" aria-label="Receipt timeline">

@@ -8,6 +8,7 @@ import { html, useEffect, useState } from '../ui.js';
 import { operationsOf } from '../store.js';
 import { documentRef } from '../stream.js';
 import { AnswerTurn } from './answer/turn.js';
+import { DocumentBoundary } from './boundary.js';
 import { DocumentView } from './document.js';
 
 const CONNECTION_TEXT = {
@@ -43,8 +44,10 @@ export function SessionView({ store, host = null, viewStates = null, connection,
       }
       const view = data.views.get(entry.key);
       if (!view) return null;
-      return html`<${DocumentView} key=${`u:${view.key}#${view.generation}`} document=${view.document} status=${view.status}
-        documentRef=${documentRef(view)} host=${host} operations=${operationsOf(data, view)} onReceipt=${onReceipt} locale=${locale} />`;
+      return html`<${DocumentBoundary} key=${`u:${view.key}#${view.generation}`} document=${view.document}>
+        <${DocumentView} document=${view.document} status=${view.status} documentRef=${documentRef(view)} host=${host}
+          operations=${operationsOf(data, view)} onReceipt=${onReceipt} locale=${locale} />
+      </${DocumentBoundary}>`;
     })}
   </div>`;
 }
