@@ -194,10 +194,11 @@ def emitted_error_codes() -> dict[str, set[str]]:
     found: dict[str, set[str]] = {name: {_class_code(name)} for name in ERROR_CODES}
     for path in sorted(CORE.rglob("*.py")):
         for node in ast.walk(ast.parse(path.read_text("utf-8"))):
-            name = node.func.id if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) else ""
-            argument = next((k.value for k in node.keywords if k.arg == "code"), None) if name in found else None
+            if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in found):
+                continue
+            argument = next((k.value for k in node.keywords if k.arg == "code"), None)
             if isinstance(argument, ast.Constant) and isinstance(argument.value, str):
-                found[name].add(argument.value)
+                found[node.func.id].add(argument.value)
     return found
 
 
