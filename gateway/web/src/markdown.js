@@ -7,8 +7,9 @@
  * image disappears (it has no children to unwrap), a link reference definition produces
  * nothing.  The parser is a line-based subset of CommonMark (+ GFM `~~del~~`): nothing it
  * returns is markup, every leaf is a string the renderer turns into a text node.  Nesting of
- * quotes and lists is bounded (deeper lines stay paragraph text), so hostile input cannot
- * recurse without limit.
+ * quotes and lists is bounded (deeper lines stay paragraph text), as is the nesting of emphasis
+ * and links (deeper ones stay text), so hostile input cannot recurse without limit; and no
+ * opener scans the text again for its closer (`InlineScan`), so parsing stays near-linear.
  */
 
 /**
@@ -219,79 +220,244 @@ const PUNCTUATION = /[!-/:-@[-`{-~]/;
  * @returns {Inline[]}
  */
 export function parseInline(text, depth = 0) {
+  const scan = new InlineScan(text);
   /** @type {Inline[]} */
   const out = [];
   let buffer = '';
-  const flush = () => { if (buffer) out.push({ type: 'text', text: buffer }); buffer = ''; };
+  // Spaces not yet in the buffer: a line end drops them or makes them a hard break, without
+  // searching a long buffer's end at every line (quadratic over a 16 KiB paragraph).
+  let spaces = 0;
+  const add = (/** @type {string} */ more) => { if (spaces) buffer += ' '.repeat(spaces); spaces = 0; buffer += more; };
+  const flush = () => { add(''); if (buffer) out.push({ type: 'text', text: buffer }); buffer = ''; };
   let i = 0;
   while (i < text.length) {
     const char = text[i];
-    if (char === '\\' && i + 1 < text.length && PUNCTUATION.test(text[i + 1])) { buffer += text[i + 1]; i += 2; continue; }
+    if (char === '\\' && i + 1 < text.length && PUNCTUATION.test(text[i + 1])) { add(text[i + 1]); i += 2; continue; }
     if (char === '\\' && text[i + 1] === '\n') { flush(); out.push({ type: 'br' }); i += 2; continue; }
     if (char === '\n') {
-      const hard = / {2,}$/.test(buffer);
-      buffer = buffer.replace(/ +$/, '');
-      if (hard) { flush(); out.push({ type: 'br' }); } else buffer += '\n';
+      const hard = spaces >= 2;
+      spaces = 0;
+      if (hard) { flush(); out.push({ type: 'br' }); } else add('\n');
       i++;
       continue;
     }
-    const step = codeSpan(text, i, out, flush) || image(text, i) || link(text, i, out, flush, depth)
-      || rawHtml(text, i) || emphasis(text, i, out, flush, depth);
+    const step = codeSpan(scan, i, out, flush) || image(scan, i) || link(scan, i, out, flush, depth)
+      || rawHtml(scan, i) || emphasis(scan, i, out, flush, depth);
     if (step) { i += step; continue; }
-    buffer += char;
+    if (char === ' ') spaces++;
+    else add(char);
     i++;
   }
   flush();
   return out;
 }
 
-/** @param {string} text @param {number} i @param {Inline[]} out @param {() => void} flush */
-function codeSpan(text, i, out, flush) {
+/**
+ * Where the openers of one inline text close, each table built once on first use, so that an
+ * opener never rescans the text to its end: a document's Markdown may be 16 KiB of openers
+ * without closers (`*a *a *a …`, `[[[…`), and rescanning made parsing quadratic (seconds).
+ * Every answer is the one the straightforward forward scan from the opener would give.
+ */
+class InlineScan {
+  /** @param {string} text */
+  constructor(text) {
+    this.text = text;
+    /** @type {Int32Array | null} the length of the code span opening at each position, 0 for none */
+    this.spans = null;
+    /** @type {Uint8Array | null} 1 where the escape-aware walk from the start lands (not escaped) */
+    this.walk = null;
+    /** @type {Map<string, Int32Array>} per delimiter kind: each position's first closer on its walk */
+    this.closers = new Map();
+    /** @type {Map<string, Int32Array>} per bracket kind: each opener's balanced closer */
+    this.brackets = new Map();
+    /** @type {Int32Array | null} the first blank line (`\n\n`) on the walk at or after each position */
+    this.blanks = null;
+    this.comment = { from: Infinity, at: -1 };
+  }
+
+  /** The length of the code span opening at `i` (its backtick run to the end of a run as long), or 0. */
+  span(/** @type {number} */ i) {
+    if (!this.spans) this.spans = codeSpans(this.text);
+    return this.spans[i];
+  }
+
+  /** Where the scan for a closer goes after `j`: past an escaped character or a code span. */
+  next(/** @type {number} */ j) {
+    if (this.text[j] === '\\') return j + 2;
+    return j + ((this.text[j] === '`' && this.span(j)) || 1);
+  }
+
+  /**
+   * The first closing run of `size` × `char` at or after `from`, or -1.  Every scan follows
+   * the same steps from a position on, so each position's answer is kept (and shared by all
+   * positions on the way to it): each position is stepped over once per delimiter kind.
+   * @param {string} char @param {number} size @param {number} from
+   */
+  closer(char, size, from) {
+    const key = char + size;
+    let table = this.closers.get(key);
+    if (!table) this.closers.set(key, (table = new Int32Array(this.text.length + 1).fill(-2)));
+    const path = [];
+    let found = -1;
+    for (let j = from; j < this.text.length; j = this.next(j)) {
+      if (table[j] !== -2) { found = table[j]; break; }
+      path.push(j);
+      if (closes(this.text, j, char, size)) { found = j; break; }
+    }
+    for (const j of path) table[j] = found;
+    return found;
+  }
+
+  /**
+   * The balanced `close` of the `open` at `at` (nested pairs skipped, escaped characters
+   * ignored, as a forward scan counting the level would find it), or -1.
+   * @param {string} open @param {string} close @param {number} at
+   */
+  match(open, close, at) {
+    let table = this.brackets.get(open);
+    if (!table) this.brackets.set(open, (table = matches(this.text, this.landed(), open, close)));
+    return table[at];
+  }
+
+  /** Which positions the escape-aware walk from the start lands on. */
+  landed() {
+    if (!this.walk) {
+      this.walk = new Uint8Array(this.text.length);
+      for (let j = 0; j < this.text.length; j += this.text[j] === '\\' ? 2 : 1) this.walk[j] = 1;
+    }
+    return this.walk;
+  }
+
+  /** The first blank line (`\n\n`) a scan from `from` meets, or the text's length. */
+  blank(/** @type {number} */ from) {
+    if (!this.blanks) {
+      const { text } = this;
+      const walk = this.landed();
+      this.blanks = new Int32Array(text.length + 1).fill(text.length);
+      for (let j = text.length - 1; j >= 0; j--) {
+        this.blanks[j] = walk[j] && text[j] === '\n' && text[j + 1] === '\n' ? j : this.blanks[j + 1];
+      }
+    }
+    return this.blanks[Math.min(from, this.text.length)];
+  }
+
+  /** The first `-->` at or after `from`, or -1 (asked at increasing positions: one search). */
+  commentEnd(/** @type {number} */ from) {
+    const { comment } = this;
+    if (from < comment.from || (comment.at >= 0 && comment.at < from)) {
+      comment.from = from;
+      comment.at = this.text.indexOf('-->', from);
+    }
+    return comment.at;
+  }
+}
+
+/** Whether a run of `size` × `char` at `j` closes emphasis (right-flanking, not intra-word `_`). */
+function closes(/** @type {string} */ text, /** @type {number} */ j, /** @type {string} */ char, /** @type {number} */ size) {
+  for (let k = 0; k < size; k++) if (text[j + k] !== char) return false;
+  if (/\s/.test(text[j - 1]) || text[j + size] === char) return false;
+  return char !== '_' || !/[A-Za-z0-9]/.test(text[j + size] || '');
+}
+
+/**
+ * The code span length from each position: from `j` inside a run of backticks, the rest of the
+ * run (`k` backticks) opens; it closes at the next run as long or longer, but only if exactly
+ * as long.  Each run finds those next runs by hopping over shorter ones, in linear time.
+ * @param {string} text
+ */
+function codeSpans(text) {
+  const spans = new Int32Array(text.length);
+  /** @type {number[]} */
+  const starts = [];
+  /** @type {number[]} */
+  const lengths = [];
+  for (let j = text.indexOf('`'); j >= 0; j = text.indexOf('`', j)) {
+    const start = j;
+    while (text[j] === '`') j++;
+    starts.push(start);
+    lengths.push(j - start);
+  }
+  const runs = starts.length;
+  const longer = new Int32Array(runs).fill(runs); // the next run longer than each run
+  const stack = [];
+  for (let r = runs - 1; r >= 0; r--) {
+    while (stack.length && lengths[stack[stack.length - 1]] <= lengths[r]) stack.pop();
+    if (stack.length) longer[r] = stack[stack.length - 1];
+    stack.push(r);
+  }
+  for (let r = 0; r < runs; r++) {
+    const end = starts[r] + lengths[r];
+    let c = r + 1; // the first later run at least k long, for k = 1, 2, …
+    for (let k = 1; k <= lengths[r]; k++) {
+      while (c < runs && lengths[c] < k) c = longer[c];
+      if (c < runs && lengths[c] === k) spans[end - k] = starts[c] + k - (end - k);
+    }
+  }
+  return spans;
+}
+
+/**
+ * For each `open` at a position, its balanced `close` or -1.  A forward scan from an opener
+ * lands on the opener, then on the walk from the start (`walk`); it closes where the depth
+ * counted along that walk first returns below the opener's level, found for all openers by
+ * one pass from the end remembering the nearest closer at each depth.
+ * @param {string} text @param {Uint8Array} walk @param {string} open @param {string} close
+ */
+function matches(text, walk, open, close) {
+  const n = text.length;
+  const before = new Int32Array(n); // the depth along the walk before each position
+  let depth = 0;
+  for (let j = 0; j < n; j++) {
+    before[j] = depth;
+    if (walk[j] && text[j] === open) depth++;
+    else if (walk[j] && text[j] === close) depth--;
+  }
+  const ends = new Int32Array(n).fill(-1);
+  const nearest = new Int32Array(2 * n + 3).fill(-1); // by depth + n + 1: the nearest closer leaving it
+  for (let j = n - 1; j >= 0; j--) {
+    if (text[j] === open) ends[j] = nearest[before[j] + walk[j] + n + 1]; // an escaped opener is off the walk
+    else if (walk[j] && text[j] === close) nearest[before[j] + n + 1] = j;
+  }
+  return ends;
+}
+
+/** @param {InlineScan} scan @param {number} i @param {Inline[]} out @param {() => void} flush */
+function codeSpan(scan, i, out, flush) {
+  const { text } = scan;
   if (text[i] !== '`') return 0;
-  const run = /^`+/.exec(text.slice(i))[0];
-  const close = text.indexOf(run, i + run.length);
-  if (close < 0 || text[close + run.length] === '`') return 0;
+  const length = scan.span(i);
+  if (!length) return 0;
+  let run = 0;
+  while (text[i + run] === '`') run++;
   flush();
-  let body = text.slice(i + run.length, close).replace(/\n/g, ' ');
+  let body = text.slice(i + run, i + length - run).replace(/\n/g, ' ');
   if (body.length > 2 && body[0] === ' ' && body[body.length - 1] === ' ' && body.trim()) body = body.slice(1, -1);
   out.push({ type: 'code', text: body });
-  return close + run.length - i;
+  return length;
 }
 
-/** The end of a `[...]` label starting at `open`, or -1 (nested brackets balanced). */
-function labelEnd(/** @type {string} */ text, /** @type {number} */ open) {
-  let level = 0;
-  for (let j = open; j < text.length; j++) {
-    if (text[j] === '\\') { j++; continue; }
-    if (text[j] === '[') level++;
-    else if (text[j] === ']' && --level === 0) return j;
-  }
-  return -1;
-}
-
-/** `(destination "title")` after a label: its length, or 0. */
-function destination(/** @type {string} */ text, /** @type {number} */ at) {
-  if (text[at] !== '(') return 0;
-  let level = 0;
-  for (let j = at; j < text.length; j++) {
-    if (text[j] === '\\') { j++; continue; }
-    if (text[j] === '(') level++;
-    else if (text[j] === ')' && --level === 0) return j + 1 - at;
-    else if (text[j] === '\n' && text[j + 1] === '\n') return 0;
-  }
-  return 0;
+/** `(destination "title")` after a label: its length, or 0 (none closes before a blank line). */
+function destination(/** @type {InlineScan} */ scan, /** @type {number} */ at) {
+  if (scan.text[at] !== '(') return 0;
+  const end = scan.match('(', ')', at);
+  return end < 0 || scan.blank(at + 1) < end ? 0 : end + 1 - at;
 }
 
 /** An image is dropped whole: no element, no alt text, nothing loaded. */
-function image(/** @type {string} */ text, /** @type {number} */ i) {
-  if (text[i] !== '!' || text[i + 1] !== '[') return 0;
-  const end = labelEnd(text, i + 1);
-  const dest = end < 0 ? 0 : destination(text, end + 1);
+function image(/** @type {InlineScan} */ scan, /** @type {number} */ i) {
+  if (scan.text[i] !== '!' || scan.text[i + 1] !== '[') return 0;
+  const end = scan.match('[', ']', i + 1);
+  const dest = end < 0 ? 0 : destination(scan, end + 1);
   return dest ? end + 1 + dest - i : 0;
 }
 
-/** @param {string} text @param {number} i @param {Inline[]} out @param {() => void} flush @param {number} depth */
-function link(text, i, out, flush, depth) {
+/**
+ * A link is unwrapped: its text stays, its URL goes.  Past the nesting bound it stays text, as
+ * emphasis does, so that `[[[…](u)](u)](u)` cannot recurse thousands of calls deep.
+ * @param {InlineScan} scan @param {number} i @param {Inline[]} out @param {() => void} flush @param {number} depth
+ */
+function link(scan, i, out, flush, depth) {
+  const { text } = scan;
   if (text[i] === '<') {
     const auto = /^<([A-Za-z][A-Za-z0-9+.-]{1,31}:[^\s<>]*|[^\s<>@]+@[^\s<>]+)>/.exec(text.slice(i));
     if (!auto) return 0;
@@ -299,43 +465,43 @@ function link(text, i, out, flush, depth) {
     out.push({ type: 'text', text: auto[1] }); // the link's text is its address, shown as inert text
     return auto[0].length;
   }
-  if (text[i] !== '[') return 0;
-  const end = labelEnd(text, i);
-  const dest = end < 0 ? 0 : destination(text, end + 1);
+  if (text[i] !== '[' || depth >= MAX_INLINE_DEPTH) return 0;
+  const end = scan.match('[', ']', i);
+  const dest = end < 0 ? 0 : destination(scan, end + 1);
   if (!dest) return 0;
   flush();
-  out.push(...parseInline(text.slice(i + 1, end), depth + 1)); // unwrapped: the text stays, the URL goes
+  out.push(...parseInline(text.slice(i + 1, end), depth + 1));
   return end + 1 + dest - i;
 }
 
+const TAG = /^(?:<[A-Za-z][A-Za-z0-9-]*(?:\s+[A-Za-z_:][\w.:-]*(?:\s*=\s*(?:[^\s"'=<>`]+|'[^']*'|"[^"]*"))?)*\s*\/?>|<\/[A-Za-z][A-Za-z0-9-]*\s*>)/;
+
 /** Inline raw HTML (a tag, a closing tag, a comment) is dropped; the text around it stays. */
-function rawHtml(/** @type {string} */ text, /** @type {number} */ i) {
+function rawHtml(/** @type {InlineScan} */ scan, /** @type {number} */ i) {
+  const { text } = scan;
   if (text[i] !== '<') return 0;
-  const match = /^(?:<[A-Za-z][A-Za-z0-9-]*(?:\s+[A-Za-z_:][\w.:-]*(?:\s*=\s*(?:[^\s"'=<>`]+|'[^']*'|"[^"]*"))?)*\s*\/?>|<\/[A-Za-z][A-Za-z0-9-]*\s*>|<!--[\s\S]*?-->)/.exec(text.slice(i));
+  if (text.startsWith('<!--', i)) {
+    const end = scan.commentEnd(i + 4); // one search for all the `<!--` before it, not one each
+    return end < 0 ? 0 : end + 3 - i;
+  }
+  const match = TAG.exec(text.slice(i));
   return match ? match[0].length : 0;
 }
 
-/** @param {string} text @param {number} i @param {Inline[]} out @param {() => void} flush @param {number} depth */
-function emphasis(text, i, out, flush, depth) {
+/** @param {InlineScan} scan @param {number} i @param {Inline[]} out @param {() => void} flush @param {number} depth */
+function emphasis(scan, i, out, flush, depth) {
+  const { text } = scan;
   const char = text[i];
   if ((char !== '*' && char !== '_' && char !== '~') || depth >= MAX_INLINE_DEPTH) return 0;
-  const run = new RegExp(`^\\${char}+`).exec(text.slice(i))[0];
-  const size = char === '~' ? 2 : Math.min(run.length, 2);
-  if (char === '~' && run.length !== 2) return 0;
+  const size = char === '~' || text[i + 1] === char ? 2 : 1;
+  if (char === '~' && (text[i + 1] !== '~' || text[i + 2] === '~')) return 0; // only `~~` strikes through
   const after = text[i + size];
   if (!after || /\s/.test(after)) return 0; // a left-flanking run opens
   if (char === '_' && i > 0 && /[A-Za-z0-9]/.test(text[i - 1])) return 0; // intra-word underscores are text
-  const delimiter = char.repeat(size);
-  for (let j = i + size + 1; j <= text.length - size; j++) {
-    if (text[j] === '\\') { j++; continue; }
-    if (text[j] === '`') { const skip = codeSpan(text, j, [], () => {}); if (skip) { j += skip - 1; continue; } }
-    if (text.startsWith(delimiter, j) && !/\s/.test(text[j - 1]) && text[j + size] !== char) {
-      if (char === '_' && /[A-Za-z0-9]/.test(text[j + size] || '')) continue;
-      flush();
-      const type = char === '~' ? 'del' : size === 2 ? 'strong' : 'em';
-      out.push({ type, children: parseInline(text.slice(i + size, j), depth + 1) });
-      return j + size - i;
-    }
-  }
-  return 0;
+  const j = scan.closer(char, size, i + size + 1);
+  if (j < 0) return 0;
+  flush();
+  const type = char === '~' ? 'del' : size === 2 ? 'strong' : 'em';
+  out.push({ type, children: parseInline(text.slice(i + size, j), depth + 1) });
+  return j + size - i;
 }

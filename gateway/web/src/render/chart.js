@@ -1,7 +1,8 @@
 /**
  * SVG charts built as elements (never markup): bar and line over 1–200 points, positive and
  * negative values around a zero line (seed 000 §5).  Each point's value is resolved at the
- * current state; the numbers are also listed in a visually hidden table for screen readers.
+ * current state; the numbers are also listed in a visually hidden table for screen readers (in
+ * a hidden div: a table itself cannot be made 1px wide, and a long label would widen the page).
  */
 
 import { html } from '../ui.js';
@@ -24,10 +25,21 @@ export function scale(values) {
   return (/** @type {number} */ v) => PAD.top + ((high - v) / span) * inner;
 }
 
+/**
+ * A point's label under its tick: at most 14 characters, else 13 and an ellipsis.  Counted and
+ * cut by code points, so an emoji is never split into a lone surrogate (shown as U+FFFD).
+ * @param {string} label
+ */
+export function tickLabel(label) {
+  const chars = Array.from(label);
+  return chars.length > 14 ? `${chars.slice(0, 13).join('')}…` : label;
+}
+
 /** @param {{node: Record<string, any>}} props */
 export function Chart({ node }) {
   const scope = useScope();
   const { kind, data, label } = node.props;
+  /** @type {{id: string, label: string, value: number}[]} */
   const points = data.map((/** @type {any} */ point) => {
     const value = scope.resolve(point.value);
     if (typeof value !== 'number') throw new TypeError('chart value is not a number');
@@ -53,11 +65,11 @@ export function Chart({ node }) {
       <line class="axis" x1=${PAD.left} x2=${WIDTH - PAD.right} y1=${zero} y2=${zero} />
       ${marks}
       ${points.map((p, i) => (i % labelEvery ? null : html`<text key=${`t-${p.id}`} class="tick" x=${x(i)} y=${HEIGHT - 8}
-        text-anchor="middle">${p.label.length > 14 ? `${p.label.slice(0, 13)}…` : p.label}</text>`))}
+        text-anchor="middle">${tickLabel(p.label)}</text>`))}
     </svg>
-    <table class="visually-hidden">
+    <div class="visually-hidden"><table>
       <caption>${title}</caption>
       <tbody>${points.map((p) => html`<tr key=${p.id}><th scope="row">${p.label}</th><td>${displayText(p.value)}</td></tr>`)}</tbody>
-    </table>
+    </table></div>
   </figure>`;
 }

@@ -3,13 +3,13 @@
  * inline type, every leaf a text node.
  */
 
-import { html, h } from '../ui.js';
+import { html, h, useMemo } from '../ui.js';
 import { parseMarkdown } from '../markdown.js';
 
 const INLINE_TAGS = { strong: 'strong', em: 'em', del: 'del' };
 const HEADINGS = ['h1', 'h2', 'h3', 'h4', 'h5', 'h6'];
 
-/** @param {import('../markdown.js').Inline[]} inlines */
+/** @param {import('../markdown.js').Inline[]} inlines @returns {any[]} */
 function inline(inlines) {
   return inlines.map((item) => {
     if (item.type === 'text') return item.text;
@@ -36,5 +36,7 @@ function blockNodes(blocks) {
 
 /** Markdown text as inert elements of the seed's allow-list. */
 export function MarkdownText(/** @type {{text: string, className?: string}} */ { text, className = 'markdown' }) {
-  return html`<div class=${className}>${blockNodes(parseMarkdown(text))}</div>`;
+  // Parsed once per text: a keystroke re-renders every node, and a 16 KiB text is not free.
+  const blocks = useMemo(() => parseMarkdown(text), [text]);
+  return html`<div class=${className}>${blockNodes(blocks)}</div>`;
 }
