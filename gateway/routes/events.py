@@ -1,7 +1,10 @@
 """GET /v1/sessions/{session}/events: the session's server-sent events (viewer).
 
 Authenticated by a bearer token, or by a one-time ticket in `?ticket=` (EventSource cannot send
-headers); resumed from `Last-Event-ID` or `?last_event_id=`.  A stream asked for while Redis is
+headers); resumed from `Last-Event-ID` or `?last_event_id=`.  Its idle heartbeat is a comment line,
+or with `?heartbeat=event` an `event: heartbeat` naming its interval, at the start and when idle:
+an `EventSource` hands a page events, never comments, so only these let a page see a stalled
+stream (the Client reconnects when none came for a few intervals).  A stream asked for while Redis is
 away waits for it (up to `IUI_GATEWAY_REPLY_TIMEOUT_S`) before it is refused 503: an `EventSource`
 reconnecting then would stop for good on a 503, where it retries a stream that opened and ended.
 """
@@ -14,6 +17,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from typing import TypeVar
 
+import orjson
 from sse_starlette import EventSourceResponse, ServerSentEvent
 from starlette.requests import Request
 
@@ -51,6 +55,16 @@ def cursor_of(request: Request) -> Cursor:
         raise Problem("bad_cursor", "Last-Event-ID is not a cursor of this gateway") from None
 
 
+def heartbeat_events(request: Request) -> bool:
+    """Whether the client asked for its heartbeats as events (`?heartbeat=event`); 400 for another value."""
+    asked = request.query_params.get("heartbeat")
+    if asked is None or asked == "comment":
+        return False
+    if asked == "event":
+        return True
+    raise Problem("bad_request", "heartbeat must be event or comment")
+
+
 @dataclass(frozen=True, slots=True)
 class StreamRequest:
     """A checked request for a stream (401, 403, 404 and 400 are raised before any byte is sent)."""
@@ -59,6 +73,7 @@ class StreamRequest:
     session: str
     info: SessionInfo
     cursor: Cursor
+    heartbeat_events: bool = False
 
     def stream(self, cursor: Cursor | None = None) -> EventStream:
         """The event stream from `cursor` (default: the client's)."""
@@ -74,13 +89,14 @@ async def checked(request: Request) -> StreamRequest:
     session = session_of(request)
     # A ticket is used up when redeemed: its request's cursor is checked first, so a request refused
     # for its cursor leaves the ticket for the next try.  A bearer token is checked first (401 before 400).
+    heartbeat = heartbeat_events(request)  # before a ticket is used up, as the cursor
     cursor = cursor_of(request) if request.query_params.get("ticket") else None
     deadline = time.monotonic() + gateway.settings.gateway_reply_timeout_s
     identity = await _once_redis_answers(lambda: authorized(request, gateway, session), deadline)
     if cursor is None:
         cursor = cursor_of(request)
     info = await _once_redis_answers(lambda: gateway.owned(session, identity), deadline)
-    return StreamRequest(gateway, session, info, cursor)
+    return StreamRequest(gateway, session, info, cursor, heartbeat)
 
 
 async def _once_redis_answers(step: Callable[[], Awaitable[T]], deadline: float) -> T:
@@ -105,16 +121,25 @@ def sse(content: AsyncIterator[ServerSentEvent]) -> EventSourceResponse:
 async def events(request: Request) -> EventSourceResponse:
     """The native event stream."""
     asked = await checked(request)
-    return sse(_sse(asked.gateway, asked.stream()))
+    return sse(_sse(asked.gateway, asked.stream(), asked.heartbeat_events))
 
 
-async def _sse(gateway: Gateway, stream: EventStream) -> AsyncIterator[ServerSentEvent]:
+def _heartbeat(gateway: Gateway, as_event: bool) -> ServerSentEvent:
+    if not as_event:
+        return sse_event(comment="heartbeat")
+    every = orjson.dumps({"every_s": gateway.settings.gateway_heartbeat_s}).decode()
+    return sse_event(data=every, event="heartbeat")  # no id: the client's cursor stays where it is
+
+
+async def _sse(gateway: Gateway, stream: EventStream, heartbeat_events: bool) -> AsyncIterator[ServerSentEvent]:
     gateway.metrics.streams.inc()
     try:
         yield sse_event(comment="iui events", retry=RETRY_MS)
+        if heartbeat_events:
+            yield _heartbeat(gateway, True)  # its interval, before anything else
         async for event in stream.events():
             if event is None:
-                yield sse_event(comment="heartbeat")
+                yield _heartbeat(gateway, heartbeat_events)
                 continue
             gateway.metrics.events.labels(event.type).inc()
             yield sse_event(data=event.data, event=event.type, id=event.cursor.text())

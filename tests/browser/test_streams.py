@@ -119,3 +119,45 @@ def test_external_actions_are_disabled_until_the_stream_is_complete(page: Any) -
     assert request["documentRef"] == {"sourceCallId": "call-1", "uiId": "file-reader", "generation": 1, "revision": 0}
     assert request["actionId"] == "count_lines"
     assert request["values"] == {"path": "docs/CHANGELOG.md", "limit": 40, "lines": 0}
+
+
+WATCHDOG = """async ({every}) => {
+  const { connectEvents } = await import('/app/static/src/events.js');
+  const sources = [];
+  class Fake {
+    constructor(url) { this.url = url; this.listeners = {}; this.closed = false; sources.push(this);
+      setTimeout(() => { this.onopen?.(); this.emit('heartbeat', JSON.stringify({ every_s: every })); }, 10); }
+    addEventListener(kind, f) { this.listeners[kind] = f; }
+    emit(kind, data) { this.listeners[kind]?.({ data, lastEventId: '' }); }
+    close() { this.closed = true; }
+  }
+  const statuses = [];
+  const api = { ticket: async () => 't', eventsUrl: (ticket, last) => `/events?ticket=${ticket}&heartbeat=event` };
+  const store = { frame() {}, receipt() {}, answer() {}, resync() {} };
+  window.watched = { sources, statuses, events: connectEvents({ api, store, onStatus: (s) => statuses.push(s),
+                                                                EventSourceImpl: Fake }) };
+}"""
+
+
+def test_a_stream_silent_for_three_heartbeats_is_taken_for_stalled_and_reopened(page: Any) -> None:
+    # an audit: behind a proxy that stopped forwarding, the page stayed "Live" on an old frame
+    # for good; heartbeats are comments an EventSource never hands the page, unless asked as events
+    page.evaluate(WATCHDOG, {"every": 0.2})
+    page.wait_for_function("() => window.watched.sources.length === 1 && window.watched.statuses.includes('live')")
+    assert "heartbeat=event" in page.evaluate("() => window.watched.sources[0].url")
+    page.wait_for_function("() => window.watched.sources.length === 2", timeout=5_000)  # 3 × 0.2 s + 1 s, silent
+    assert page.evaluate("() => window.watched.sources[0].closed") is True
+    page.wait_for_function("() => window.watched.statuses.filter((s) => s === 'live').length === 2")
+    assert page.evaluate("() => window.watched.statuses") == ["connecting", "live", "reconnecting", "reconnecting",
+                                                               "live"]
+    page.evaluate("() => window.watched.events.close()")
+
+
+def test_a_stream_whose_heartbeats_come_is_kept(page: Any) -> None:
+    page.evaluate(WATCHDOG, {"every": 0.2})
+    page.wait_for_function("() => window.watched.statuses.includes('live')")
+    page.evaluate("() => { window.beating = setInterval(() => window.watched.sources[0].emit('heartbeat', "
+                  "'{\"every_s\":0.2}'), 150); }")
+    page.wait_for_timeout(2_500)
+    assert page.evaluate("() => [window.watched.sources.length, window.watched.sources[0].closed]") == [1, False]
+    page.evaluate("() => { clearInterval(window.beating); window.watched.events.close(); }")

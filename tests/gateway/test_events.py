@@ -265,6 +265,34 @@ def test_heartbeats_keep_an_idle_stream_open(redis_url: str) -> None:
         runtime.stop()
 
 
+def test_heartbeats_asked_for_as_events_name_their_interval_and_carry_no_id(redis_url: str) -> None:
+    # an EventSource never delivers a comment, so a page cannot see a stalled stream by them (an audit)
+    runtime = Runtime(redis_url).start()
+    gateway = GatewayProcess(redis_url, gateway_heartbeat_s=0.2).start()
+    try:
+        Agent(runtime)
+        lines: list[str] = []
+        with httpx.stream("GET", f"{gateway.url}/v1/sessions/s1/events?heartbeat=event", headers=auth("viewer"),
+                          timeout=5) as response:
+            for line in response.iter_lines():
+                lines.append(line)
+                if lines.count("event: heartbeat") >= 3 or len(lines) > 30:
+                    break
+        assert lines[:6] == [": iui events", "retry: 3000", "", "event: heartbeat", 'data: {"every_s":0.2}', ""]
+        assert ": heartbeat" not in lines and not any(line.startswith("id:") and "heartbeat" in line for line in lines)
+        beats = [i for i, line in enumerate(lines) if line == "event: heartbeat"][:-1]  # the last one ends the read
+        assert all(lines[i + 1] == 'data: {"every_s":0.2}' for i in beats)
+        assert all(not lines[i - 1].startswith("id:") and not lines[i + 2].startswith("id:") for i in beats)
+        with httpx.Client(base_url=gateway.url) as client:
+            for value in ("events", "", "EVENT", "x" * 300):
+                refused = client.get(f"/v1/sessions/s1/events?heartbeat={value}", headers=auth("viewer"))
+                assert (refused.status_code, refused.json()["code"]) == (400, "bad_request"), value
+                assert "x" * 20 not in refused.text
+    finally:
+        gateway.stop()
+        runtime.stop()
+
+
 def test_a_slow_reader_gets_a_last_resync_hint_and_resumes_without_a_gap(redis_url: str) -> None:
     runtime = Runtime(redis_url).configure(frame_log_max=100_000).start()
     gateway = GatewayProcess(redis_url, gateway_queue_events=16).start()

@@ -64,7 +64,7 @@ export function createApi({ session, token, fetch: fetcher = window.fetch.bind(w
     ticket: async () => /** @type {string} */ ((await request('POST', `${base}/tickets`, {})).ticket),
     /** The event stream URL for a ticket, resuming after `lastEventId`. */
     eventsUrl(/** @type {string} */ ticket, /** @type {string | null} */ lastEventId) {
-      const query = new URLSearchParams({ ticket });
+      const query = new URLSearchParams({ ticket, heartbeat: 'event' }); // heartbeats the page can see (events.js)
       if (lastEventId) query.set('last_event_id', lastEventId);
       return `${base}/events?${query}`;
     },

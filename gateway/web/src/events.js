@@ -8,7 +8,10 @@
  * resumed stream applies nothing twice.  `resync` replaces the whole view, except a
  * `slow_reader` resync, which carries no snapshot: the page just reconnects from its cursor.
  * A ticket refused with 401 or 403 (an expired token) stops the page; a 404 (no such session
- * yet, or not this token's) is asked again every few seconds.
+ * yet, or not this token's) is asked again every few seconds.  The stream is asked for its
+ * heartbeats as events (`heartbeat=event`: a comment never reaches the page), the first naming
+ * their interval: a stream that brought nothing for STALL_BEATS intervals is taken for stalled
+ * (a proxy that stopped forwarding, a half-open connection) and opened again from the cursor.
  *
  * Every event applied is announced as an `iui:applied` event on `window` (`detail`: its kind
  * and id), after it changed the view: the end-to-end tests count them to see each applied once.
@@ -16,6 +19,10 @@
 
 /** Reconnection delays in ms (the contract's `retry: 3000` is the longest). */
 export const BACKOFF = [250, 1000, 3000];
+/** Heartbeat intervals a stream may stay silent for, plus a second, before it is reopened. */
+export const STALL_BEATS = 3;
+/** The gateway's default interval, until a stream names its own (IUI_GATEWAY_HEARTBEAT_S ≤ 300). */
+const DEFAULT_EVERY_S = 15;
 
 /** @param {string} id @returns {{epoch: string, logs: number[][]} | null} */
 function parseCursor(id) {
@@ -47,7 +54,15 @@ export function connectEvents({ api, store, onStatus, EventSourceImpl = EventSou
   let source = /** @type {EventSource | null} */ (null);
   let attempt = 0;
   let timer = 0;
+  let watchdog = 0;
+  let every = DEFAULT_EVERY_S;
   let closed = false;
+
+  // Any event (a heartbeat included) proves the stream alive; silence past the bound reopens it.
+  const watch = (/** @type {EventSource} */ es) => {
+    window.clearTimeout(watchdog);
+    watchdog = window.setTimeout(() => { if (source === es) reconnect(); }, (STALL_BEATS * every + 1) * 1000);
+  };
 
   const handlers = {
     frame: (/** @type {any} */ data) => store.frame(data),
@@ -56,6 +71,7 @@ export function connectEvents({ api, store, onStatus, EventSourceImpl = EventSou
   };
 
   const reconnect = () => {
+    window.clearTimeout(watchdog);
     source?.close();
     source = null;
     if (closed) return;
@@ -104,15 +120,23 @@ export function connectEvents({ api, store, onStatus, EventSourceImpl = EventSou
     if (closed) return;
     const es = new EventSourceImpl(api.eventsUrl(ticket, last));
     source = es;
-    es.onopen = () => { attempt = 0; onStatus('live'); };
+    es.onopen = () => { attempt = 0; onStatus('live'); watch(es); };
     es.onerror = () => { if (source === es) reconnect(); };
-    for (const kind of ['frame', 'receipt', 'answer', 'resync']) es.addEventListener(kind, (event) => onEvent(kind, /** @type {MessageEvent} */ (event)));
+    for (const kind of ['frame', 'receipt', 'answer', 'resync']) {
+      es.addEventListener(kind, (event) => { if (source === es) watch(es); onEvent(kind, /** @type {MessageEvent} */ (event)); });
+    }
+    es.addEventListener('heartbeat', (event) => {
+      let named;
+      try { named = JSON.parse(/** @type {MessageEvent} */ (event).data)?.every_s; } catch { named = null; }
+      if (typeof named === 'number' && named > 0 && named <= 300) every = named;
+      if (source === es) watch(es);
+    });
   }
 
   open();
   return {
     /** The last cursor applied. */
     cursor: () => last,
-    close() { closed = true; window.clearTimeout(timer); source?.close(); onStatus('closed'); },
+    close() { closed = true; window.clearTimeout(timer); window.clearTimeout(watchdog); source?.close(); onStatus('closed'); },
   };
 }
