@@ -201,3 +201,56 @@ def test_a_capability_stopped_from_outside_ends_unknown_never_failed(rt: Runtime
     assert done["message"].startswith(f"stopped: the job was stopped ({stop}) while the capability ran")
     assert (Path(rt.settings.files_root) / name).read_text("utf-8") == "written"
     assert statuses(rt, op) == ["queued", "running", "unknown"]
+
+
+def test_a_job_whose_start_is_never_committed_ends_failed_not_unknown(runtime: Runtime, tmp_path: Path,
+                                                                       rq_workers) -> None:
+    # an audit: with no partition owner for a while (a fail-over), the job's wait for its `running`
+    # reply died at redis-py's 5 s socket timeout; and a job that gave up left its `running` entry,
+    # which a returning owner committed: the reaper then ruled `unknown` for a capability never run
+    configure(runtime, tmp_path, job_start_timeout_s=7).start()
+    assert runtime.call(SESSION, "intelligent_ui", {"document": actions_document()}, call="plain-1")["ok"]
+    op = reserve(runtime, "count", {"key": "never"})["operationId"]
+    deadline = time.monotonic() + 10
+    while not runtime.redis.exists(f"rq:job:{op}"):
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
+    runtime.stop()  # no owner: the `running` report waits in the partition's stream
+    rq_workers.start()
+    deadline = time.monotonic() + 20
+    while rq_status(runtime, op) not in ("finished", "failed"):  # the job waited its 7 s and gave up
+        assert time.monotonic() < deadline
+        time.sleep(0.1)
+    assert rq_status(runtime, op) == "finished"  # it ended by itself, not by a TimeoutError
+    runtime.start()
+    done = wait_status(runtime, SESSION, op, FINAL, timeout=20)
+    assert done["status"] == "failed" and "nothing was run" in done["message"], done
+    assert counter(runtime, "never") == 0
+    assert statuses(runtime, op) == ["queued", "running", "failed"]
+
+
+def test_a_queued_operation_whose_job_died_before_its_first_heartbeat_ends_failed(rt: Runtime) -> None:
+    # an audit: an RQ worker killed between RQ's `started` and the job's first heartbeat left the
+    # operation `queued` (RQ kept the job `started` until its own cleanup, ~17 min in one run)
+    from datetime import UTC, datetime, timedelta
+
+    from rq.job import Job, JobStatus
+
+    op = reserve(rt, "count", {"key": "dead-horse"})["operationId"]
+    deadline = time.monotonic() + 10
+    while not rt.redis.exists(f"rq:job:{op}"):
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
+    rt.redis.delete("rq:queue:iui")  # no worker will take it: as RQ leaves a job its dead horse started
+    job = Job.fetch(op, connection=rt.redis)
+    job.set_status(JobStatus.STARTED)
+    job.started_at = datetime.now(UTC) - timedelta(seconds=1)
+    job.save()
+    time.sleep(0.5)
+    assert wait_status(rt, SESSION, op, {"queued"})["status"] == "queued"  # within its grace: still queued
+    job.started_at = datetime.now(UTC) - timedelta(seconds=60)
+    job.save()
+    done = wait_status(rt, SESSION, op, FINAL, timeout=10)
+    assert done["status"] == "failed" and done["message"] == "the job ended before it started the capability"
+    assert statuses(rt, op) == ["queued", "failed"]
+    assert counter(rt, "dead-horse") == 0

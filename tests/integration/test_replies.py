@@ -207,3 +207,23 @@ def test_replica_durability_confirms_a_reply_only_once_the_replica_holds_it(
         assert rt.client.reply("rep2", request, timeout=10)["ok"]
     finally:
         rt.stop()
+
+
+def test_a_reply_awaited_longer_than_the_clients_socket_timeout_is_still_read(runtime: Runtime) -> None:
+    # an audit: a job waits up to IUI_JOB_START_TIMEOUT_S (30 s) for its `running` reply on a client
+    # with redis-py 8's 5 s socket timeout: its one long BLMOVE failed at 5 s with TimeoutError
+    from workers.redisio.replies import await_reply
+
+    client = connect(runtime.redis_url, socket_timeout=1.0)
+    pusher = connect(runtime.redis_url)
+    timer = threading.Timer(2.5, lambda: pusher.rpush("late-reply", b"here"))
+    timer.start()
+    try:
+        started = time.monotonic()
+        assert await_reply(client, "late-reply", 4.0) == b"here"
+        assert 2.4 < time.monotonic() - started < 3.5
+        assert await_reply(client, "no-reply", 2.2) is None  # the whole wait, then None: no error
+    finally:
+        timer.cancel()
+        client.close()
+        pusher.close()

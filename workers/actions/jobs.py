@@ -30,6 +30,7 @@ import math
 import secrets
 import threading
 from collections.abc import Mapping
+from datetime import UTC
 from pathlib import Path
 from typing import Any
 
@@ -103,6 +104,21 @@ class JobQueue:
             return str(Job.fetch(op, connection=self._redis).get_status(refresh=False).value)
         except NoSuchJobError:
             return None
+
+    def started_ms(self, op: str) -> int | None:
+        """When RQ's worker started the operation's job (Unix ms, by that host's clock), or None."""
+        from rq.exceptions import NoSuchJobError
+        from rq.job import Job
+
+        try:
+            started = Job.fetch(op, connection=self._redis).started_at
+        except NoSuchJobError:
+            return None
+        if started is None:
+            return None
+        if started.tzinfo is None:  # RQ stores UTC without a zone
+            started = started.replace(tzinfo=UTC)
+        return int(started.timestamp() * 1000)
 
     def cancel(self, op: str) -> None:
         """Take a queued job off its queue so it never starts (a run that starts anyway is refused)."""
@@ -196,6 +212,8 @@ class OperationRun:
             if not started or not started.get("ok"):
                 reason = "no reply" if not started else started["error"]["code"]
                 log.warning("operation %s not started (%s); nothing was run", self._op, reason)
+                if not started:
+                    self._gave_up()
                 return "not_started"
             try:
                 status, body = self._execute(capability)
@@ -204,6 +222,17 @@ class OperationRun:
                 raise
             self._report(status, **body)
         return status
+
+    def _gave_up(self) -> None:
+        """Report `failed` after the `running` report that no one answered in time: that report is
+        still in the partition's stream, and an owner that comes back commits it; this one, next
+        in the stream, then ends the operation `failed` (else the reaper, missing this job's
+        heartbeat, would rule `unknown` for a capability that never ran)."""
+        try:
+            self._report("failed", message=f"not started: no partition owner committed the start within "
+                                            f"{self._settings.job_start_timeout_s:g} s; nothing was run")
+        except Exception:
+            log.exception("operation %s: the not-started report failed; the reaper rules it", self._op)
 
     def _stopped(self, error: BaseException) -> None:
         """Report `unknown` for a run stopped from outside (best effort: else the reaper rules it)."""

@@ -7,8 +7,10 @@ operations (`queued` and `running`, oldest first):
 - `queued` without an RQ job (the owner crashed between the commit and the enqueue): enqueue
   it, idempotently (job id = operation id, `unique=True`);
 - `queued` whose job ended in RQ (`failed`/`stopped`) before its `running` report was
-  committed: `failed` - the capability was never called, because a job only runs it after
-  `queued -> running` was committed;
+  committed, or that RQ calls `started` for longer than START_GRACE_BEATS heartbeats while its
+  job keeps no heartbeat (its worker died before the job's first beat: RQ keeps such a job
+  `started` until its own cleanup, minutes later): `failed` - the capability was never
+  called, because a job only runs it after `queued -> running` was committed;
 - `running` whose job heartbeat has lapsed (its RQ worker or work horse died: SIGKILL, OOM,
   a lost host, RQ's horse monitor; a job stopped by a timeout reports `unknown` itself):
   `unknown`.  It is never re-executed: the side effect may or
@@ -32,6 +34,8 @@ from .receipts import ReceiptChange, Record, read_record
 
 log = logging.getLogger(__name__)
 SWEEP_LIMIT = 256  # operations looked at per sweep
+START_GRACE_BEATS = 3  # RQ's `started` with no job heartbeat this long (plus a skew margin) is a dead job
+CLOCK_SKEW_MS = 5_000  # RQ's start time is the RQ worker host's clock, `now` is Redis's
 
 
 @dataclass(frozen=True)
@@ -68,7 +72,7 @@ class Reaper:
                 self._redis.zrem(active, member)  # the receipt is gone or final: never wrong to drop
                 continue
             if record.status == "queued":
-                verdict = self._queued(session, record)
+                verdict = self._queued(session, record, now_ms)
                 if verdict is not None:
                     verdicts.append(verdict)
             elif now_ms - record.updated_at > self._heartbeat_ms:
@@ -84,15 +88,23 @@ class Reaper:
                         "and its side effect may or may not have happened"), record.capability, "unknown"))
         return verdicts if verdicts and quiet() else []
 
-    def _queued(self, session: str, record: Record) -> Verdict | None:
+    def _queued(self, session: str, record: Record, now_ms: int) -> Verdict | None:
         status = self._jobs.status(record.operation_id)
         if status is None and record.job is not None and record.secret:
             self._jobs.enqueue({**record.job, "secret": record.secret})
             log.info("partition %d: enqueued the job of %s", self._partition, record.operation_id)
             return None
-        if status in ("failed", "stopped"):
+        if status in ("failed", "stopped") or (status == "started" and self._died_unstarted(session, record, now_ms)):
             return Verdict(self._outcomes.verdict(session, record, "failed",
                                                   "the job ended before it started the capability"),
                            record.capability, "failed")
         return None
+
+    def _died_unstarted(self, session: str, record: Record, now_ms: int) -> bool:
+        """RQ started the job long enough ago, and no heartbeat of it is alive."""
+        started = self._jobs.started_ms(record.operation_id)
+        grace = START_GRACE_BEATS * self._heartbeat_ms + CLOCK_SKEW_MS
+        if started is None or now_ms - started <= grace:
+            return False
+        return self._redis.get(self._keys.heartbeat(self._partition, session, record.operation_id)) is None
 

@@ -17,7 +17,7 @@ anything uses it.  Parameters are what the runtime passes (`str`), within redis-
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Protocol, TypeAlias
+from typing import TYPE_CHECKING, Any, Protocol, TypeAlias
 
 from redis.cluster import ClusterNode, NodesManager
 from redis.commands.core import Script
@@ -120,6 +120,7 @@ class ClusterClient(RedisCommands, Protocol):
     def keyslot(self, key: str) -> int: ...
     def get_primaries(self) -> list[ClusterNode]: ...
     def get_redis_connection(self, node: ClusterNode) -> ServerClient: ...
+    def get_connection_kwargs(self) -> dict[str, Any]: ...
 
 
 RedisClient: TypeAlias = ServerClient | ClusterClient

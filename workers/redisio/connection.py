@@ -41,6 +41,7 @@ Command: TypeAlias = Sequence[EncodableT] | bytes  # the arguments of one comman
 Entry: TypeAlias = tuple[Reply, dict[Reply, Reply]]  # a stream entry: its id and raw fields
 
 CLUSTER_SCHEMES = {"redis+cluster": "redis", "rediss+cluster": "rediss"}
+MAX_BLOCK_SLICE_S = 2.0  # one blocking read of a reply (`block_slice`)
 
 # Errors that mean "the server is not reachable right now": retry with backoff, never exit.
 # The cluster ones (a failed-over master, slots moving, no node reachable) occur only on a
@@ -268,15 +269,34 @@ def add_entry(client: RedisClient, key: str, fields: Mapping[str, str]) -> str:
     return text(client.xadd(key, cast(Any, fields)))
 
 
+def block_slice(client: RedisClient) -> float:
+    """The longest one blocking command of `client` may block on the server: half its socket
+    timeout (its reply must come within it, or redis-py raises `TimeoutError`: redis-py 8 gives a
+    client 5 s unless told otherwise), at most `MAX_BLOCK_SLICE_S`; a longer wait is a loop."""
+    kwargs = client.get_connection_kwargs() if is_cluster(client) else client.connection_pool.connection_kwargs
+    socket_timeout = kwargs.get("socket_timeout")
+    if not isinstance(socket_timeout, (int, float)) or socket_timeout <= 0:
+        return MAX_BLOCK_SLICE_S
+    return max(0.01, min(MAX_BLOCK_SLICE_S, socket_timeout / 2))
+
+
 def rotate_first(client: RedisClient, key: str, timeout: float) -> bytes | None:
     """`BLMOVE key key LEFT RIGHT timeout`: the list's first element, left in the list.
 
-    The embedded demo Redis (fakeredis) answers BLMOVE at once instead of blocking, so there
-    the non-blocking LMOVE is polled until the timeout.
+    A wait longer than the client's socket timeout allows is several BLMOVEs (`block_slice`):
+    a job awaits its `running` reply up to `IUI_JOB_START_TIMEOUT_S`.  The embedded demo Redis
+    (fakeredis) answers BLMOVE at once instead of blocking, so there the non-blocking LMOVE is
+    polled until the timeout.
     """
     if not type(client).__module__.startswith("fakeredis"):
-        # redis-py types the timeout as int; Redis takes seconds with decimals (Redis >= 6.0)
-        return value_bytes(client.blmove(key, key, cast(Any, timeout), "LEFT", "RIGHT"))
+        deadline = time.monotonic() + timeout
+        most = block_slice(client)
+        while True:
+            wait = max(0.01, round(min(most, deadline - time.monotonic()), 3))  # 0 would be "forever"
+            # redis-py types the timeout as int; Redis takes seconds with decimals (Redis >= 6.0)
+            value = value_bytes(client.blmove(key, key, cast(Any, wait), "LEFT", "RIGHT"))
+            if value is not None or time.monotonic() >= deadline:
+                return value
     deadline = time.monotonic() + timeout
     while True:
         value = value_bytes(client.lmove(key, key, "LEFT", "RIGHT"))

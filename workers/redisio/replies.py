@@ -17,7 +17,17 @@ from collections.abc import Callable
 from typing import cast
 
 from .client import RedisClient
-from .connection import TRANSIENT_ERRORS, Backoff, integer, is_cluster, node_of, remove_first, rotate_first, value_bytes
+from .connection import (
+    TRANSIENT_ERRORS,
+    Backoff,
+    block_slice,
+    integer,
+    is_cluster,
+    node_of,
+    remove_first,
+    rotate_first,
+    value_bytes,
+)
 from .durability import Durability, Mode
 
 
@@ -48,13 +58,16 @@ def _confirmed(redis: RedisClient, key: str, timeout: float, durability: Durabil
     is one, made after the commit), repeated until the replicas confirmed or the deadline passed."""
     client = redis.get_redis_connection(node_of(redis, key)) if is_cluster(redis) else redis
     deadline = time.monotonic() + timeout
+    most = block_slice(client)  # the BLMOVE and the WAIT each within the socket timeout
     while True:
         pipe = client.pipeline(transaction=False)
-        wait = max(0.01, round(deadline - time.monotonic(), 3))
+        wait = max(0.01, round(min(most, deadline - time.monotonic()), 3))
         pipe.blmove(key, key, cast(int, wait), "LEFT", "RIGHT")  # redis-py types the timeout as int
         pipe.execute_command("WAIT", durability.replicas, durability.timeout_ms)
         moved, acknowledged = pipe.execute()
         value = value_bytes(moved)
+        if value is None and time.monotonic() < deadline:
+            continue  # a slice of the wait passed
         if value is None or integer(acknowledged) >= durability.replicas:
             return value
         if time.monotonic() >= deadline:
