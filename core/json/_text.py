@@ -10,6 +10,15 @@ def utf16_length(text: str) -> int:
     return len(text.encode("utf-16-le", "surrogatepass")) // 2
 
 
+def utf16_prefix(text: str, units: int) -> str:
+    """The longest start of `text` of at most `units` UTF-16 code units that does not end in the
+    first half of a pair (a text cut for a JavaScript length limit stays whole characters)."""
+    if len(text) <= units // 2 or utf16_length(text) <= units:
+        return text
+    cut = text.encode("utf-16-le", "surrogatepass")[: 2 * units].decode("utf-16-le", "surrogatepass")
+    return cut[:-1] if cut and 0xD800 <= ord(cut[-1]) <= 0xDBFF else cut
+
+
 def utf16_sort_key(text: str) -> bytes:
     """A key that orders strings by UTF-16 code units, as JavaScript's sort does."""
     return text.encode("utf-16-be", "surrogatepass")

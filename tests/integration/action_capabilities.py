@@ -11,6 +11,7 @@ from pydantic import Field
 from rq.timeouts import JobTimeoutException
 
 from config.capabilities import CapabilityContext
+from workers.actions.capabilities.files import CapabilityError
 
 STOPS: dict[str, type[BaseException]] = {"timeout": JobTimeoutException, "exit": SystemExit,
                                          "interrupt": KeyboardInterrupt}
@@ -56,3 +57,13 @@ def write_then_stop(name: Annotated[str, Field(pattern=r"^[a-z0-9-]{1,32}$")], *
     timeout (raised in this frame, as RQ's SIGALRM handler does), SystemExit or KeyboardInterrupt."""
     (context.files_root / name).write_text("written", "utf-8")
     raise STOPS[name.split("-")[0]]("stopped")
+
+
+def huge_result(value: int = 0) -> dict[str, Any]:
+    """A public result of ~100 KB: over the protocol's 32 KiB, and over a report entry's 64 KiB."""
+    return {"value": "x" * 100_000}
+
+
+def long_error(value: int = 0) -> dict[str, Any]:
+    """A capability error whose message is 40,000 emoji (160 KB, 80,000 UTF-16 units)."""
+    raise CapabilityError("too_long", "\U0001F600" * 40_000)

@@ -91,6 +91,24 @@ resultFields = ["count"]
 timeout = 1
 
 [[capability]]
+id = "huge_result"
+title = "Return 100 KB"
+risk = "read"
+requiresConfirmation = false
+callable = "tests.integration.action_capabilities:huge_result"
+resultFields = ["value"]
+timeout = 10
+
+[[capability]]
+id = "long_error"
+title = "Fail with a long message"
+risk = "read"
+requiresConfirmation = false
+callable = "tests.integration.action_capabilities:long_error"
+resultFields = ["value"]
+timeout = 10
+
+[[capability]]
 id = "stopped"
 title = "Write a file, then be stopped from outside"
 risk = "write"
@@ -129,6 +147,8 @@ def actions_document(ui_id: str = "ops") -> dict[str, Any]:
             "count": tool("counter", {"key": state("key"), "seconds": state("seconds")}, {"count": "count"}),
             "bad": tool("bad_result", {"value": state("value")}),
             "explode": tool("explode", {"value": state("value")}),
+            "huge": tool("huge_result", {"value": state("value")}),
+            "long_error": tool("long_error", {"value": state("value")}),
             "mismatch": tool("noop", {"value": state("key")}),
             "slow": tool("slow", {"name": state("key"), "seconds": state("seconds")}),
             "stopped": tool("stopped", {"name": state("key")}),

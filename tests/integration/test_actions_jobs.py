@@ -94,6 +94,24 @@ def test_an_invalid_result_or_a_raising_capability_ends_failed(rt: Runtime, rq_w
     assert done["status"] == "failed" and message in done["message"] and "secret detail" not in done["message"]
 
 
+def test_a_result_or_message_too_large_for_a_report_ends_failed_with_a_receipt_core_accepts(
+        rt: Runtime, rq_workers) -> None:
+    # an audit: a 100 KB result made a report over an entry's 64 KiB, refused `oversize`: the
+    # operation then ended `unknown` ("the job was lost"); a 600-emoji message was cut to 512 code
+    # points, 1,024 UTF-16 units, a receipt core refuses
+    from core import parse_ui_action_receipt
+
+    rq_workers.start()
+    huge = wait_status(rt, SESSION, reserve(rt, "huge")["operationId"], FINAL)
+    assert huge["status"] == "failed", huge
+    assert huge["message"] == "result_too_large: the capability's public result is 100,012 JSON bytes; the limit is 32,768"
+    long = wait_status(rt, SESSION, reserve(rt, "long_error")["operationId"], FINAL)
+    assert long["status"] == "failed" and long["message"].startswith("too_long: \U0001F600"), long["message"][:40]
+    assert len(long["message"].encode("utf-16-le")) // 2 <= 512
+    for receipt in (huge, long):
+        parse_ui_action_receipt(receipt)
+
+
 def test_a_result_carries_only_the_public_fields(rt: Runtime, rq_workers) -> None:
     rq_workers.start()
     done = wait_status(rt, SESSION, reserve(rt, "noop", {"value": 7})["operationId"], FINAL)

@@ -22,7 +22,7 @@ from core.errors import UIExpressionError
 from core.expression.language import evaluate_expression
 from core.json._number import js_number_string, js_to_fixed
 from core.json._pow import v8_pow
-from core.json._text import utf16_length, utf16_sort_key
+from core.json._text import utf16_length, utf16_prefix, utf16_sort_key
 from core.json.canonical import canonical_json_string
 from core.json.safe import assert_safe_json
 from core.limits import UI_LIMITS
@@ -313,3 +313,13 @@ def test_string_lengths_and_order_are_javascripts() -> None:
     expected = _node(script, json.dumps(texts))
     assert [utf16_length(text) for text in texts] == expected["lengths"]
     assert sorted(texts, key=utf16_sort_key) == expected["order"]
+
+
+@pytest.mark.parametrize(("text", "units", "prefix"), [
+    ("abc", 2, "ab"), ("abc", 3, "abc"), ("ab\U0001F600c", 3, "ab"), ("ab\U0001F600c", 4, "ab\U0001F600"),
+    ("\U0001F600" * 600, 512, "\U0001F600" * 256), ("\ud800x", 1, ""), ("x\udc00", 2, "x\udc00"), ("", 0, ""),
+])
+def test_a_utf16_prefix_keeps_whole_characters_within_the_units(text: str, units: int, prefix: str) -> None:
+    # a receipt message was cut at 512 code points: 1,024 units of emoji, which core then refused
+    assert utf16_prefix(text, units) == prefix
+    assert utf16_length(utf16_prefix(text, units)) <= units

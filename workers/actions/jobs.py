@@ -39,6 +39,8 @@ from redis import Redis
 
 from config.capabilities import ArgumentsError, Capability, CapabilityContext, Catalog, load_catalog
 from config.settings import Settings, load_settings
+from core.json._text import utf16_prefix
+from core.limits import MESSAGE_LENGTH, UI_PROTOCOL_LIMITS
 
 from ..redisio.client import RedisClient
 from ..redisio.connection import add_entry, text
@@ -55,6 +57,7 @@ RESULT_TTL_S = 86_400
 ENQUEUED, EXISTS = "enqueued", "exists"
 JOB_GRACE_S = 5  # RQ's job timeout beyond the start wait and the capability: heartbeat and reports
 UNSURE = "its side effect may or may not have happened (it is not re-executed)"
+MAX_RESULT_BYTES = UI_PROTOCOL_LIMITS["maxActionResultBytes"]  # a public result's JSON (seed 000 §13)
 
 
 def job_timeout(settings: Settings, capability: Capability | None) -> int:
@@ -185,6 +188,8 @@ class OperationRun:
         self._token = secrets.token_hex(8)  # names this run's reply keys
 
     def _report(self, name: str, **body: Any) -> str:
+        if isinstance(body.get("message"), str):  # a receipt keeps 512 UTF-16 units; the entry stays small
+            body["message"] = utf16_prefix(body["message"], MESSAGE_LENGTH)
         request = f"{self._op}.{name}.{self._token}"
         fields = {"session": self._session, "request": request, "kind": "result", "name": name, "call": self._op,
                   "body": dumps({"operationId": self._op, "secret": self._payload["secret"], **body})}
@@ -269,9 +274,12 @@ class OperationRun:
             return "failed", {"message": f"the capability raised {type(error).__name__}"}
         public = capability.public_result(result)  # private fields never leave the job
         try:
-            orjson.dumps(public)
+            size = len(orjson.dumps(public))
         except TypeError:
             return "failed", {"message": "the capability returned a result that is not JSON"}
+        if size > MAX_RESULT_BYTES:  # refused by the owner anyway; too large for a report entry besides
+            return "failed", {"message": f"result_too_large: the capability's public result is {size:,} JSON "
+                                         f"bytes; the limit is {MAX_RESULT_BYTES:,}"}
         return "succeeded", {"result": public}
 
 

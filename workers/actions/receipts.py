@@ -20,6 +20,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from core import hash_canonical_json
+from core.json._text import utf16_prefix
+from core.limits import MESSAGE_LENGTH
 
 from ..redisio.client import RedisClient
 from ..redisio.connection import text
@@ -98,7 +100,7 @@ class Record:
         receipt["status"] = status
         receipt["updatedAt"] = max(now_ms, self.updated_at, self.created_at)
         if message:
-            receipt["message"] = message[:512]
+            receipt["message"] = utf16_prefix(message, MESSAGE_LENGTH)  # seed 000 §13: UTF-16 units
         if result is not None:
             receipt["result"] = dict(result)
         return receipt
