@@ -264,6 +264,8 @@ class Settings(BaseSettings):
             raise ValueError("must name the socket's path, such as unix:///run/redis/redis.sock")
         if parts.scheme != "unix" and not parts.hostname:  # redis-py would take localhost: another server
             raise ValueError("must name a host, such as redis://host:6379/0")
+        if parts.port is None and parts.netloc.endswith(":"):  # redis-py would take 6379: another server
+            raise ValueError("must name its port after the colon, such as redis://host:6379/0")
         return value
 
     @field_validator("gateway_origins")

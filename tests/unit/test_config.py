@@ -162,6 +162,9 @@ def test_an_rq_password_file_needs_its_own_rq_url(tmp_path, monkeypatch: pytest.
     ("rediss://user:pw@:6380", "must name a host"),
     ("redis+cluster:///", "must name a host"),
     ("unix://", "must name the socket's path"),
+    ("redis://127.0.0.1:/0", "must name its port after the colon"),  # `redis://host:$PORT/0`, PORT unset
+    ("redis://default@127.0.0.1:/0", "must name its port after the colon"),
+    ("rediss://user:pw@h:/0", "must name its port after the colon"),
 ])
 def test_a_redis_url_without_a_server_is_refused_naming_the_setting(monkeypatch: pytest.MonkeyPatch, url: str,
                                                                     says: str) -> None:
