@@ -97,6 +97,7 @@ def create_app(*, settings: Settings, backend: Backend, registry: CollectorRegis
                                         HTTPException: _http, **dict.fromkeys(UNAVAILABLE, _unavailable),
                                         Exception: _internal})
     app.router.redirect_slashes = False  # its redirect would repeat the path and Host header in `Location`
+    metrics.declare_routes(route.path for route in app.router.routes if isinstance(route, Route))
     app.state.gateway = gateway
     return app
 

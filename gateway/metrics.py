@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, ProcessCollector
 
@@ -14,6 +14,7 @@ RESYNC_REASONS = ("expired", "epoch", "ahead", "slow_reader")
 REFUSED_CODES = ("unauthorized", "forbidden", "not_found", "payload_too_large", "backpressure", "timeout")
 # bytes that are not HTTP/1.1; a request not read in time; one past IUI_GATEWAY_MAX_CONNECTIONS
 PROTOCOL_REFUSALS = ("bad_request", "request_timeout", "headers_too_large", "overloaded")
+SERVER_ERRORS = ("503", "504")  # what the gateway answers when it cannot (an unexpected error is a 503 too)
 
 
 class GatewayMetrics:
@@ -55,6 +56,13 @@ class GatewayMetrics:
             self.refused.labels(code)
         for code in PROTOCOL_REFUSALS:
             self.protocol_refused.labels(code)
+
+    def declare_routes(self, routes: Iterable[str]) -> None:
+        """Export 0 for each route's server errors from start-up: a route's first 503 or 504 is then an
+        `increase()` IUIGatewayErrors sees, not a series appearing at 1 (a quiet gateway's failures)."""
+        for route in routes:
+            for status in SERVER_ERRORS:
+                self.requests.labels(route, status)
 
     def watch_connections(self, count: Callable[[], int], limit: int) -> None:
         """Export the server's open connections (read at each scrape) and its connection limit."""

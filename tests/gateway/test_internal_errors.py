@@ -56,3 +56,14 @@ def test_an_unexpected_error_is_a_503_problem_that_echoes_nothing_and_is_counted
     route = "/v1/sessions/{session}/operations"
     assert _count(registry, route=route, status="503") == 1
     assert _count(registry, route=route, status="500") == 0
+
+
+def test_every_route_exports_its_5xx_counts_from_zero() -> None:
+    # an audit: a route's first 503 or 504 created its series at 1, which rate() and increase() never see:
+    # IUIGatewayErrors missed three 504s of a quiet gateway
+    _, registry = asyncio.run(_get(f"/v1/sessions/{SESSION}/operations"))
+    for route in ("/v1/sessions/{session}/calls", "/v1/sessions/{session}/events", "/readyz",
+                  "/v1/sessions/{session}/operations/{operation}/confirm"):
+        for status in ("503", "504"):
+            assert registry.get_sample_value("iui_gateway_requests_total", {"route": route, "status": status}) == 0
+    assert _count(registry, route="/v1/sessions/{session}/operations", status="503") == 1

@@ -85,3 +85,10 @@ def test_every_capability_of_the_catalog_exports_its_unknown_outcomes_from_zero(
     for capability in ("send_email", "refund", "none"):
         assert samples[("iui_unknown_outcomes_total", frozenset({("capability", capability)}))] == 0
         assert samples[("iui_jobs_enqueued_total", frozenset({("capability", capability)}))] == 0
+    # an audit: a capability's first receipt change, job and approval wait made their series at 1,
+    # which the dashboards' increase() and histogram_quantile() never saw
+    for capability in ("send_email", "refund"):
+        for status in ("queued", "awaiting_confirmation", "running", "succeeded", "failed", "cancelled", "unknown"):
+            assert samples[("iui_receipts_total", frozenset({("capability", capability), ("status", status)}))] == 0
+        assert samples[("iui_job_seconds_count", frozenset({("capability", capability)}))] == 0
+        assert samples[("iui_confirmation_wait_seconds_count", frozenset({("capability", capability)}))] == 0

@@ -21,6 +21,7 @@ from prometheus_client import (
     generate_latest,
 )
 
+from core.remote.records import RECEIPT_STATUSES
 from core.stream._checkpoint import FRAME_TYPES
 
 from ..redisio.dead_letter import DEAD_LETTER_REASONS
@@ -165,10 +166,17 @@ class Metrics:
 
     def initialise_capabilities(self, capability_ids: list[str]) -> None:
         """Export 0 for every capability of the catalog (and `none`) from start-up, so the first
-        unknown outcome of one is an `increase()` the alert sees, not a series appearing at 1."""
+        unknown outcome, receipt change, job or approval of one is an `increase()` the alert and the
+        dashboards see, not a series appearing at 1."""
         for capability in (*capability_ids, "none"):
             self.unknown_outcomes.labels(capability)
             self.jobs_enqueued.labels(capability)
+            self.job_seconds.labels(capability)
+            self.confirmation_wait.labels(capability)
+            for status in RECEIPT_STATUSES:
+                if status != "accepted":  # an agent callback's alone
+                    self.receipts.labels(capability, status)
+        self.receipts.labels("agent", "accepted")
 
     def exposition(self) -> str:
         """The text exposition format of every metric."""
