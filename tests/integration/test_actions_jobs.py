@@ -272,3 +272,25 @@ def test_a_queued_operation_whose_job_died_before_its_first_heartbeat_ends_faile
     assert done["status"] == "failed" and done["message"] == "the job ended before it started the capability"
     assert statuses(rt, op) == ["queued", "failed"]
     assert counter(rt, "dead-horse") == 0
+
+
+def test_the_oldest_queued_operation_is_exported_so_a_stopped_rq_worker_is_seen(rt: Runtime, rq_workers) -> None:
+    # an audit: with the RQ worker down, operations stayed `queued` and no metric or alert saw it
+    def oldest() -> float:
+        values = [sample.value for metric in rt.metrics.registry.collect() for sample in metric.samples
+                  if sample.name == "iui_operations_queued_oldest_seconds"]
+        return max(values, default=-1.0)
+
+    assert oldest() <= 0.0  # nothing queued (a partition without operations is not swept)
+    op = reserve(rt, "noop")["operationId"]  # no RQ worker runs: it stays queued
+    deadline = time.monotonic() + 10
+    while oldest() < 1.5:  # swept every 100 ms here
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    assert oldest() < 10.0
+    rq_workers.start()
+    assert wait_status(rt, SESSION, op, FINAL)["status"] == "succeeded"
+    deadline = time.monotonic() + 5
+    while oldest() != 0.0:
+        assert time.monotonic() < deadline
+        time.sleep(0.05)

@@ -120,12 +120,20 @@ class PartitionOperations:
         except Exception:
             log.exception("RQ follow-up of a committed receipt failed; the reaper retries")
 
+    def none_active(self) -> None:
+        """The partition holds no queued or running operation (so no sweep runs): none waits."""
+        if self._reaper.oldest_queued_ms:
+            self._reaper.oldest_queued_ms = 0
+            self._metrics.queued_oldest.labels(str(self._partition)).set(0)
+
     def maybe_reap(self, quiet: Callable[[], bool]) -> None:
         """Run a reaper sweep when one is due; `quiet()` is True when no entry is waiting to be read."""
         if time.monotonic() - self._reaped_at < self._settings.reaper_interval_ms / 1000:
             return
         self._reaped_at = time.monotonic()
-        for verdict in self._reaper.sweep(now_ms(), quiet):
+        verdicts = self._reaper.sweep(now_ms(), quiet)
+        self._metrics.queued_oldest.labels(str(self._partition)).set(self._reaper.oldest_queued_ms / 1000)
+        for verdict in verdicts:
             try:
                 self._commit(verdict.change, ActionDecision("", verdict.change, capability=verdict.capability))
             except StaleCache:  # the receipt moved since the sweep read it: the next sweep looks again

@@ -58,6 +58,7 @@ class Reaper:
         self._jobs = jobs
         self._outcomes = outcomes
         self._heartbeat_ms = heartbeat_ms
+        self.oldest_queued_ms = 0  # the last sweep's: how long its oldest `queued` operation has waited
 
     def sweep(self, now_ms: int, quiet: Callable[[], bool]) -> list[Verdict]:
         """Enqueue missing jobs; return the verdicts to commit (only if `quiet()` holds)."""
@@ -65,6 +66,7 @@ class Reaper:
         members = [text(m) for m in array(self._redis.zrange(active, 0, SWEEP_LIMIT - 1))]
         verdicts: list[Verdict] = []
         lost: list[tuple[str, Record]] = []
+        self.oldest_queued_ms = 0
         for member in members:
             session, _, op = member.partition(" ")
             record = read_record(self._redis, self._keys.operations(self._partition, session), op)
@@ -72,6 +74,7 @@ class Reaper:
                 self._redis.zrem(active, member)  # the receipt is gone or final: never wrong to drop
                 continue
             if record.status == "queued":
+                self.oldest_queued_ms = max(self.oldest_queued_ms, now_ms - record.updated_at)
                 verdict = self._queued(session, record, now_ms)
                 if verdict is not None:
                     verdicts.append(verdict)

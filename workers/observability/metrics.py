@@ -116,6 +116,10 @@ class Metrics:
         self.confirmation_wait = Histogram("iui_confirmation_wait_seconds",
                                            "Time an operation waited for its approval or denial.",
                                            ["capability"], buckets=_JOB_BUCKETS, registry=registry)
+        self.queued_oldest = Gauge("iui_operations_queued_oldest_seconds",
+                                   "How long the oldest queued operation of an owned partition has waited for its "
+                                   "job to start (0: none queued); RQ workers down or saturated make it grow.",
+                                   ["partition"], registry=registry)
         self.jobs_enqueued = Counter("iui_jobs_enqueued_total", "RQ jobs enqueued (by the commit or the reaper).",
                                      ["capability"], registry=registry)
         self.state_reads = Counter("iui_state_reads_total",

@@ -249,6 +249,8 @@ class PartitionConsumer:
             self._next_reap = now + self._settings.reaper_interval_ms / 1000
             if self._may_have_operations():
                 self._operations.maybe_reap(self._quiet)
+            else:
+                self._operations.none_active()
         self._maybe_trim()
         return replayed
 

@@ -314,8 +314,9 @@ class WorkerPool:
     # -- lag ------------------------------------------------------------------------------
 
     def _forget_lag(self, partition: int) -> None:
-        with contextlib.suppress(KeyError):
-            self._metrics.lag.remove(str(partition))
+        for gauge in (self._metrics.lag, self._metrics.queued_oldest):  # another owner reports it now
+            with contextlib.suppress(KeyError):
+                gauge.remove(str(partition))
 
     def _report_lag(self) -> None:
         if not self._held or time.monotonic() - self._lag_at < LAG_EVERY_S:
