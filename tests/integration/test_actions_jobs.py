@@ -104,7 +104,8 @@ def test_a_result_or_message_too_large_for_a_report_ends_failed_with_a_receipt_c
     rq_workers.start()
     huge = wait_status(rt, SESSION, reserve(rt, "huge")["operationId"], FINAL)
     assert huge["status"] == "failed", huge
-    assert huge["message"] == "result_too_large: the capability's public result is 100,012 JSON bytes; the limit is 32,768"
+    assert huge["message"] == ("result_too_large: the capability's public result is 100,012 JSON bytes; "
+                               "the limit is 32,768")
     long = wait_status(rt, SESSION, reserve(rt, "long_error")["operationId"], FINAL)
     assert long["status"] == "failed" and long["message"].startswith("too_long: \U0001F600"), long["message"][:40]
     assert len(long["message"].encode("utf-16-le")) // 2 <= 512
