@@ -82,7 +82,7 @@ def test_a_worker_process_exports_partitions_build_info_zeroed_counters_and_proc
         worker.send_signal(signal.SIGTERM)
         _, err = worker.communicate(timeout=30)
     assert worker.returncode == 0, err
-    assert "serving 4 partitions" in err
+    assert "serving 'iui' (a pool of 4 partitions shared by its workers)" in err
 
 
 PROMETHEUS = shutil.which("prometheus")

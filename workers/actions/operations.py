@@ -80,6 +80,7 @@ class PartitionOperations:
         self._reaper = Reaper(redis=redis, keys=keys, partition=partition, jobs=services.jobs,
                               outcomes=self._outcomes, heartbeat_ms=settings.job_heartbeat_ms)
         self._reaped_at = time.monotonic()
+        metrics.queued_oldest.labels(str(partition)).set(0)  # exported from the attach on: none waits yet
 
     def apply(self, entry_id: str, entry: InputEntry, reply_key: str) -> str:
         """Decide and write one `kind=action` or `kind=result` entry; returns the outcome label."""

@@ -85,8 +85,9 @@ def cmd_worker(args: argparse.Namespace) -> int:
     # A socket timeout turns a black-holed Redis into a retried error (XREADGROUP blocks 250 ms).
     redis = connect(settings.redis_url, socket_timeout=10, socket_connect_timeout=5)
     def serving() -> None:  # after the first successful tick: Redis answered and meta matched
-        print(f"iui worker {pool.worker_id}: serving {settings.partitions} partitions of {settings.key_prefix!r}",
-              file=sys.stderr, flush=True)
+        # the deployment's partition count, not this worker's share (`iui status` shows who holds which)
+        print(f"iui worker {pool.worker_id}: serving {settings.key_prefix!r} (a pool of {settings.partitions} "
+              "partitions shared by its workers)", file=sys.stderr, flush=True)
 
     pool = WorkerPool(settings=settings, redis=redis, metrics=metrics, worker_id=settings.worker_id or None,
                       on_serving=serving)
