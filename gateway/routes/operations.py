@@ -54,7 +54,9 @@ async def listing(request: Request) -> JSONResponse:
         assert_safe_json(ref)
     except (orjson.JSONDecodeError, UIError):
         raise Problem("invalid_json", "documentRef is not safe JSON") from None
-    return JSONResponse(await caller.ask("action", "list", ref if type(ref) is dict else {}))
+    if type(ref) is not dict:  # else the runtime would name the fields an empty object lacks
+        raise Problem("bad_request", "documentRef (a JSON object, at most 32 KiB) is required")
+    return JSONResponse(await caller.ask("action", "list", ref))
 
 
 async def confirm(request: Request) -> JSONResponse:

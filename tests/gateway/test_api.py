@@ -190,6 +190,10 @@ def test_reserve_read_list_and_the_idempotency_key(http: httpx.Client) -> None:
         "unknown_operation"
     bad = http.get("/v1/sessions/s3/operations", headers=auth("viewer"), params={"documentRef": "{"})
     assert bad.status_code == 400
+    for other in ("[1]", "1", "null", '"ref"'):  # an audit: it was listed as {}, "/sourceCallId: required ..."
+        wrong = http.get("/v1/sessions/s3/operations", headers=auth("viewer"), params={"documentRef": other})
+        assert (wrong.status_code, wrong.json()["code"]) == (400, "bad_request"), other
+        assert wrong.json()["detail"] == "documentRef (a JSON object, at most 32 KiB) is required"
     catalog = http.get("/v1/catalog", headers=auth("viewer"))
     assert catalog.status_code == 200 and "capabilities" in catalog.json() and "tools" in catalog.json()
 
