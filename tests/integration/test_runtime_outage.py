@@ -47,10 +47,16 @@ def test_workers_survive_a_redis_restart_and_the_generation_continues() -> None:
             rt.start(1)
             frame = rt.call("outage", "intelligent_ui_open", {"document": example("stream-initial.json")},
                             call="open-1")["result"]["frame"]
+            assert rt.metrics.registry.get_sample_value("iui_leases_held") == rt.settings.partitions
             server.terminate()
             server.wait()
             time.sleep(1.0)  # the pool and its consumers see connection errors meanwhile
             assert all(thread.is_alive() for _, thread in rt.pools)
+            # an audit: the gauge counted the leases it could no longer renew for the whole outage
+            deadline = time.monotonic() + rt.settings.lease_ttl_ms / 1000 + 2
+            while rt.metrics.registry.get_sample_value("iui_leases_held") != 0:
+                assert time.monotonic() < deadline, "leases past their TTL still counted as held"
+                time.sleep(0.05)
             server = _server(port, directory)
             _wait_ping(rt)
             rt.wait_for_owners(timeout=20)

@@ -7,7 +7,7 @@ request ids never become labels.
 from __future__ import annotations
 
 import platform
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from importlib.metadata import PackageNotFoundError, version
 
 from prometheus_client import (
@@ -86,7 +86,8 @@ class Metrics:
         self.generation_bytes = Histogram("iui_generation_bytes",
                                           "Frame bytes used by a generation at its terminal frame.",
                                           buckets=_BYTE_BUCKETS, registry=registry)
-        self.leases_held = Gauge("iui_leases_held", "Partition leases held by this process.", registry=registry)
+        self.leases_held = Gauge("iui_leases_held", "Partition leases held by this process, not past their TTL.",
+                                 registry=registry)
         self.leases_acquired = Counter("iui_leases_acquired_total", "Partition leases acquired.", registry=registry)
         self.leases_lost = Counter("iui_leases_lost_total", "Partition leases lost (fenced or expired).",
                                    registry=registry)
@@ -133,6 +134,7 @@ class Metrics:
         ProcessCollector(registry=registry)
         PlatformCollector(registry=registry)
         GCCollector(registry=registry)
+        self._lease_counts: list[Callable[[], int]] = []
         self._initialise_labels()
 
     def count_entry(self, fields: Mapping[str, str], seconds: float, outcome: str) -> None:
@@ -159,6 +161,13 @@ class Metrics:
         for tool in ENTRY_TOOLS:
             self.latency.declare((tool,))
         self._state_reads_of = {outcome: self.state_reads.labels(outcome) for outcome in SEAL_OUTCOMES}
+
+    def watch_leases(self, valid_leases: Callable[[], int]) -> None:
+        """Export `iui_leases_held` as the sum of what each pool of this process counts valid at
+        the scrape (a lease past its TTL while Redis is away is no longer held)."""
+        self._lease_counts.append(valid_leases)
+        counts = self._lease_counts
+        self.leases_held.set_function(lambda: sum(count() for count in counts))
 
     def count_state_read(self, seal: str) -> None:
         """One stored generation read, with what its seal proved (`SEAL_OUTCOMES`)."""

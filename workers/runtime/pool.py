@@ -86,6 +86,8 @@ class WorkerPool:
         self._actions = actions or ActionServices.of(settings, redis)  # the catalog: validated at start
         metrics.initialise_capabilities(self._actions.catalog.ids)
         self._held: dict[int, PartitionConsumer] = {}
+        # read at each scrape: a lease past its TTL (Redis away, renewals failing) is not held any more
+        metrics.watch_leases(self._valid_leases)
         self._dispatcher = Dispatcher(redis=redis, batch_size=settings.batch_size,
                                       held_bytes=settings.cache_bytes // HELD_SHARE)
         self._cache = SharedCache(max_bytes=settings.cache_bytes)  # shared by every held partition
@@ -211,7 +213,10 @@ class WorkerPool:
             if consumer.fenced:
                 owner, epoch = self._redis.hmget(self._keys.lease(partition), "owner", "epoch")
                 self._lose(partition, consumer, LostLease(text(owner), text(epoch)))
-        self._metrics.leases_held.set(len(self._held))
+
+    def _valid_leases(self) -> int:
+        now = time.monotonic()
+        return sum(1 for consumer in list(self._held.values()) if consumer.valid_until > now)
 
     def _renew(self) -> None:
         now = time.monotonic()
@@ -229,7 +234,6 @@ class WorkerPool:
             consumer.valid_until = now + self._settings.lease_ttl_ms / 1000  # `now`: before the renewal was sent
             if renewal.pending:  # in hand, or moved there by a paused process: a replay finds out
                 consumer.request_replay()
-        self._metrics.leases_held.set(len(self._held))
 
     def _lose(self, partition: int, consumer: PartitionConsumer, lost: LostLease) -> None:
         """Stop serving a partition whose lease expired or another worker holds, at once."""
@@ -269,7 +273,6 @@ class WorkerPool:
                                                   sent + self._settings.lease_ttl_ms / 1000)
                                       for partition, attempt in zip(wanted, attempts, strict=False)
                                       if attempt.outcome is Acquired.ACQUIRED])
-        self._metrics.leases_held.set(len(self._held))
 
     def _start(self, partition: int, epoch: int, fence: str, valid_until: float) -> PartitionConsumer:
         """The consumer of a newly leased partition, held (attached to the loop by the caller)."""
@@ -297,7 +300,6 @@ class WorkerPool:
     def _detach(self, partitions: list[int]) -> list[PartitionConsumer]:
         """Stop counting partitions as held (in the tick's thread, the only one that edits `_held`)."""
         held = [self._held.pop(partition) for partition in partitions if partition in self._held]
-        self._metrics.leases_held.set(len(self._held))
         return held
 
     def _hand_over(self, held: list[PartitionConsumer]) -> None:
