@@ -776,3 +776,17 @@ def test_a_prefetch_given_up_leaves_no_reply_for_the_connections_next_user(runti
     assert [store.of_source(*call) for call in calls] == expected and counted.round_trips == 4
     store.abandon_prefetch()  # nothing pending: nothing happens
     assert counted.ping() is True
+
+
+def test_a_late_resend_refused_by_a_later_generations_ledger_names_that_generation(runtime: Runtime) -> None:
+    # an audit: the refusal said "already used in this generation", of a call sent for generation 1
+    runtime.start()
+    first = open_stream(runtime, call="open-1")
+    mutation = example("stream-mutations.json")[0]
+    assert patch(runtime, first, mutation, "p1")["ok"]
+    second = open_stream(runtime, call="open-2")
+    assert second["generation"] == 2
+    assert patch(runtime, second, mutation, "p1")["ok"]  # the ledger is per generation
+    late = patch(runtime, first, mutation, "p1")
+    assert late["error"]["code"] == "call_id_reused"
+    assert "generation 2" in late["error"]["message"], late["error"]["message"]

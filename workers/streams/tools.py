@@ -334,8 +334,8 @@ class ToolHandler:
         if current.last_call == call and current.last_digest == digest:
             return Decision("resend", current.last_result, record=current)
         if call_id_of(digest) in current.call_ids:
-            raise HostError("the call id was already used in this generation with other content "
-                            "or before a later call", code=ErrorCode.CALL_ID_REUSED)
+            raise HostError(f"the call id was already used in generation {current.generation} of this UI (its "
+                            "latest) with other content or before a later call", code=ErrorCode.CALL_ID_REUSED)
         return None
 
     def _commit(self, entry: InputEntry, tool: str, state: UIStreamState, current: Generation | None,
