@@ -295,3 +295,19 @@ def test_the_oldest_queued_operation_is_exported_so_a_stopped_rq_worker_is_seen(
     while oldest() != 0.0:
         assert time.monotonic() < deadline
         time.sleep(0.05)
+
+
+def test_a_queued_operation_whose_job_finished_ends_failed(rt: Runtime) -> None:
+    # a job that gave up on its start and whose `failed` report Redis then lost (fast durability)
+    from rq.job import Job, JobStatus
+
+    op = reserve(rt, "count", {"key": "finished"})["operationId"]
+    deadline = time.monotonic() + 10
+    while not rt.redis.exists(f"rq:job:{op}"):
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
+    rt.redis.delete("rq:queue:iui")
+    Job.fetch(op, connection=rt.redis).set_status(JobStatus.FINISHED)
+    done = wait_status(rt, SESSION, op, FINAL, timeout=10)
+    assert done["status"] == "failed" and done["message"] == "the job ended before it started the capability"
+    assert counter(rt, "finished") == 0

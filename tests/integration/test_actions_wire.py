@@ -37,7 +37,7 @@ def test_the_documented_redis_cli_reserve_sequence_runs_as_written(runtime: Runt
     replies = [json.loads(line) for line in result.stdout.splitlines() if line.startswith('{"ok"')]
     assert [r["request"] for r in replies] == ["ui-1", "act-1"] and all(r["ok"] for r in replies), replies
     receipt = replies[1]["result"]["receipt"]
-    assert receipt["status"] == "queued" and receipt["requestId"] == "click-1"
+    assert receipt["status"] == "queued" and receipt["requestId"] == "wire-click-1"
     assert '"status":"queued"' in result.stdout.split('{"ok"')[-1]  # the receipt log line
 
 

@@ -29,6 +29,7 @@ import logging
 import math
 import secrets
 import threading
+import time
 from collections.abc import Mapping
 from datetime import UTC
 from pathlib import Path
@@ -43,7 +44,7 @@ from core.json._text import utf16_prefix
 from core.limits import MESSAGE_LENGTH, UI_PROTOCOL_LIMITS
 
 from ..redisio.client import RedisClient
-from ..redisio.connection import add_entry, text
+from ..redisio.connection import TRANSIENT_ERRORS, Backoff, add_entry, text
 from ..redisio.durability import Durability
 from ..redisio.keys import Keys
 from ..redisio.replies import ReplyTimeout, await_reply
@@ -55,7 +56,8 @@ log = logging.getLogger(__name__)
 JOB_FUNCTION = "workers.actions.jobs.run_operation"
 RESULT_TTL_S = 86_400
 ENQUEUED, EXISTS = "enqueued", "exists"
-JOB_GRACE_S = 5  # RQ's job timeout beyond the start wait and the capability: heartbeat and reports
+REPORT_TIMEOUT_S = 30.0  # an outcome report is sent again through a Redis outage for this long
+JOB_GRACE_S = 5 + int(REPORT_TIMEOUT_S)  # RQ's job timeout beyond the start wait and the capability: the reports
 UNSURE = "its side effect may or may not have happened (it is not re-executed)"
 MAX_RESULT_BYTES = UI_PROTOCOL_LIMITS["maxActionResultBytes"]  # a public result's JSON (seed 000 §13)
 
@@ -156,7 +158,10 @@ class _Heartbeat:
         self._thread = threading.Thread(target=self._beat, name="iui-heartbeat", daemon=True)
 
     def __enter__(self) -> _Heartbeat:
-        self._redis.set(self._key, "1", px=self._ttl_ms)
+        try:
+            self._redis.set(self._key, "1", px=self._ttl_ms)
+        except TRANSIENT_ERRORS:  # Redis away: the beats retry, and the start waits for Redis anyway
+            log.warning("heartbeat of %s failed", self._key)
         self._thread.start()
         return self
 
@@ -186,24 +191,73 @@ class OperationRun:
         self._session = str(payload["session"])
         self._op = str(payload["operationId"])
         self._token = secrets.token_hex(8)  # names this run's reply keys
+        self._mode: Durability | None = None
 
-    def _report(self, name: str, **body: Any) -> str:
+    def _entry(self, name: str, **body: Any) -> tuple[str, dict[str, str]]:
         if isinstance(body.get("message"), str):  # a receipt keeps 512 UTF-16 units; the entry stays small
             body["message"] = utf16_prefix(body["message"], MESSAGE_LENGTH)
         request = f"{self._op}.{name}.{self._token}"
-        fields = {"session": self._session, "request": request, "kind": "result", "name": name, "call": self._op,
-                  "body": dumps({"operationId": self._op, "secret": self._payload["secret"], **body})}
-        add_entry(self._redis, self._keys.input(self._partition), fields)
-        return request
+        return request, {"session": self._session, "request": request, "kind": "result", "name": name,
+                         "call": self._op,
+                         "body": dumps({"operationId": self._op, "secret": self._payload["secret"], **body})}
 
-    def _reply(self, request: str, timeout: float) -> dict[str, Any] | None:
-        durability = Durability.parse(text(self._redis.hget(self._keys.meta, "durability")) or "fast")
-        try:
-            value = await_reply(self._redis, self._keys.reply(self._partition, self._session, request), timeout,
-                                durability)
-        except ReplyTimeout:  # not confirmed on the replicas: as if no reply came (nothing is run)
-            return None
-        return None if value is None else loads(value)
+    def _report(self, name: str, **body: Any) -> None:
+        """An outcome report, added again after a connection error until Redis takes it, for up to
+        REPORT_TIMEOUT_S (else the reaper rules the operation).  An add that failed may still have
+        been applied: a second copy of a report is refused by the status machine, harmlessly.  The
+        owner's reply is not awaited: the entry waits in the stream for an owner that is away."""
+        _, fields = self._entry(name, **body)
+        deadline = time.monotonic() + REPORT_TIMEOUT_S
+        backoff = Backoff(first=0.05, limit=1.0)
+        while True:
+            try:
+                add_entry(self._redis, self._keys.input(self._partition), fields)
+                return
+            except TRANSIENT_ERRORS:
+                if time.monotonic() >= deadline:
+                    log.warning("operation %s: the %s report could not be sent in %g s; the reaper rules it",
+                                self._op, name, REPORT_TIMEOUT_S)
+                    return
+                time.sleep(backoff.next())
+
+    def _started(self, timeout: float) -> dict[str, Any] | None:
+        """Report `running` once and await its reply through connection errors, or None by `timeout`.
+
+        Never sent again: a second `running` after its commit is refused as a repeated run.  The
+        reply is kept with the commit, so a wait broken by a Redis restart finds it; an entry Redis
+        lost gets none, and the job gives up (`_gave_up`)."""
+        deadline = time.monotonic() + timeout
+        request, fields = self._entry("running")
+        key = self._keys.reply(self._partition, self._session, request)
+        backoff = Backoff(first=0.05, limit=1.0)
+        sent = False
+        while (remaining := deadline - time.monotonic()) > 0:
+            try:
+                if not sent:
+                    add_entry(self._redis, self._keys.input(self._partition), fields)
+                    sent = True
+                value = await_reply(self._redis, key, max(0.01, round(remaining, 3)), self._durability(deadline))
+            except ReplyTimeout:  # not confirmed on the replicas: as if no reply came (nothing is run)
+                return None
+            except TRANSIENT_ERRORS:
+                time.sleep(min(backoff.next(), max(0.0, deadline - time.monotonic())))
+                continue  # an XADD that failed may have been applied: never sent again, only awaited
+            return None if value is None else loads(value)
+        return None
+
+    def _durability(self, deadline: float) -> Durability:
+        """The deployment's durability (read once, through connection errors until `deadline`)."""
+        if self._mode is None:
+            backoff = Backoff(first=0.05, limit=1.0)
+            while True:
+                try:
+                    self._mode = Durability.parse(text(self._redis.hget(self._keys.meta, "durability")) or "fast")
+                    break
+                except TRANSIENT_ERRORS:
+                    if time.monotonic() >= deadline:
+                        raise
+                    time.sleep(backoff.next())
+        return self._mode
 
     def run(self) -> str:
         """Report running, run the capability once if that was committed, report the outcome."""
@@ -213,7 +267,7 @@ class OperationRun:
             return "failed"
         heartbeat = self._keys.heartbeat(self._partition, self._session, self._op)
         with _Heartbeat(self._redis, heartbeat, self._settings.job_heartbeat_ms):
-            started = self._reply(self._report("running"), self._settings.job_start_timeout_s)
+            started = self._started(self._settings.job_start_timeout_s)
             if not started or not started.get("ok"):
                 reason = "no reply" if not started else started["error"]["code"]
                 log.warning("operation %s not started (%s); nothing was run", self._op, reason)

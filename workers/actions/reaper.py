@@ -6,12 +6,13 @@ operations (`queued` and `running`, oldest first):
 
 - `queued` without an RQ job (the owner crashed between the commit and the enqueue): enqueue
   it, idempotently (job id = operation id, `unique=True`);
-- `queued` whose job ended in RQ (`failed`/`stopped`) before its `running` report was
+- `queued` whose job ended in RQ (`failed`/`stopped`/`finished`) before its `running` report was
   committed, or that RQ calls `started` for longer than START_GRACE_BEATS heartbeats while its
   job keeps no heartbeat (its worker died before the job's first beat: RQ keeps such a job
   `started` until its own cleanup, minutes later): `failed` - the capability was never
   called, because a job only runs it after `queued -> running` was committed;
-- `running` whose job heartbeat has lapsed (its RQ worker or work horse died: SIGKILL, OOM,
+- `running` whose job heartbeat has lapsed, seen missing at sweeps a heartbeat apart (its RQ
+  worker or work horse died: SIGKILL, OOM,
   a lost host, RQ's horse monitor; a job stopped by a timeout reports `unknown` itself):
   `unknown`.  It is never re-executed: the side effect may or
   may not have happened.  The verdict is only given while the partition stream holds nothing
@@ -59,6 +60,7 @@ class Reaper:
         self._outcomes = outcomes
         self._heartbeat_ms = heartbeat_ms
         self.oldest_queued_ms = 0  # the last sweep's: how long its oldest `queued` operation has waited
+        self._missing: dict[str, int] = {}  # operation -> when its heartbeat was first seen missing
 
     def sweep(self, now_ms: int, quiet: Callable[[], bool]) -> list[Verdict]:
         """Enqueue missing jobs; return the verdicts to commit (only if `quiet()` holds)."""
@@ -83,7 +85,7 @@ class Reaper:
         if lost:
             beats = self._redis.mget([self._keys.heartbeat(self._partition, s, r.operation_id) for s, r in lost])
             for (session, record), beat in zip(lost, beats, strict=True):
-                if beat is None:
+                if self._lapsed(record.operation_id, beat is None, now_ms):
                     log.warning("partition %d: operation %s of session %s ended unknown: its job was lost",
                                 self._partition, record.operation_id, session)
                     verdicts.append(Verdict(self._outcomes.verdict(
@@ -91,13 +93,28 @@ class Reaper:
                         "and its side effect may or may not have happened"), record.capability, "unknown"))
         return verdicts if verdicts and quiet() else []
 
+    def _lapsed(self, op: str, missing: bool, now_ms: int) -> bool:
+        """A heartbeat missing at two sweeps a whole heartbeat apart.  One look is not enough: a
+        Redis outage longer than the heartbeat's TTL expires the key of a job that is alive, which
+        sets it again within a third of the TTL once Redis is back (and then reports)."""
+        if not missing:
+            self._missing.pop(op, None)
+            return False
+        first = self._missing.setdefault(op, now_ms)
+        if len(self._missing) > SWEEP_LIMIT * 4:  # operations ended meanwhile: forget the oldest
+            self._missing.pop(next(iter(self._missing)))
+        return now_ms - first >= self._heartbeat_ms
+
     def _queued(self, session: str, record: Record, now_ms: int) -> Verdict | None:
         status = self._jobs.status(record.operation_id)
         if status is None and record.job is not None and record.secret:
             self._jobs.enqueue({**record.job, "secret": record.secret})
             log.info("partition %d: enqueued the job of %s", self._partition, record.operation_id)
             return None
-        if status in ("failed", "stopped") or (status == "started" and self._died_unstarted(session, record, now_ms)):
+        # `finished` with the operation still `queued`: the job gave up on its start and its
+        # `failed` report was lost with Redis's last writes
+        if status in ("failed", "stopped", "finished") or (status == "started"
+                                                            and self._died_unstarted(session, record, now_ms)):
             return Verdict(self._outcomes.verdict(session, record, "failed",
                                                   "the job ended before it started the capability"),
                            record.capability, "failed")
