@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import json
+import subprocess
 import threading
 import time
 from collections.abc import Iterator
@@ -18,6 +19,7 @@ from workers.client import Client
 from workers.observability.metrics import Metrics
 from workers.redisio.connection import connect
 from workers.redisio.keys import generation_field
+from workers.redisio.local_server import REDIS_BINARY
 from workers.runtime.pool import WorkerPool
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
@@ -120,3 +122,22 @@ def big_document(text_bytes: int) -> dict[str, Any]:
     document = copy.deepcopy(example("stream-initial.json"))
     document["root"]["children"].append({"id": "filler", "type": "Text", "props": {"text": "x" * text_bytes}})
     return document
+
+
+def aof_server(port: int, directory: str, *, persistent: bool = True) -> subprocess.Popen:
+    """A redis-server of a test's own (which it may kill and restart on its AOF in `directory`)."""
+    aof = ["--appendonly", "yes", "--appendfsync", "always"] if persistent else ["--appendonly", "no"]
+    assert REDIS_BINARY is not None
+    return subprocess.Popen([REDIS_BINARY, "--port", str(port), "--bind", "127.0.0.1", "--save", "", *aof,
+                             "--dir", directory], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+def wait_ping(rt: Runtime) -> None:
+    """Wait until the runtime's Redis answers (after a start or a restart)."""
+    for _ in range(200):
+        try:
+            rt.redis.ping()
+            return
+        except Exception:
+            time.sleep(0.05)
+    raise AssertionError("redis-server did not come back")

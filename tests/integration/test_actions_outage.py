@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import subprocess
 import tempfile
 import time
 from pathlib import Path
@@ -10,28 +9,12 @@ from pathlib import Path
 import pytest
 
 from tests.integration.actions_support import VALUES, RQWorkers, actions_document, configure, plain_ref, wait_status
-from tests.integration.conftest import Runtime
+from tests.integration.conftest import Runtime, aof_server, wait_ping
 from workers.redisio.local_server import REDIS_BINARY, free_port
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 SESSION = "outage-s1"
 FINAL = {"succeeded", "failed", "cancelled", "unknown"}
-
-
-def _server(port: int, directory: str) -> subprocess.Popen:
-    return subprocess.Popen([REDIS_BINARY, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly",
-                             "yes", "--appendfsync", "always", "--dir", directory],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-
-
-def _wait_ping(rt: Runtime) -> None:
-    for _ in range(200):
-        try:
-            rt.redis.ping()
-            return
-        except Exception:
-            time.sleep(0.05)
-    raise AssertionError("redis-server did not come back")
 
 
 def test_a_job_whose_report_meets_a_redis_restart_sends_it_again_and_the_operation_succeeds(tmp_path: Path) -> None:
@@ -41,11 +24,11 @@ def test_a_job_whose_report_meets_a_redis_restart_sends_it_again_and_the_operati
         pytest.skip("redis-server binary not found")
     port = free_port()
     with tempfile.TemporaryDirectory() as directory:
-        server = _server(port, directory)
+        server = aof_server(port, directory)
         rt = Runtime(f"redis://127.0.0.1:{port}/0")
         workers = RQWorkers(rt)
         try:
-            _wait_ping(rt)
+            wait_ping(rt)
             configure(rt, tmp_path, job_heartbeat_ms=3_000).start()
             assert rt.call(SESSION, "intelligent_ui", {"document": actions_document()}, call="plain-1")["ok"]
             reply = rt.client.reserve(SESSION, plain_ref("plain-1"), "count",
@@ -57,8 +40,8 @@ def test_a_job_whose_report_meets_a_redis_restart_sends_it_again_and_the_operati
             server.terminate()  # while the capability sleeps, until after it reported
             server.wait()
             time.sleep(2.5)
-            server = _server(port, directory)
-            _wait_ping(rt)
+            server = aof_server(port, directory)
+            wait_ping(rt)
             done = wait_status(rt, SESSION, op, FINAL, timeout=30)
             assert done["status"] == "succeeded", done
             assert done["result"] == {"count": 1}

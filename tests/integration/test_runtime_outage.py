@@ -2,35 +2,18 @@
 
 from __future__ import annotations
 
-import subprocess
 import tempfile
 import threading
 import time
 
 import pytest
 
-from tests.integration.conftest import Runtime, cursor_args, example
+from tests.integration.conftest import Runtime, aof_server, cursor_args, example, wait_ping
 from workers.redisio.connection import connect
 from workers.redisio.local_server import REDIS_BINARY
 from workers.runtime.pool import WorkerPool
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
-
-
-def _server(port: int, directory: str, *, persistent: bool = True) -> subprocess.Popen:
-    aof = ["--appendonly", "yes", "--appendfsync", "always"] if persistent else ["--appendonly", "no"]
-    return subprocess.Popen([REDIS_BINARY, "--port", str(port), "--bind", "127.0.0.1", "--save", "", *aof,
-                             "--dir", directory], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-
-
-def _wait_ping(rt: Runtime) -> None:
-    for _ in range(200):
-        try:
-            rt.redis.ping()
-            return
-        except Exception:
-            time.sleep(0.05)
-    raise AssertionError("redis-server did not come back")
 
 
 def test_workers_survive_a_redis_restart_and_the_generation_continues() -> None:
@@ -40,10 +23,10 @@ def test_workers_survive_a_redis_restart_and_the_generation_continues() -> None:
 
     port = free_port()
     with tempfile.TemporaryDirectory() as directory:
-        server = _server(port, directory)
+        server = aof_server(port, directory)
         rt = Runtime(f"redis://127.0.0.1:{port}/0")
         try:
-            _wait_ping(rt)
+            wait_ping(rt)
             rt.start(1)
             frame = rt.call("outage", "intelligent_ui_open", {"document": example("stream-initial.json")},
                             call="open-1")["result"]["frame"]
@@ -57,8 +40,8 @@ def test_workers_survive_a_redis_restart_and_the_generation_continues() -> None:
             while rt.metrics.registry.get_sample_value("iui_leases_held") != 0:
                 assert time.monotonic() < deadline, "leases past their TTL still counted as held"
                 time.sleep(0.05)
-            server = _server(port, directory)
-            _wait_ping(rt)
+            server = aof_server(port, directory)
+            wait_ping(rt)
             rt.wait_for_owners(timeout=20)
             mutation = example("stream-mutations.json")[0]
             reply = rt.call("outage", "intelligent_ui_patch", {**cursor_args(frame), "mutation": mutation},
@@ -85,16 +68,16 @@ def test_after_a_restart_that_lost_every_lease_all_partitions_are_owned_again_wi
 
     port = free_port()
     with tempfile.TemporaryDirectory() as directory:
-        server = _server(port, directory, persistent=False)
+        server = aof_server(port, directory, persistent=False)
         rt = Runtime(f"redis://127.0.0.1:{port}/0").configure(partitions=16)
         try:
-            _wait_ping(rt)
+            wait_ping(rt)
             rt.start(2)
             server.terminate()
             server.wait()
             time.sleep(1.0)
-            server = _server(port, directory, persistent=False)  # empty: no lease, no group, no meta
-            _wait_ping(rt)
+            server = aof_server(port, directory, persistent=False)  # empty: no lease, no group, no meta
+            wait_ping(rt)
             ttl = rt.settings.lease_ttl_ms / 1000
             assert _owned_within(rt, 2 * ttl) <= 2 * ttl
             reply = rt.call("after", "intelligent_ui_open", {"document": example("stream-initial.json")}, call="o")
@@ -122,8 +105,8 @@ def test_a_pool_started_while_redis_is_down_waits_and_serves_once_it_is_up() -> 
         try:
             time.sleep(1.0)
             assert thread.is_alive() and not serving.is_set()  # retrying, not exited, not "serving"
-            server = _server(port, directory)
-            _wait_ping(rt)
+            server = aof_server(port, directory)
+            wait_ping(rt)
             ttl = rt.settings.lease_ttl_ms / 1000
             assert serving.wait(2 * ttl)
             assert _owned_within(rt, 2 * ttl) <= 2 * ttl
