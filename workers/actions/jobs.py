@@ -236,7 +236,7 @@ class OperationRun:
                 if not sent:
                     add_entry(self._redis, self._keys.input(self._partition), fields)
                     sent = True
-                value = await_reply(self._redis, key, max(0.01, round(remaining, 3)), self._durability(deadline))
+                value = await_reply(self._redis, key, max(0.01, round(remaining, 3)), self._durability())
             except ReplyTimeout:  # not confirmed on the replicas: as if no reply came (nothing is run)
                 return None
             except TRANSIENT_ERRORS:
@@ -245,18 +245,10 @@ class OperationRun:
             return None if value is None else loads(value)
         return None
 
-    def _durability(self, deadline: float) -> Durability:
-        """The deployment's durability (read once, through connection errors until `deadline`)."""
+    def _durability(self) -> Durability:
+        """The deployment's durability, read once (a connection error is the caller's to wait through)."""
         if self._mode is None:
-            backoff = Backoff(first=0.05, limit=1.0)
-            while True:
-                try:
-                    self._mode = Durability.parse(text(self._redis.hget(self._keys.meta, "durability")) or "fast")
-                    break
-                except TRANSIENT_ERRORS:
-                    if time.monotonic() >= deadline:
-                        raise
-                    time.sleep(backoff.next())
+            self._mode = Durability.parse(text(self._redis.hget(self._keys.meta, "durability")) or "fast")
         return self._mode
 
     def run(self) -> str:
