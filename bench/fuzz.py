@@ -36,7 +36,7 @@ import json
 import math
 import random
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -87,8 +87,9 @@ class Tally:
     counts: dict[str, int] = field(default_factory=lambda: dict.fromkeys(
         ("crashes", "echoes", "invalid_paths", "hangs", "hostile_calls"), 0))
     examples: dict[str, list[str]] = field(default_factory=dict)
-    # SHA-256 of every input's outcome (its label and the issues' paths and messages, or the
-    # crash's type), in order: equal digests mean two builds of core answered alike.
+    # SHA-256 of every input's outcome (its label and the issues' paths and messages, the typed
+    # shape of an accepted call's result, or the crash's type), in order: equal digests mean two
+    # builds of core answered alike.
     outcomes: Any = field(default_factory=hashlib.sha256)
 
     def record(self, label: str, outcome: str) -> None:
@@ -130,9 +131,10 @@ def run(target: str, *, seconds: float, seed: int, max_inputs: int | None = None
         TRAPS.calls.clear()
         TRAPS.mode = "nonsense" if tally.inputs % 2 else "raise"
         try:
+            ACCEPTED.clear()
             texts = list(call())
             tally.judge(label, texts)
-            tally.record(label, repr(texts))
+            tally.record(label, repr(texts) + "".join(ACCEPTED))
         except Exception as error:  # any foreign exception is a finding
             tally.add("crashes", label, f"{type(error).__name__}: {_text(error)}")
             tally.record(label, f"crash {type(error).__name__}")
@@ -249,6 +251,36 @@ def _texts(error: core.UIError) -> list[tuple[str, str]]:
 HOST_FUNCTIONS = ("canonical_json_measured",)  # core functions the workers call beyond `core.__all__`
 
 
+# The typed shape of the last accepted core call's result (`shape`), for the outcome digest only:
+# a result may hold the input's own text, which `judge` would read as an echo.
+ACCEPTED: list[str] = []
+SHAPE_ITEMS = 2_000  # a result's first values in the digest (a parsed document holds ~10^4)
+
+
+def shape(value: Any) -> str:
+    """Each value of a result with its exact type, depth first (`40` and `40.0` differ: a build
+    that stored one as the other answered alike in every rejection and differently here)."""
+    parts: list[str] = []
+    stack: list[Any] = [value]
+    while stack and len(parts) < SHAPE_ITEMS:
+        item = stack.pop()
+        kind = type(item)
+        if kind is int and not -(2**63) < item < 2**63:
+            parts.append(f"int:{item.bit_length()} bits")  # repr refuses past 4,300 digits
+        elif kind in (str, int, float, bool) or item is None:
+            parts.append(f"{kind.__name__}:{item!r}")
+        elif isinstance(item, Mapping):
+            parts.append(f"{kind.__name__}{{{len(item)}")
+            stack.extend(reversed([part for key, entry in item.items() for part in (key, entry)]))
+        elif isinstance(item, (list, tuple, frozenset, set)):
+            items = sorted(item, key=repr) if isinstance(item, (frozenset, set)) else list(item)
+            parts.append(f"{kind.__name__}[{len(items)}")
+            stack.extend(reversed(items))
+        else:  # a parsed document, a stream state: its type (its values reach later probes' results)
+            parts.append(kind.__name__)
+    return ",".join(parts)
+
+
 def _core_probe(name: str, make_args: Callable[[], tuple], kwargs: Callable[[], dict] | None = None,
                 function: Callable[..., Any] | None = None) -> Probe:
     function = function or getattr(core, name)
@@ -257,9 +289,10 @@ def _core_probe(name: str, make_args: Callable[[], tuple], kwargs: Callable[[], 
         try:  # building the arguments may call core too (a parse): its rejection counts alike
             args, keywords = make_args(), kwargs() if kwargs else {}
             with armed(TRAPS.mode):  # only the call itself: building the inputs may use them
-                function(*args, **keywords)
+                result = function(*args, **keywords)
         except core.UIError as error:
             return _texts(error)
+        ACCEPTED.append(shape(result))
         return ()
     return name, call
 

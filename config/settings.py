@@ -200,6 +200,10 @@ class Settings(BaseSettings):
     gateway_heartbeat_s: float = Field(default=15.0, gt=0, le=300, description="comment line interval of event streams")
     gateway_queue_events: int = Field(default=1_024, ge=16, le=1_000_000,
                                       description="events buffered per connection; a slower reader is disconnected")
+    gateway_queue_bytes: int = Field(default=8 * 1_048_576, ge=1_048_576, le=1_073_741_824,
+                                     description="bytes of events buffered per connection (their JSON text); a "
+                                                 "slower reader is disconnected (at least 1 MiB: four of the largest "
+                                                 "frames)")
     gateway_reply_timeout_s: float = Field(default=30.0, gt=0, le=600,
                                            description="longest wait for the runtime's reply to an HTTP request (504)")
     gateway_header_timeout_s: float = Field(
@@ -208,6 +212,11 @@ class Settings(BaseSettings):
                     "byte (408, then the connection closes)")
     gateway_body_timeout_s: float = Field(default=30.0, gt=0, le=600,
                                           description="longest wait for a request's body once its head is read (408)")
+    gateway_send_timeout_s: float = Field(
+        default=30.0, gt=0, le=600,
+        description="a client that takes no bytes of what is sent to it for this long is dropped: its event stream "
+                    "ends, and a connection closed with bytes it does not take is aborted this long after the close "
+                    "(its slot and file descriptor freed)")
     gateway_max_connections: int | None = Field(
         default=None, ge=1, le=1_000_000,
         description="open client connections of a gateway process (event streams included); a request on one "

@@ -70,7 +70,8 @@ def create_app(*, settings: Settings, backend: Backend, registry: CollectorRegis
                verifier: Verifier | None = None) -> Starlette:
     """The gateway application on `backend` (ValueError with one line for unusable settings)."""
     metrics = GatewayMetrics(registry=registry or CollectorRegistry())
-    hub = Hub(backend, queue_events=settings.gateway_queue_events, on_connect=metrics.reconnects.inc)
+    hub = Hub(backend, queue_events=settings.gateway_queue_events, queue_bytes=settings.gateway_queue_bytes,
+              on_connect=metrics.reconnects.inc)
     gateway = Gateway(settings=settings, backend=backend, hub=hub, verifier=verifier or Verifier.of(settings),
                       tickets=Tickets(backend, settings.gateway_ticket_ttl_s), metrics=metrics)
     origins = origins_of(settings.gateway_origins)  # checked exact by the settings

@@ -7,9 +7,11 @@ own, whether it belongs to another identity or does not exist, is the same 404.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import uuid
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import AsyncIterator, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from starlette.requests import Request
@@ -25,6 +27,9 @@ from .problems import Problem, from_reply, not_found
 from .tickets import Tickets
 
 BEARER = "bearer "
+# A request still waiting for its reply when the gateway stops is answered `timeout` (504) this long
+# after the stop, within uvicorn's graceful 5 s (past it uvicorn answers a bare 500 in text/plain).
+STOP_ANSWER_S = 3.0
 
 
 @dataclass
@@ -37,6 +42,30 @@ class Gateway:
     verifier: Verifier
     tickets: Tickets
     metrics: GatewayMetrics
+    stopping: bool = False
+    _waits: set[asyncio.Timeout] = field(default_factory=set)  # the requests waiting for their replies
+
+    def stop(self) -> None:
+        """The process stops (SIGTERM): every event stream ends now (`Hub.close`), and a request
+        waiting for its reply waits `STOP_ANSWER_S` more at most, then is answered 504 `timeout`: a
+        retry with its Idempotency-Key, on another replica, gets the same reply, never a second run."""
+        self.stopping = True
+        self.hub.close()
+        by = asyncio.get_running_loop().time() + STOP_ANSWER_S
+        for wait in self._waits:
+            when = wait.when()
+            if when is None or when > by:
+                wait.reschedule(by)
+
+    @contextlib.asynccontextmanager
+    async def _until_stopped(self) -> AsyncIterator[None]:
+        """The body's wait, cut short `STOP_ANSWER_S` after `stop()` (asyncio's TimeoutError)."""
+        async with asyncio.timeout(STOP_ANSWER_S if self.stopping else None) as wait:
+            self._waits.add(wait)
+            try:
+                yield
+            finally:
+                self._waits.discard(wait)
 
     def identity(self, request: Request, permission: Permission) -> Identity:
         """The bearer token's identity, holding `permission` (401 / 403 otherwise)."""
@@ -87,8 +116,9 @@ class Gateway:
 
     async def _send(self, fields: dict[str, str]) -> Any:
         try:
-            reply = await self.backend.send(fields, self.settings.gateway_reply_timeout_s)
-        except ReplyTimeout:
+            async with self._until_stopped():
+                reply = await self.backend.send(fields, self.settings.gateway_reply_timeout_s)
+        except (ReplyTimeout, TimeoutError):
             raise Problem("timeout", "the runtime did not answer in time; send the same request again "
                           "(same Idempotency-Key): it is never applied twice") from None
         except UNAVAILABLE:

@@ -6,7 +6,7 @@ and a duplicate is dropped by id.  A cursor older than what the logs keep, or of
 life of the session, gets one `resync` with the session's current state instead, then the
 events after it.  A reader that falls `IUI_GATEWAY_QUEUE_EVENTS` behind gets a last `resync`
 (`slow_reader`, no state) and the stream ends: it resumes from its cursor, nothing is buffered
-without limit.  Streams end after `IUI_GATEWAY_MAX_CONNECTION_S` too.
+without limit.  Streams end after `IUI_GATEWAY_MAX_CONNECTION_S` too, and when the gateway stops.
 
 `EventStream.events()` yields `Event`s; the native SSE route and the AG-UI route render them.
 """
@@ -112,7 +112,7 @@ class EventStream:
         return Event(entry.kind, self._cursor, entry.data)
 
     async def _live(self, listener: Listener) -> AsyncIterator[Event | None]:
-        while time.monotonic() < self._deadline:
+        while time.monotonic() < self._deadline and not listener.closed:
             entry = await listener.next(min(self._idle_s, max(0.0, self._deadline - time.monotonic())))
             if listener.overflowed:
                 self._metrics.resyncs.labels(SLOW_READER).inc()

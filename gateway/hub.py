@@ -6,7 +6,9 @@ is lost when a message is (a restart of Redis, a dropped connection, a frame pub
 the gateway subscribed).  The subscription is supervised: after any error it connects again,
 subscribes to every channel its feeds need, and wakes every feed, which reads what it missed.
 A feed exists while a local stream of its session does; each stream gets the feed's entries on
-a bounded queue, and one that falls behind is marked overflowed (its stream then ends).
+a bounded queue, and one that falls behind is marked overflowed (its stream then ends).  When
+the process stops (`Hub.close`), every listener is closed: each stream ends as its lifetime ends,
+with its own last words (AG-UI's RUN_FINISHED), before the server's grace runs out.
 """
 
 from __future__ import annotations
@@ -27,31 +29,45 @@ PAGE = 256  # log entries read per round trip
 
 
 class Listener:
-    """One event stream's place on its session's feed: a bounded queue of log entries.
+    """One event stream's place on its session's feed: a queue of log entries bounded in entries
+    and in their bytes (a frame holds a whole document: 1,024 of them could be 256 MiB).
 
     Kept small (a deque, a future only while the stream waits): a gateway holds thousands."""
 
-    __slots__ = ("_entries", "_waiter", "capacity", "overflowed", "session")
+    __slots__ = ("_bytes", "_entries", "_waiter", "capacity", "closed", "max_bytes", "overflowed", "session")
 
-    def __init__(self, session: str, capacity: int) -> None:
+    def __init__(self, session: str, capacity: int, max_bytes: int, *, closed: bool = False) -> None:
         self.session = session
         self.capacity = capacity
+        self.max_bytes = max_bytes  # of the queued entries' text (characters: the JSON is mostly ASCII)
+        self._bytes = 0
         self.overflowed = False
+        self.closed = closed  # the gateway stops: the stream ends at its next wait
         self._entries: deque[LogEntry] = deque()
         self._waiter: asyncio.Future[None] | None = None
 
     def offer(self, entry: LogEntry) -> None:
         """Queue an entry; a full queue marks the listener overflowed (the reader is too slow)."""
-        if len(self._entries) >= self.capacity:
+        if len(self._entries) >= self.capacity or self._bytes + len(entry.data) > self.max_bytes:
             self.overflowed = True
         else:
             self._entries.append(entry)
+            self._bytes += len(entry.data)
+        self._wake()
+
+    def close(self) -> None:
+        """End the stream at its next wait (what is queued is dropped: it resumes from its cursor)."""
+        self.closed = True
+        self._wake()
+
+    def _wake(self) -> None:
         if self._waiter is not None and not self._waiter.done():
             self._waiter.set_result(None)
 
     async def next(self, timeout: float) -> LogEntry | None:
-        """The next queued entry, waiting at most `timeout` seconds (None: none came, or overflowed)."""
-        if not self._entries and not self.overflowed:
+        """The next queued entry, waiting at most `timeout` seconds (None: none came, or overflowed, or
+        closed)."""
+        if not self._entries and not self.overflowed and not self.closed:
             self._waiter = asyncio.get_running_loop().create_future()
             try:
                 async with asyncio.timeout(timeout):
@@ -60,7 +76,11 @@ class Listener:
                 pass
             finally:
                 self._waiter = None
-        return self._entries.popleft() if self._entries and not self.overflowed else None
+        if not self._entries or self.overflowed or self.closed:
+            return None
+        entry = self._entries.popleft()
+        self._bytes -= len(entry.data)
+        return entry
 
 
 class SessionFeed:
@@ -139,9 +159,11 @@ async def merged(backend: Backend, session: str, after: Cursor,
 class Hub:
     """The process's one subscription and its session feeds."""
 
-    def __init__(self, backend: Backend, *, queue_events: int, on_connect: Callable[[], object] | None = None) -> None:
+    def __init__(self, backend: Backend, *, queue_events: int, queue_bytes: int,
+                 on_connect: Callable[[], object] | None = None) -> None:
         self._backend = backend
         self._capacity = queue_events
+        self._max_bytes = queue_bytes
         self._feeds: dict[str, SessionFeed] = {}
         self._by_channel: dict[str, tuple[SessionFeed, str]] = {}  # channel -> its feed and log
         self._subscription: Subscription | None = None
@@ -149,6 +171,7 @@ class Hub:
         self._lock = asyncio.Lock()
         self._task: asyncio.Task[None] | None = None
         self.reconnects = 0
+        self.closed = False  # the process stops: no stream waits for more
         self._on_connect = on_connect  # the metric of (re)connects: IUIGatewaySubscriptionFlapping reads it
 
     @property
@@ -172,9 +195,17 @@ class Hub:
         if self._subscription is not None:
             await self._subscription.close()
 
+    def close(self) -> None:
+        """The process stops: every stream's listener is closed, and a stream that joins later is
+        closed from its start (it ends at once, its client resumes on another gateway)."""
+        self.closed = True
+        for feed in self._feeds.values():
+            for listener in feed.listeners:
+                listener.close()
+
     async def join(self, session: str) -> Listener:
         """A listener on the session's feed (subscribed, positioned at the logs' ends)."""
-        listener = Listener(session, self._capacity)
+        listener = Listener(session, self._capacity, self._max_bytes, closed=self.closed)
         async with self._lock:
             feed = self._feeds.get(session)
             if feed is None:

@@ -30,6 +30,11 @@ for seconds.  The bound is checked after each read (so the parser never holds mu
 the head's end, where it is measured as written plainly: the request line, each `name: value`
 line and the CRLFs (blanks around a value, which HTTP allows, are not counted).
 
+A connection closed with bytes its client does not take (an event stream dropped for a client that
+stopped reading) is aborted `IUI_GATEWAY_SEND_TIMEOUT_S` after the close: a transport's close waits
+for its buffer to drain, and a client that never reads held its connection, one of the limit's
+slots and a file descriptor, for as long as it kept the socket open.
+
 A request on a connection past `IUI_GATEWAY_MAX_CONNECTIONS` (counting every open connection,
 this one and event streams included) is answered `overloaded` (503) in place of the application,
 and its connection closes; `/healthz`, `/readyz` and `/metrics` are still served.  Every request
@@ -93,15 +98,15 @@ async def overloaded(scope: Any, receive: Any, send: Any) -> None:
     await send({"type": "http.response.body", "body": body})
 
 
-def uvicorn_protocols(*, header_timeout_s: float, body_timeout_s: float, max_connections: int,
-                      refused: Callable[[str], None]) -> dict[str, Any]:
+def uvicorn_protocols(*, header_timeout_s: float, body_timeout_s: float, send_timeout_s: float,
+                      max_connections: int, refused: Callable[[str], None]) -> dict[str, Any]:
     """The `uvicorn.Config` options of every server of the gateway (`iui gateway`, `iui demo --serve`):
     this HTTP protocol with its read timeouts and connection limit, and no WebSocket layer (an
     upgrade request is served as plain HTTP, where uvicorn's WebSocket layer would answer it with a
     text 403 or 405).  `refused(code)` counts each request the protocol answers itself (the
     application never sees it)."""
     http = functools.partial(ProblemHttpTools, header_timeout_s=header_timeout_s, body_timeout_s=body_timeout_s,
-                             max_connections=max_connections, refused=refused)
+                             send_timeout_s=send_timeout_s, max_connections=max_connections, refused=refused)
     return {"http": http, "ws": "none"}
 
 
@@ -112,14 +117,15 @@ class ProblemHttpTools(HttpToolsProtocol):
     # Slots, not the instance dict: uvicorn's protocol already holds ~40 attributes, and three more
     # in its dict grew each connection by ~1 KiB (a resized dict; `python -m bench gateway --only idle`).
     __slots__ = ("_body_timeout_s", "_head_bytes", "_header_timeout_s", "_max_connections", "_read_deadline",
-                 "_refused")
+                 "_refused", "send_timeout_s")
     lingering = False  # the connection is closing: bytes that still arrive are read and dropped
 
-    def __init__(self, *args: Any, header_timeout_s: float, body_timeout_s: float, max_connections: int,
-                 refused: Callable[[str], None], **kwargs: Any) -> None:
+    def __init__(self, *args: Any, header_timeout_s: float, body_timeout_s: float, send_timeout_s: float,
+                 max_connections: int, refused: Callable[[str], None], **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._header_timeout_s = header_timeout_s
         self._body_timeout_s = body_timeout_s
+        self.send_timeout_s = send_timeout_s  # the transport's: how long a closed connection's last bytes may wait
         self._max_connections = max_connections
         self._refused = refused
         self._read_deadline: asyncio.TimerHandle | None = None  # the head or the body still to come, or its check
@@ -251,13 +257,20 @@ class LingeringTransport(asyncio.Transport):
         self._closing = True
         cycle = self._protocol.cycle
         if not self._protocol.lingering and (cycle is None or not cycle.more_body):
-            self._transport.close()
+            self._close()
             return
         self._protocol.lingering = True
         if self._transport.can_write_eof():
             self._transport.write_eof()
         self._transport.resume_reading()
-        asyncio.get_running_loop().call_later(LINGER_S, self._transport.close)
+        asyncio.get_running_loop().call_later(LINGER_S, self._close)
+
+    def _close(self) -> None:
+        """Close, and abort a while later if bytes the client does not take still wait (a transport's
+        close lasts until its buffer drains: for ever, for a client that stopped reading)."""
+        self._transport.close()
+        if self._transport.get_write_buffer_size():
+            asyncio.get_running_loop().call_later(self._protocol.send_timeout_s, self._transport.abort)
 
     def is_closing(self) -> bool:
         return self._closing or self._transport.is_closing()

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import resource
 import socket
 from collections.abc import Callable
+from types import FrameType
 from typing import Any
 
 import redis.asyncio as aioredis
@@ -17,6 +19,7 @@ from config.settings import Settings
 from workers.redisio.connection import TRANSIENT_ERRORS, Backoff, socket_options
 
 from .app import create_app
+from .context import Gateway
 from .protocol import uvicorn_protocols
 from .redis_backend import RedisBackend
 
@@ -83,10 +86,32 @@ def gateway_server(app: Starlette, settings: Settings, limit: int, **options: An
     config = uvicorn.Config(app, access_log=False, server_header=False, lifespan="on", **options,
                             **uvicorn_protocols(header_timeout_s=settings.gateway_header_timeout_s,
                                                 body_timeout_s=settings.gateway_body_timeout_s,
+                                                send_timeout_s=settings.gateway_send_timeout_s,
                                                 max_connections=limit, refused=metrics.refused_by_protocol))
-    server = uvicorn.Server(config)
+    server = GatewayServer(config, app.state.gateway)
     metrics.watch_connections(lambda: len(server.server_state.connections), limit)
     return server
+
+
+class GatewayServer(uvicorn.Server):
+    """uvicorn's server, whose stop also tells the gateway (`Gateway.stop`).
+
+    uvicorn stops by waiting up to its graceful timeout (5 s) for open connections, then cancels
+    what is left and answers it a bare 500.  sse-starlette's own watcher cancels the event streams
+    within half a second, with no last words.  The signal now ends each stream as its lifetime
+    ends (AG-UI's STEP_FINISHED and RUN_FINISHED with the cursor to resume from), and answers a
+    request still waiting for its reply 504 `timeout` before the grace runs out."""
+
+    def __init__(self, config: uvicorn.Config, gateway: Gateway) -> None:
+        super().__init__(config)
+        self._gateway = gateway
+
+    def handle_exit(self, sig: int, frame: FrameType | None) -> None:
+        super().handle_exit(sig, frame)
+        # A signal handler runs between two steps of the loop's own thread: the close is scheduled,
+        # and the thread-safe call wakes the loop's selector.
+        with contextlib.suppress(RuntimeError):  # no running loop: nothing streams
+            asyncio.get_running_loop().call_soon_threadsafe(self._gateway.stop)
 
 
 def connection_limit(settings: Settings) -> int:

@@ -44,12 +44,15 @@ def on_step_grid(value: float, origin: float, step: float) -> bool:
 
 @dataclass(frozen=True, slots=True)
 class NumberField:
-    """A number state field and its shared domain."""
+    """A number state field and its shared domain.
 
-    initial: float
-    min: float | None = None
-    max: float | None = None
-    step: float | None = None
+    `int | float`, never `float`: compiled, a `float` attribute stores a C double, and the integer
+    40 a document declares came back as 40.0 (a capability's `int` parameter then refused it)."""
+
+    initial: int | float
+    min: int | float | None = None
+    max: int | float | None = None
+    step: int | float | None = None
     kind = "number"
 
     def problem(self, value: Any) -> str | None:

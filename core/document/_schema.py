@@ -47,8 +47,9 @@ DISPLAY_COMPONENTS = (
 INPUT_COMPONENTS = ("Input", "NumberInput", "Select", "Slider", "Checkbox")
 LAYOUT_COMPONENTS = ("Row", "Column", "Grid", "Card")
 
-_MAGNITUDE = UI_LIMITS["maxNumberMagnitude"]
-# 1e15 is integral: write it as an integer so the JSON file reads 1000000000000000.
+# 1e15 is integral: write it as an integer so the JSON file reads 1000000000000000 (typed `int |
+# float`: compiled, a name first bound to a float is a C double, and the schema read 1e15 as 1000000000000000.0).
+_MAGNITUDE: int | float = UI_LIMITS["maxNumberMagnitude"]
 _MAGNITUDE = int(_MAGNITUDE) if float(_MAGNITUDE).is_integer() else _MAGNITUDE
 _MAX_CHILDREN = UI_LIMITS["maxComponents"] - 1
 

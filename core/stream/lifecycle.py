@@ -506,8 +506,11 @@ def _restored_state(frame: Mapping[str, Any], restored: RestoredDocument, frame_
     return _with_counters(state, frame_count, byte_count)
 
 
-def _restorable_envelope(frame: Mapping[str, Any]) -> list[Issue]:
-    """The envelope's problems, its values first held to safe JSON (the snapshot is the restore's)."""
+def _restorable_envelope(frame: Any) -> list[Issue]:
+    """The envelope's problems, its values first held to safe JSON (the snapshot is the restore's).
+
+    `Any`, not `Mapping[str, Any]`: compiled, a loop over the keys of the latter checks each is a
+    `str` first, and a non-text key raised a bare TypeError before this check could say `unsafe_json`."""
     if any(type(key) is not str for key in frame):  # by exact type, before any key is hashed or compared
         return [Issue("", NON_STRING_KEY, "unsafe_json")]
     try:

@@ -24,4 +24,4 @@ async def stream(request: Request) -> EventSourceResponse:
     snapshot = await backend.snapshot(asked.session)
     epoch = asked.info.epoch if asked.cursor.is_fresh() else asked.cursor.epoch
     start = Cursor(epoch, bounds["frame"].last or ZERO, asked.cursor.receipt, asked.cursor.answer)
-    return sse(agui_events(AguiRenderer(asked.session), snapshot.frames, start, asked.stream(start)))
+    return sse(asked.gateway, agui_events(AguiRenderer(asked.session), snapshot.frames, start, asked.stream(start)))

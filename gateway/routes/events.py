@@ -30,7 +30,9 @@ from ..events import EventStream, sse_event
 from ..problems import Problem
 
 RETRY_MS = 3_000
-SEND_TIMEOUT_S = 30.0  # a client that takes no bytes for this long is dropped
+# sse-starlette's watcher cancels the streams when the server stops; the gateway ends them itself
+# at the signal (`Gateway.stop`), with their last words: the watcher waits this long for that first.
+STOP_GRACE_S = 1.0
 T = TypeVar("T")
 
 
@@ -112,16 +114,19 @@ async def _once_redis_answers(step: Callable[[], Awaitable[T]], deadline: float)
             await asyncio.sleep(delay)
 
 
-def sse(content: AsyncIterator[ServerSentEvent]) -> EventSourceResponse:
-    """A server-sent event response that is never cached or buffered by a proxy."""
-    return EventSourceResponse(content, send_timeout=SEND_TIMEOUT_S, ping=0,  # the stream sends its own heartbeat
+def sse(gateway: Gateway, content: AsyncIterator[ServerSentEvent]) -> EventSourceResponse:
+    """A server-sent event response that is never cached or buffered by a proxy; a client that takes
+    no bytes for `IUI_GATEWAY_SEND_TIMEOUT_S` is dropped."""
+    return EventSourceResponse(content, send_timeout=gateway.settings.gateway_send_timeout_s,
+                               ping=0,  # the stream sends its own heartbeat
+                               shutdown_grace_period=STOP_GRACE_S,
                                headers={"cache-control": "no-store", "x-accel-buffering": "no"})
 
 
 async def events(request: Request) -> EventSourceResponse:
     """The native event stream."""
     asked = await checked(request)
-    return sse(_sse(asked.gateway, asked.stream(), asked.heartbeat_events))
+    return sse(asked.gateway, _sse(asked.gateway, asked.stream(), asked.heartbeat_events))
 
 
 def _heartbeat(gateway: Gateway, as_event: bool) -> ServerSentEvent:

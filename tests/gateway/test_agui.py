@@ -220,3 +220,31 @@ def test_a_post_is_authenticated_before_its_body_is_read(redis_url: str) -> None
     finally:
         gateway.stop()
         runtime.stop()
+
+
+def test_a_gateway_that_stops_ends_each_run_with_run_finished_and_exits_at_once(redis_url: str) -> None:
+    # SIGTERM: the streams end as a lifetime ends (STEP_FINISHED, RUN_FINISHED with the cursor an
+    # HttpAgent resumes from), not cut after uvicorn's 5 s grace with no terminal event.
+    runtime = Runtime(redis_url).start()
+    gateway = GatewayProcess(redis_url).start()  # the default lifetime: minutes
+    stopped: list[float] = []
+
+    def stop() -> None:
+        assert gateway.process is not None
+        stopped.append(time.monotonic())
+        gateway.process.terminate()
+
+    try:
+        Agent(runtime).patch(2)
+        threading.Timer(1.0, stop).start()
+        identified = agui_events(gateway, 20)
+        assert gateway.process is not None and gateway.process.wait(timeout=10) == -15  # re-raised once served
+        exited = time.monotonic() - stopped[0]
+        kinds = [event.type for _, event in identified]
+        assert kinds[0] == EventType.RUN_STARTED and kinds[-1] == EventType.RUN_FINISHED
+        assert kinds.count(EventType.STEP_STARTED) == kinds.count(EventType.STEP_FINISHED) == 1
+        assert identified[-1][1].result == {"lastEventId": identified[-1][0]}
+        assert exited < 2.0, f"the gateway exited {exited:.1f} s after SIGTERM"
+    finally:
+        gateway.stop()
+        runtime.stop()

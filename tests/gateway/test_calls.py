@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from typing import Any
 
 import httpx
@@ -91,5 +92,36 @@ def test_a_call_the_runtime_never_answers_is_504_and_counted_as_timeout(redis_ur
                            json={"tool": "intelligent_ui_open", "arguments": {"document": {}}})
         assert reply.status_code == 504 and reply.json()["code"] == "timeout"
         assert sample(gateway.url, "iui_gateway_refused_total", code="timeout") == before + 1
+    finally:
+        gateway.stop()
+
+
+def test_a_call_waiting_when_the_gateway_stops_is_answered_504_before_the_process_exits(redis_url: str) -> None:
+    # An audit: SIGTERM with calls waiting (their worker paused) answered them with uvicorn's own
+    # `500 Internal Server Error` in text/plain after its 5 s grace, and the calls were then
+    # applied: a client read "failed" for a call that took effect.  A 504 `timeout` says what is
+    # true (it may yet apply; send it again with its Idempotency-Key).
+    gateway = GatewayProcess(redis_url).start()  # no worker: no reply comes; the reply timeout is 30 s
+    answers: list[httpx.Response] = []
+
+    def call(key: str) -> None:
+        answers.append(httpx.post(gateway.url + "/v1/sessions/s9/calls", timeout=30,
+                                  headers={**auth("agent"), "idempotency-key": key},
+                                  json={"tool": "intelligent_ui_open", "arguments": {"document": {}}}))
+
+    try:
+        callers = [threading.Thread(target=call, args=(f"k-{n}",)) for n in range(3)]
+        for caller in callers:
+            caller.start()
+        time.sleep(0.5)
+        assert gateway.process is not None
+        stopped = time.monotonic()
+        gateway.process.terminate()
+        for caller in callers:
+            caller.join(timeout=20)
+        assert gateway.process.wait(timeout=10) == -15
+        assert time.monotonic() - stopped < 4.5  # within uvicorn's 5 s grace
+        assert [(a.status_code, a.headers["content-type"], a.json()["code"]) for a in answers] == \
+            [(504, "application/problem+json", "timeout")] * 3
     finally:
         gateway.stop()

@@ -14,7 +14,7 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.gateway.conftest import GatewayProcess, auth
+from tests.gateway.conftest import GatewayProcess, auth, sample
 from tests.gateway.sse import Follower, messages, read_until
 from tests.integration.conftest import Runtime, cursor_args, example
 from workers.redisio.local_server import start_redis_server
@@ -104,6 +104,34 @@ def test_exact_resume_across_gateway_crashes(redis_url: str) -> None:
         assert follower.reconnects >= 4
     finally:
         gateway.stop()
+        runtime.stop()
+
+
+def test_a_stopping_gateway_ends_its_streams_whole_and_a_second_replica_resumes_them(redis_url: str) -> None:
+    # SIGTERM on a rolling restart: the stream ends with its last chunk (no cut the reader must
+    # treat as an error), the process exits at once, and the next replica resumes from the cursor.
+    runtime = Runtime(redis_url).start()
+    first, second = GatewayProcess(redis_url).start(), GatewayProcess(redis_url).start()
+    try:
+        agent = Agent(runtime)
+        agent.patch(20)
+        with httpx.stream("GET", f"{first.url}/v1/sessions/s1/events", headers=auth("viewer"),
+                          timeout=20) as response:
+            lines = response.iter_lines()
+            received = [message for _, message in zip(range(21), messages(lines), strict=False)]
+            assert first.process is not None
+            stopped = time.monotonic()
+            first.process.terminate()
+            received.extend(messages(lines))  # to the stream's end: httpx raises on a cut one
+        assert first.process.wait(timeout=10) == -15 and time.monotonic() - stopped < 2.0
+        agent.patch(5)
+        with httpx.Client(base_url=second.url) as client:
+            received += read_until(client, "/v1/sessions/s1/events",
+                                   {**auth("viewer"), "last-event-id": str(received[-1].id)}, 5)
+        assert frame_seqs(received) == list(range(1, 27))
+    finally:
+        first.stop()
+        second.stop()
         runtime.stop()
 
 
@@ -293,9 +321,12 @@ def test_heartbeats_asked_for_as_events_name_their_interval_and_carry_no_id(redi
         runtime.stop()
 
 
-def test_a_slow_reader_gets_a_last_resync_hint_and_resumes_without_a_gap(redis_url: str) -> None:
+@pytest.mark.parametrize("bound", [{"gateway_queue_events": 16},
+                                   # an audit: 1,024 queued frames of 256 KiB were the only bound
+                                   {"gateway_queue_bytes": 1_048_576}], ids=["events", "bytes"])
+def test_a_slow_reader_gets_a_last_resync_hint_and_resumes_without_a_gap(redis_url: str, bound: dict[str, int]) -> None:
     runtime = Runtime(redis_url).configure(frame_log_max=100_000).start()
-    gateway = GatewayProcess(redis_url, gateway_queue_events=16).start()
+    gateway = GatewayProcess(redis_url, **bound).start()
     try:
         agent = Agent(runtime, document=wide_document(36))  # ~150 KB frames: far more than sockets buffer
         sock = socket.socket()
@@ -443,3 +474,34 @@ def test_a_stream_asked_for_while_redis_stays_away_is_503_after_the_reply_timeou
             assert 0.5 <= waited < 5
         finally:
             gateway.stop()
+
+
+def test_a_client_that_never_reads_is_dropped_and_its_connection_freed(redis_url: str) -> None:
+    # An audit: a client that stopped reading had its stream ended after the send timeout, but the
+    # close waited for the socket's buffer to drain: the connection stayed open, one of the limit's
+    # slots held, and every other request was refused `overloaded` for as long as the client lived.
+    runtime = Runtime(redis_url).configure(frame_log_max=100_000).start()
+    gateway = GatewayProcess(redis_url, gateway_max_connections=3, gateway_send_timeout_s=1).start()
+    stalled: list[socket.socket] = []
+    try:
+        agent = Agent(runtime, document=wide_document(36))  # ~150 KB frames
+        token = auth("viewer")["authorization"]
+        for _ in range(2):
+            sock = socket.socket()
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+            sock.connect(("127.0.0.1", gateway.port))
+            sock.sendall(f"GET /v1/sessions/s1/events HTTP/1.1\r\nhost: x\r\nauthorization: {token}\r\n\r\n".encode())
+            stalled.append(sock)  # never read
+        time.sleep(0.3)
+        agent.patch(40)  # 6 MB of frames for each: far more than the sockets buffer
+        deadline = time.monotonic() + 15
+        while sample(gateway.url, "iui_gateway_connections") > 1 and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert sample(gateway.url, "iui_gateway_connections") <= 1  # the probe's own
+        with httpx.Client(base_url=gateway.url, timeout=10) as client:  # a slot to serve it
+            assert len(read_until(client, "/v1/sessions/s1/events", auth("viewer"), 1)) == 1
+    finally:
+        for sock in stalled:
+            sock.close()
+        gateway.stop()
+        runtime.stop()

@@ -91,3 +91,30 @@ def test_agent_actions_take_no_result(doc):
     with pytest.raises(UIActionError) as caught:
         apply_action_result(doc, initial_state(doc), "ask", {"x": 1})
     assert caught.value.code == "agent_result"
+
+
+def test_integers_a_document_declares_stay_integers_through_state_and_arguments():
+    # An audit: compiled, a number field's initial value was a C double: the file reader's `limit`
+    # of 40 reached the capability as 40.0, which its `int` parameter refused.
+    import json
+    from pathlib import Path
+
+    from core.state.values import restore_state
+
+    example = Path(__file__).resolve().parents[2] / "examples" / "actions-file-reader.json"
+    document = parse_document(json.loads(example.read_text(encoding="utf-8")))
+    state = initial_state(document)
+    assert [type(state[key]) for key in ("limit", "lines")] == [int, int]
+    assert type(resolve_ui_action(document, state, "count_lines")["arguments"]["limit"]) is int
+    assert [type(value) for value in restore_state(document, {"path": "a.md"}).values()] == [str, int, int]
+    changed = update_state(document, state, "limit", 41)
+    assert type(changed["lines"]) is int and type(changed["limit"]) is int
+    after = apply_action_result(document, state, "count_lines", {"totalLines": 7})
+    assert type(after["lines"]) is int and type(after["limit"]) is int
+    from core.state.local_action import dispatch_local_action
+
+    interest = parse_document(json.loads((example.parent / "compound-interest.json").read_text(encoding="utf-8")))
+    moved = update_state(interest, initial_state(interest), "years", 20)
+    reset = dispatch_local_action(interest, moved, {"type": "reset"})
+    assert [(reset[key], type(reset[key])) for key in ("principal", "rate", "years")] == \
+        [(25000, int), (4.5, float), (15, int)]

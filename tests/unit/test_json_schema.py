@@ -13,7 +13,7 @@ import jsonschema
 import pytest
 
 from bench.documents import apply_mutations
-from core.document.schema import document_json_schema
+from core.document.schema import document_json_schema, document_json_schema_text
 from core.limits import UI_LIMITS
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -81,6 +81,12 @@ def test_checked_in_schema_file_matches_the_generator():
         "schema/ui.schema.json is stale: regenerate it with "
         "`python -m core.document.schema > schema/ui.schema.json`"
     )
+
+
+def test_the_schema_text_is_the_checked_in_file_byte_for_byte():
+    # An audit: compiled, the number bounds read 1000000000000000.0: equal as Python values (the test
+    # above passed), another file for `iui schema` and every reader of the text.
+    assert document_json_schema_text() == SCHEMA_FILE.read_text(encoding="utf-8")
 
 
 def test_bounds_come_from_the_limits_module():

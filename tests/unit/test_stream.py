@@ -837,6 +837,8 @@ def _restore_case(change: str) -> tuple[Any, Any]:
         frame["extra"] = 1
     elif change == "envelope:lone-surrogate":
         frame["message"] = "\ud800"
+    elif change == "envelope:int-key":  # an audit: compiled, a bare TypeError
+        frame[1] = 1
     return frame, facts
 
 
@@ -851,6 +853,7 @@ def _restore_case(change: str) -> tuple[Any, Any]:
     ("snapshot:nan", "/snapshot", "restore"), ("snapshot:bad-state", "/snapshot/state/x/type", "enum"),
     ("envelope:seq", "/seq", "range"), ("envelope:uiId", "/uiId", "binding"),
     ("envelope:unknown-key", "", "unknown_property"), ("envelope:lone-surrogate", "/message", "unsafe_json"),
+    ("envelope:int-key", "", "unsafe_json"),
 ])
 def test_a_restore_refuses_what_no_stored_state_is_with_a_located_issue(change: str, path: str, code: str) -> None:
     from core.stream.lifecycle import restore_ui_stream, resume_ui_stream
