@@ -12,6 +12,7 @@
 import { Component, html } from '../ui.js';
 import { UIError } from '../errors.js';
 import { isObject } from '../expression.js';
+import { conforms } from '../conformance.js';
 
 /** The text of a failure: our own messages only (an error of ours, else a fixed text). */
 export function failureText(/** @type {unknown} */ error) {
@@ -53,9 +54,10 @@ export class NodeBoundary extends Component {
 }
 
 /**
- * One document's boundary (seed 000 §10: a reopened session re-validates its documents, and an
+ * One document's boundary (seed 000 §1 and §10: the Client validates each document again, and an
  * unknown version is shown as an error).  The host validated every document it sends, so this
- * is the last line only: a document that is not the shape the views read, or whose rendering
+ * is the second line: a document that does not conform to the protocol's schema or repeats a
+ * component id (`conformance.js`), that is not the shape the views read, or whose rendering
  * fails outside any node's boundary, is one error box in its place, and the session's other
  * interfaces keep updating.  A new document (the next frame) is tried again.
  */
@@ -100,5 +102,6 @@ export function documentProblem(/** @type {any} */ document) {
       || !isObject(document.root) || (document.version === '1.1' && !isObject(document.actions))) {
     return 'it is not the shape of a validated document';
   }
+  if (!conforms(document)) return 'it is not a valid document of the protocol (checked again by this page)';
   return null;
 }
