@@ -88,7 +88,8 @@ def _audit_document() -> dict[str, Any]:
             "actions": {"go": {"kind": "agent", "prompt": "hi"}},
             "root": {"id": "card", "type": "Card", "props": {"title": "Draft"}, "children": [
                 {"id": "note-input", "type": "Input", "props": {"label": "Note", "bind": "note"}},
-                {"id": "go", "type": "Button", "props": {"label": "Ask", "action": {"type": "invoke", "actionId": "go"}}}]}}
+                {"id": "go", "type": "Button",
+                 "props": {"label": "Ask", "action": {"type": "invoke", "actionId": "go"}}}]}}
 
 
 def _audit_case(change: str) -> dict[str, Any]:
@@ -127,7 +128,8 @@ def test_two_components_with_one_id_are_refused_though_the_schema_allows_them() 
 
 def test_a_document_nested_past_the_stack_is_refused_without_a_crash() -> None:
     levels = 100_000  # written as text: Python's encoder stops at its recursion limit
-    deep = '{"id":"c","type":"Column","props":{},"children":[' * levels + '{"id":"t","type":"Text","props":{"text":"x"}}' + "]}" * levels
+    leaf = '{"id":"t","type":"Text","props":{"text":"x"}}'
+    deep = '{"id":"c","type":"Column","props":{},"children":[' * levels + leaf + "]}" * levels
     whole = json.dumps(_audit_document()).replace(json.dumps(_audit_document()["root"]), deep)
     assert verdicts([], text=f"[{whole}]")[0][2] is False
 
@@ -156,7 +158,8 @@ def _mutations(rng: random.Random, document: Any) -> Any:
     if action == 0 and isinstance(container, dict):
         del container[key]
     elif action == 1 and isinstance(container, dict):
-        container[rng.choice(["extra", "Type", "children", "props", "id", "hidden", "__proto__"])] = rng.choice(replacements)
+        key = rng.choice(["extra", "Type", "children", "props", "id", "hidden", "__proto__"])
+        container[key] = rng.choice(replacements)
     elif action == 2 and isinstance(container, list):
         container.append(copy.deepcopy(container[key]))
     else:
