@@ -8,7 +8,8 @@ from typing import Any
 
 import pytest
 
-from core import parse_document
+from core import evaluate_derived, initial_state, parse_document, resolve_document_value
+from core.json._number import js_number_string
 from tests.browser.conftest import shot
 from tests.browser.documents import ALL_COMPONENTS, BROKEN_DERIVED
 
@@ -139,3 +140,35 @@ def test_a_failing_value_shows_an_error_box_for_its_node_only_and_recovers(page:
     page.get_by_label("Divisor").fill("4")
     assert page.locator(".node-error").count() == 0
     assert page.locator('[data-node="ratio"] output').inner_text() == "2.5"
+
+
+POWERS: dict[str, Any] = {
+    "version": "1.0", "id": "powers", "mode": "interactive_ui", "title": "Powers to the last bit",
+    "state": {"rate": {"type": "number", "initial": 5, "min": 0, "max": 15, "step": 0.25}},
+    "derived": {
+        "factor": {"op": "pow", "args": [{"op": "add", "args": [1, {"op": "div", "args": [{"state": "rate"}, 100]}]}, 10]},
+        "root": {"op": "pow", "args": [2.5, {"op": "div", "args": [1, 3]}]},
+    },
+    "root": {"id": "root", "type": "Column", "props": {}, "children": [
+        {"id": "factor", "type": "Text", "props": {"text": {"expr": {"derived": "factor"}}}},
+        {"id": "cube-root", "type": "Text", "props": {"text": {"expr": {"derived": "root"}}}},
+        {"id": "ten", "type": "Text", "props": {"text": {"expr": {"op": "pow", "args": [10, 2.5]}}}},
+    ]},
+}
+
+
+def test_pow_shows_cores_value_to_the_last_digit_whatever_the_browsers_libm(page: Any) -> None:
+    # Debian's Chromium calls the C library's pow for `**` (1.628894626777442 here); the Client
+    # carries V8's fdlibm pow (src/pow.js), as core does (core/json/_pow.py)
+    document = parse_document(POWERS)
+    state = initial_state(document)
+    derived = evaluate_derived(document, state)
+    ten = resolve_document_value(document, state, POWERS["root"]["children"][2]["props"]["text"])
+    expected = {"factor": js_number_string(derived["factor"]), "cube-root": js_number_string(derived["root"]),
+                "ten": js_number_string(ten)}
+    assert expected["factor"] == "1.6288946267774422"  # core's own value, not only the page's
+    show(page, POWERS)
+    shown = {key: page.locator(f'[data-node="{key}"]').inner_text() for key in expected}
+    browser = page.evaluate("[(1 + 5 / 100) ** 10, 2.5 ** (1 / 3), 10 ** 2.5].map(String)")
+    assert shown == expected, f"the page shows {shown}, core {expected} (this browser's ** gives {browser})"
+    assert page.locator(".node-error").count() == 0

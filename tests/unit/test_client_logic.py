@@ -11,8 +11,10 @@ error class and code on both sides.
 from __future__ import annotations
 
 import json
+import math
 import random
 import re
+import struct
 from collections import Counter
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -35,6 +37,7 @@ from core import (
     update_state,
 )
 from core.json._number import js_number_string
+from core.json._pow import v8_pow
 from tests.unit import client_logic_cases as cases_of
 from tests.unit import test_expression, test_expression_javascript
 from tests.unit.javascript import NODE, node_json
@@ -42,6 +45,7 @@ from tests.unit.javascript import NODE, node_json
 pytestmark = pytest.mark.skipif(NODE is None, reason="needs Node.js to run the Client's JavaScript modules")
 
 RUNNER = Path(__file__).with_name("client_logic_runner.mjs")
+SOURCE = Path(__file__).parents[2] / "gateway" / "web" / "src"
 JS_CLASSES = {UIExpressionError: "ExpressionError", UIStateError: "StateError", UIActionError: "ActionError"}
 Outcome = dict[str, Any]
 
@@ -259,7 +263,7 @@ def test_the_client_modules_are_plain_es_modules_without_eval_or_dependencies() 
     # they ship as static files: no build step, no package imports (only the Client's own modules
     # and the pinned files vendored beside them, tests/unit/test_web_static.py), nothing that runs
     # text as code
-    sources = sorted((Path(__file__).parents[2] / "gateway" / "web" / "src").glob("*.js"))
+    sources = sorted(SOURCE.glob("*.js"))
     assert sources
     for source in sources:
         text = source.read_text()
@@ -267,3 +271,114 @@ def test_the_client_modules_are_plain_es_modules_without_eval_or_dependencies() 
         assert all((name.startswith("./") and name.endswith(".js")) or re.fullmatch(r"\.\./vendor/[a-z]+\.mjs", name)
                    for name in imports), source.name
         assert not re.search(r"\beval\(|\bFunction\(|innerHTML|require\(|process\.", text), source.name
+
+
+# Pairs where a C library's pow (glibc's, Debian Chromium's `**`) and V8's fdlibm pow differ in
+# the last bit: the first is the compound-interest factor of 5% over ten years.
+LIBM_DIFFERS = [(1.05, 10.0), (2.5, 1 / 3), (10.0, 2.5)]
+SPECIAL_DOUBLES = [0.0, -0.0, math.inf, -math.inf, math.nan, 5e-324, -5e-324, 2.2250738585072014e-308,
+                   2.225073858507201e-308, 1.7976931348623157e308, 0.5, -0.5, 1.0, -1.0, 2.0, -2.0, 1 / 3, 2 / 3,
+                   2.0**31, 2.0**31 + 1, 2.0**53, 2.0**53 + 2, 2.0**64, 2.0**64 * 3, 1e20, 1 - 2.0**-53, 1 + 2.0**-52]
+POW_SCRIPT = r"""
+const { readFileSync } = require('node:fs');
+import(%s).then(({ v8Pow }) => {
+  const view = new DataView(new ArrayBuffer(8));
+  const double = (hex) => { view.setBigUint64(0, BigInt(`0x${hex}`)); return view.getFloat64(0); };
+  const bits = (x) => {
+    if (Number.isNaN(x)) return 'nan';
+    view.setFloat64(0, x);
+    return view.getBigUint64(0).toString(16).padStart(16, '0');
+  };
+  const pairs = JSON.parse(readFileSync(0, 'utf8'));
+  process.stdout.write(JSON.stringify(pairs.map(([x, y]) => bits(v8Pow(double(x), double(y))))));
+});
+"""
+
+
+def _hex(x: float) -> str:
+    """The 64-bit pattern of a double as 16 hex digits, big-endian."""
+    return struct.pack(">d", x).hex()
+
+
+def _bits(x: float) -> str:
+    """A result's 64-bit pattern; any NaN is "nan" (its payload is not observable in the DSL)."""
+    return "nan" if math.isnan(x) else _hex(x)
+
+
+def _any_double(rng: random.Random) -> float:
+    """Doubles from every part of the range: any bit pattern, integers, halves, decimals,
+    every magnitude, subnormals, values near one and the special values."""
+    kind = rng.randrange(8)
+    if kind == 0:
+        return float(struct.unpack(">d", rng.getrandbits(64).to_bytes(8, "big"))[0])
+    if kind == 1:
+        return float(rng.randint(-40, 40))
+    if kind == 2:
+        return rng.randint(-80, 80) / 2
+    if kind == 3:
+        return rng.uniform(-10, 10)
+    if kind == 4:
+        return rng.choice([-1.0, 1.0]) * 10.0 ** rng.uniform(-323, 308)
+    if kind == 5:
+        return rng.choice([-1.0, 1.0]) * rng.randint(1, 2**52 - 1) * 5e-324  # subnormal
+    if kind == 6:
+        return 1.0 + rng.choice([-1.0, 1.0]) * 10.0 ** rng.uniform(-16, -3)  # close to one
+    return rng.choice(SPECIAL_DOUBLES)
+
+
+def _pow_pair(rng: random.Random) -> tuple[float, float]:
+    """A pair for pow: any two doubles or one of the paths of fdlibm's pow, each often."""
+    kind = rng.randrange(9)
+    if kind == 0:  # a negative base with an integer exponent, small or beyond 2**20 (odd and even)
+        y = float(rng.randint(-400, 400)) if rng.random() < 0.7 else float(2 ** rng.randint(21, 60) + rng.randint(0, 1))
+        return -abs(_any_double(rng)), rng.choice([-1.0, 1.0]) * y
+    if kind == 1:  # the exponents with shortcuts of their own, and 1/3
+        return _any_double(rng), rng.choice([0.5, -0.5, 2.0, -2.0, 1.0, -1.0, 3.0, 1 / 3, -1 / 3, 0.0, -0.0])
+    if kind == 2:  # |y| > 2**31 with x near one: fdlibm's log2 near one, over- and underflow
+        x = 1.0 + rng.choice([-1.0, 1.0]) * 10.0 ** rng.uniform(-20, -4)
+        return x, rng.choice([-1.0, 1.0]) * 10.0 ** rng.uniform(9, 21)
+    if kind == 3:  # results near the overflow threshold and in the subnormal range
+        x = rng.uniform(1.5, 2.5) if rng.random() < 0.5 else -float(rng.choice([2, 3]))
+        y = rng.uniform(1020, 1030) if rng.random() < 0.3 else rng.uniform(-1080, -1015)
+        return x, (float(round(y)) if x < 0 else y)
+    if kind == 4:  # what documents compute: growth factors over whole numbers of years
+        return 1 + rng.randint(0, 60) * 0.25 / 100, float(rng.randint(1, 50))
+    if kind == 5:  # y * log2(x) a few ulps from 1024 or -1075 exactly: fdlibm's two threshold tests
+        x = rng.uniform(1.01, 8) if rng.random() < 0.5 else rng.uniform(0.125, 0.99)
+        y = rng.choice([1024.0, -1075.0]) / math.log2(x)
+        return x, y + rng.randint(-3, 3) * math.ulp(y)
+    return _any_double(rng), _any_double(rng)
+
+
+def test_the_clients_pow_is_cores_v8_pow_bit_for_bit() -> None:
+    # Node.js 20's own `**` is V8's fdlibm pow already, so the reference is core's Python port:
+    # a broken port cannot pass by agreeing with the engine it runs in.
+    rng = random.Random(1993)
+    pairs = LIBM_DIFFERS + [(x, y) for x in SPECIAL_DOUBLES for y in SPECIAL_DOUBLES]
+    pairs += [_pow_pair(rng) for _ in range(20_000 - len(pairs))]
+    assert len(pairs) == 20_000
+    uri = json.dumps((SOURCE / "pow.js").as_uri())
+    javascript = node_json(POW_SCRIPT % uri, json.dumps([[_hex(x), _hex(y)] for x, y in pairs]))
+    python = [_bits(v8_pow(x, y)) for x, y in pairs]
+    found = [(x, y, mine, theirs) for (x, y), mine, theirs in zip(pairs, python, javascript, strict=True)
+             if mine != theirs]
+    assert not found, f"{len(found)} of {len(pairs)} differ (x, y, core, Client): {found[:8]}"
+    assert javascript[:3] == [_bits(1.6288946267774422), _bits(1.3572088082974534), _bits(316.2277660168379)]
+    kinds = Counter("nan" if bits == "nan" else "zero" if float.fromhex(f"0x{bits}p0") == 0 else "other"
+                    for bits in javascript)
+    assert kinds["nan"] > 500 and kinds["zero"] > 500  # the corpus reaches the special paths too
+
+
+def _code(source: Path) -> str:
+    """A module's text without its comments (line comments and JSDoc blocks)."""
+    text = re.sub(r"/\*.*?\*/", "", source.read_text(), flags=re.DOTALL)
+    return re.sub(r"(^|\s)//.*$", "", text, flags=re.MULTILINE)
+
+
+def test_the_dsls_pow_never_calls_the_engines_pow() -> None:
+    # a browser's `**` and Math.pow may be the C library's pow (Debian's Chromium), which
+    # differs from V8's fdlibm pow in the last bit: the DSL's `pow` is src/pow.js's v8Pow
+    code = _code(SOURCE / "expression.js")
+    assert "import { v8Pow } from './pow.js';" in code
+    assert not re.search(r"\*\*|Math\.pow", code)
+    assert not re.search(r"\*\*|Math\.pow", _code(SOURCE / "pow.js"))

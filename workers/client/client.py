@@ -106,7 +106,12 @@ class Client:
 
     def reply(self, session: str, request: str, *, timeout: float = 30.0) -> dict[str, Any]:
         """Wait for the reply of a request and take it (see `workers.replies`: a broken
-        connection never loses it; the read is tried again until the deadline)."""
+        connection never loses it; the read is tried again until the deadline).
+
+        It never adds the entry again: under `fast` durability a Redis crash may lose an entry
+        `add` or `submit` wrote, and its reply then never comes.  After a connection error, add
+        the same entry again (same `request` and `call`: answered from the ledger, never applied
+        twice), or use `send` / `call`, which do."""
         key = self.keys.reply(self.partition(session), session, request)
         deadline = time.monotonic() + timeout
         while True:

@@ -13,6 +13,7 @@
  */
 
 import { ExpressionError } from './errors.js';
+import { v8Pow } from './pow.js';
 
 export const MAX_MAGNITUDE = 1e15;
 export const MAX_STRING = 4096;
@@ -197,11 +198,13 @@ function div(args, state, derived, depth) {
 /** @type {Handler} */
 function pow(args, state, derived, depth) {
   const [a, b] = numbers(args, state, derived, depth, 2, 2);
-  const result = a ** b;
+  // V8's fdlibm pow on every engine, never the engine's own `**`, which may call the C
+  // library's pow and differ from core in the last bit (src/pow.js, core/json/_pow.py)
+  const result = v8Pow(a, b);
   // core's codes: NaN and ±Infinity are not_finite, a finite result beyond 1e15 out_of_range
   if (!Number.isFinite(result)) throw new ExpressionError('pow result is not a finite number', 'not_finite');
   if (Math.abs(result) > MAX_MAGNITUDE) throw new ExpressionError('pow result exceeds 1e15', 'out_of_range');
-  return result;
+  return result + 0; // -0 + 0 is 0, as core's js_pow returns it (String(-0) is "0" anyway)
 }
 
 /** @type {Handler} */
