@@ -227,3 +227,23 @@ def test_a_reply_awaited_longer_than_the_clients_socket_timeout_is_still_read(ru
         timer.cancel()
         client.close()
         pusher.close()
+
+
+@pytest.mark.parametrize(("ids", "field"), [
+    ({"session": ""}, "session"), ({"session": "a:b"}, "session"), ({"session": "s" * 129}, "session"),
+    ({"request": ""}, "request"), ({"request": "r" * 300_000}, "request"), ({"request": "\ud800"}, "request"),
+    ({"call": "c" * 257}, "call"), ({"call": "tab\there"}, "call"),
+])
+def test_an_id_no_reply_could_come_for_is_refused_before_anything_is_added(runtime: Runtime, ids: dict[str, str],
+                                                                           field: str) -> None:
+    # An audit: `submit("", ...)` and a request id of 300,000 characters were written, and `call`
+    # then waited its whole timeout for a reply no worker could send.
+    arguments = {"session": "s-ids", "request": None, "call": None, **ids}
+    client = runtime.client
+    added = lambda: sum(runtime.redis.xlen(client.keys.input(p)) for p in range(client.partitions))  # noqa: E731
+    before = added()
+    with pytest.raises(ClientError) as refused:
+        client.submit(arguments["session"], OPEN, {}, call=arguments["call"], request=arguments["request"])
+    message = str(refused.value)
+    assert message.startswith(f"the {field} id must be ") and (not ids[field] or ids[field][:20] not in message)
+    assert added() == before

@@ -47,3 +47,16 @@ def test_submit_with_a_partition_count_the_deployment_does_not_have_is_refused_i
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "partitions=4, expected 5" in err
     assert runtime.redis.xlen(runtime.client.keys.input(0)) == 0  # nothing was submitted
+
+
+def test_submit_with_a_session_no_reply_could_come_for_is_refused_at_once_in_one_line(
+    runtime: Runtime, capsys: pytest.CaptureFixture[str]
+) -> None:
+    runtime.redis.hset(runtime.client.keys.meta, mapping={"partitions": 4, "protocol": 1})
+    arguments = submit(runtime.redis_url, "20")
+    arguments[arguments.index("s1")] = "a:b"
+    started = time.monotonic()
+    assert main(arguments) == 2  # it used to wait its whole timeout, then say no reply came
+    err = capsys.readouterr().err
+    assert time.monotonic() - started < 5 and err.count("\n") == 1
+    assert err.startswith("iui: error: the session id must be ") and "a:b" not in err

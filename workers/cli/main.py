@@ -124,12 +124,15 @@ def cmd_submit(args: argparse.Namespace) -> int:
     settings = _settings(args)
     with within(args.timeout, settings):
         client = _client(settings, min(args.timeout, REPLY_BOUND_S), blocking=args.timeout)
-        fields = client.entry(args.session, args.tool, arguments, call=args.call, request=args.request)
+        from ..client.client import ClientError
+
+        try:
+            fields = client.entry(args.session, args.tool, arguments, call=args.call, request=args.request)
+        except ClientError as error:  # an id no reply could come for: its rule, not the value
+            raise CommandError(f"{error} (--session, --request, --call)", 2) from None
         if args.no_wait:
             print(client.add(fields))
             return 0
-        from ..client.client import ClientError
-
         try:  # a connection error sends the same entry again: the runtime answers it from its ledger
             reply = client.send(fields, timeout=max(0.01, deadline - time.monotonic()))
         except ClientError:

@@ -37,7 +37,12 @@ from ..redisio.connection import TRANSIENT_ERRORS, add_entry, bulk, is_cluster, 
 from ..redisio.durability import Durability
 from ..redisio.keys import PROTOCOL, Keys, partition_of
 from ..redisio.replies import ReplyTimeout, await_reply, deliver
-from ..wire.entry import dumps, loads
+from ..wire.entry import dumps, is_call_id, is_request_id, is_session_id, loads
+
+# The ids of an entry the runtime can answer (workers/wire/entry.py's rules, in words).
+ID_RULES = (("session", is_session_id, "1-128 printable ASCII characters without space, ':', '{' or '}'"),
+            ("request", is_request_id, "1-128 printable ASCII characters"),
+            ("call", is_call_id, "1-256 printable ASCII characters"))
 
 
 class ClientError(Exception):
@@ -89,10 +94,19 @@ class Client:
 
     def entry(self, session: str, name: str, arguments: Any, *, call: str | None = None,
               request: str | None = None, kind: str = "tool", **trusted: str) -> dict[str, str]:
-        """The input entry of one call (ids generated where not given; `trusted`: principal, project)."""
-        return {"session": session, "request": request or uuid.uuid4().hex, "kind": kind, "name": name,
-                "call": call or f"call_{uuid.uuid4().hex[:16]}",
-                "body": arguments if isinstance(arguments, str) else dumps(arguments), **trusted}
+        """The input entry of one call (ids generated where not given; `trusted`: principal, project).
+
+        Raises `ClientError` for an id the runtime could never answer (an empty session, a request
+        id no reply key can hold): such an entry used to be written, and its caller waited out its
+        whole timeout for a reply that could not come."""
+        fields = {"session": session, "request": uuid.uuid4().hex if request is None else request, "kind": kind,
+                  "name": name, "call": f"call_{uuid.uuid4().hex[:16]}" if call is None else call,
+                  "body": arguments if isinstance(arguments, str) else dumps(arguments), **trusted}
+        for field, valid, rule in ID_RULES:
+            value = fields[field]
+            if type(value) is not str or not valid(value):  # the value is never echoed: it may be anything
+                raise ClientError(f"the {field} id must be {rule}")
+        return fields
 
     def submit(self, session: str, tool: str, arguments: Any, *, call: str | None = None,
                request: str | None = None, kind: str = "tool") -> str:
