@@ -42,7 +42,9 @@ def _clip_pointer(path: str) -> str:
 
 def _require_text(name: str, value: object) -> None:
     # A compiled build checks declared types itself; the pure one would fail later, and less clearly.
-    if not isinstance(value, str):
+    # By exact type: `isinstance` asks a foreign object for its `__class__`, which could run anything,
+    # and a str subclass (an enum member) would be kept as the path.
+    if type(value) is not str:
         raise TypeError(f"{name} must be a string")
 
 
@@ -122,7 +124,7 @@ class UIError(Exception):
 
     def __init__(self, message: str, *, code: str | None = None) -> None:
         _require_text("UIError message", message)
-        if code is not None and not isinstance(code, str):
+        if code is not None and type(code) is not str:
             raise TypeError("UIError code must be a string or None")
         super().__init__(_clip_message(message))
         if code is not None:
@@ -134,7 +136,7 @@ class UIError(Exception):
 
 
 def _issue_of(owner: str, item: object) -> Issue:
-    if not isinstance(item, Issue):
+    if type(item) is not Issue:
         raise TypeError(f"{owner} issues must be Issue values or one string")
     return item
 
@@ -144,7 +146,7 @@ class _LocatedError(UIError):
     """An error that carries a bounded list of located issues."""
 
     def __init__(self, issues: Iterable[Issue] | str, *, code: str | None = None) -> None:
-        if isinstance(issues, str):
+        if type(issues) is str:
             issues = [Issue("", issues)]
         elif not isinstance(issues, Iterable):
             raise TypeError(f"{type(self).__name__} issues must be Issue values or one string")

@@ -265,6 +265,30 @@ def test_an_issue_of_other_types_is_a_type_error_naming_the_field(arguments: tup
         Issue(*arguments)
 
 
+class _Trapped(str):
+    """A text whose `__class__` lookup would run code (isinstance asks for it)."""
+
+    @property  # type: ignore[misc]
+    def __class__(self) -> type:  # type: ignore[override]
+        raise AssertionError("the error classes asked a foreign value for its class")
+
+
+def test_the_error_classes_take_exact_text_and_never_ask_a_foreign_value_anything() -> None:
+    # An audit: `isinstance` ran a hostile value's `__class__`, and a str enum member became a path.
+    import enum
+
+    class Place(enum.StrEnum):
+        A = "/a"
+
+    for value in (_Trapped("/a"), Place.A):
+        with pytest.raises(TypeError, match=r"(must be a string|str object expected)"):
+            Issue(value, "m")
+        with pytest.raises(TypeError, match=r"(must be a string|str object expected)"):
+            UIError(value)
+        with pytest.raises(TypeError, match=r"(must be a string or None|str or None object expected)"):
+            UIError("m", code=value)
+
+
 @pytest.mark.parametrize("error", [UIError, UIExpressionError])
 def test_an_error_message_or_code_of_another_type_is_a_type_error(error: type[UIError]) -> None:
     with pytest.raises(TypeError, match=r"(must be a string|str object expected)"):
