@@ -201,7 +201,8 @@ class Settings(BaseSettings):
     gateway_queue_events: int = Field(default=1_024, ge=16, le=1_000_000,
                                       description="events buffered per connection; a slower reader is disconnected")
     gateway_queue_bytes: int = Field(default=8 * 1_048_576, ge=1_048_576, le=1_073_741_824,
-                                     description="bytes of events buffered per connection (their JSON text); a "
+                                     description="events buffered per connection, in characters of their JSON "
+                                                 "text (a frame's non-ASCII text takes up to 3 bytes a character); a "
                                                  "slower reader is disconnected (at least 1 MiB: four of the largest "
                                                  "frames)")
     gateway_reply_timeout_s: float = Field(default=30.0, gt=0, le=600,

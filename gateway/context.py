@@ -28,7 +28,8 @@ from .tickets import Tickets
 
 BEARER = "bearer "
 # A request still waiting for its reply when the gateway stops is answered `timeout` (504) this long
-# after the stop, within uvicorn's graceful 5 s (past it uvicorn answers a bare 500 in text/plain).
+# after the stop, within uvicorn's graceful 5 s (past it uvicorn answers a bare 500 in text/plain);
+# a server with a shorter grace answers sooner (`GatewayServer`).
 STOP_ANSWER_S = 3.0
 
 
@@ -43,15 +44,17 @@ class Gateway:
     tickets: Tickets
     metrics: GatewayMetrics
     stopping: bool = False
+    _answer_s: float = STOP_ANSWER_S  # once stopping: how long a request still waits for its reply
     _waits: set[asyncio.Timeout] = field(default_factory=set)  # the requests waiting for their replies
 
-    def stop(self) -> None:
+    def stop(self, answer_within_s: float = STOP_ANSWER_S) -> None:
         """The process stops (SIGTERM): every event stream ends now (`Hub.close`), and a request
-        waiting for its reply waits `STOP_ANSWER_S` more at most, then is answered 504 `timeout`: a
+        waiting for its reply waits `answer_within_s` more at most, then is answered 504 `timeout`: a
         retry with its Idempotency-Key, on another replica, gets the same reply, never a second run."""
         self.stopping = True
+        self._answer_s = answer_within_s
         self.hub.close()
-        by = asyncio.get_running_loop().time() + STOP_ANSWER_S
+        by = asyncio.get_running_loop().time() + answer_within_s
         for wait in self._waits:
             when = wait.when()
             if when is None or when > by:
@@ -60,7 +63,7 @@ class Gateway:
     @contextlib.asynccontextmanager
     async def _until_stopped(self) -> AsyncIterator[None]:
         """The body's wait, cut short `STOP_ANSWER_S` after `stop()` (asyncio's TimeoutError)."""
-        async with asyncio.timeout(STOP_ANSWER_S if self.stopping else None) as wait:
+        async with asyncio.timeout(self._answer_s if self.stopping else None) as wait:
             self._waits.add(wait)
             try:
                 yield

@@ -114,6 +114,8 @@ class EventStream:
     async def _live(self, listener: Listener) -> AsyncIterator[Event | None]:
         while time.monotonic() < self._deadline and not listener.closed:
             entry = await listener.next(min(self._idle_s, max(0.0, self._deadline - time.monotonic())))
+            if listener.closed:
+                return  # the gateway stops: no heartbeat, the stream's last words are its caller's
             if listener.overflowed:
                 self._metrics.resyncs.labels(SLOW_READER).inc()
                 yield Event("resync", self._cursor, '{"reason":"' + SLOW_READER + '","frames":[],"receipts":[],'

@@ -48,6 +48,8 @@ class Listener:
 
     def offer(self, entry: LogEntry) -> None:
         """Queue an entry; a full queue marks the listener overflowed (the reader is too slow)."""
+        if self.overflowed:
+            return  # the stream ends at its next wait: nothing more is kept
         if len(self._entries) >= self.capacity or self._bytes + len(entry.data) > self.max_bytes:
             self.overflowed = True
         else:
@@ -219,6 +221,8 @@ class Hub:
                         await self._subscription.subscribe(channels)
                 await feed.start()
             feed.listeners.add(listener)
+        if self.closed:  # the process began to stop while this one joined (after it was made open)
+            listener.close()
         return listener
 
     async def leave(self, listener: Listener) -> None:

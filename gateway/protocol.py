@@ -31,9 +31,10 @@ the head's end, where it is measured as written plainly: the request line, each 
 line and the CRLFs (blanks around a value, which HTTP allows, are not counted).
 
 A connection closed with bytes its client does not take (an event stream dropped for a client that
-stopped reading) is aborted `IUI_GATEWAY_SEND_TIMEOUT_S` after the close: a transport's close waits
-for its buffer to drain, and a client that never reads held its connection, one of the limit's
-slots and a file descriptor, for as long as it kept the socket open.
+stopped reading) is aborted once the client took none of them for `IUI_GATEWAY_SEND_TIMEOUT_S`: a
+transport's close waits for its buffer to drain, and a client that never reads held its
+connection, one of the limit's slots and a file descriptor, for as long as it kept the socket
+open.  A client still reading, however slowly, gets every byte.
 
 A request on a connection past `IUI_GATEWAY_MAX_CONNECTIONS` (counting every open connection,
 this one and event streams included) is answered `overloaded` (503) in place of the application,
@@ -138,6 +139,8 @@ class ProblemHttpTools(HttpToolsProtocol):
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._expect(None)
+        if isinstance(self.transport, LingeringTransport):
+            self.transport.lost()
         super().connection_lost(exc)
 
     def data_received(self, data: bytes) -> None:
@@ -250,6 +253,8 @@ class LingeringTransport(asyncio.Transport):
         self._transport = transport
         self._protocol = protocol
         self._closing = False
+        self._lost = False  # the connection is gone: nothing is left to close or abort
+        self._abort_check: asyncio.TimerHandle | None = None
 
     def close(self) -> None:
         if self._closing:
@@ -266,11 +271,36 @@ class LingeringTransport(asyncio.Transport):
         asyncio.get_running_loop().call_later(LINGER_S, self._close)
 
     def _close(self) -> None:
-        """Close, and abort a while later if bytes the client does not take still wait (a transport's
-        close lasts until its buffer drains: for ever, for a client that stopped reading)."""
+        """Close; a transport's close lasts until its buffer drains: for ever, for a client that
+        stopped reading, so one that takes none of the bytes still to send for the send timeout is
+        aborted (`_watch`).  A client still reading, however slowly, keeps its connection."""
+        if self._lost:
+            return
         self._transport.close()
-        if self._transport.get_write_buffer_size():
-            asyncio.get_running_loop().call_later(self._protocol.send_timeout_s, self._transport.abort)
+        self._watch(self._transport.get_write_buffer_size())
+
+    def _watch(self, pending: int) -> None:
+        if pending and not self._lost:
+            loop = asyncio.get_running_loop()
+            self._abort_check = loop.call_later(self._protocol.send_timeout_s, self._judge, pending)
+
+    def _judge(self, before: int) -> None:
+        self._abort_check = None
+        if self._lost:
+            return
+        pending = self._transport.get_write_buffer_size()
+        if pending and pending >= before:
+            self._transport.abort()  # no byte taken for the whole send timeout
+        else:
+            self._watch(pending)
+
+    def lost(self) -> None:
+        """The connection is gone (its protocol's `connection_lost`): the abort check ends with it
+        (asyncio's transport, once lost, cannot be aborted; the timer held it alive)."""
+        self._lost = True
+        if self._abort_check is not None:
+            self._abort_check.cancel()
+            self._abort_check = None
 
     def is_closing(self) -> bool:
         return self._closing or self._transport.is_closing()

@@ -19,7 +19,7 @@ from config.settings import Settings
 from workers.redisio.connection import TRANSIENT_ERRORS, Backoff, socket_options
 
 from .app import create_app
-from .context import Gateway
+from .context import STOP_ANSWER_S, Gateway
 from .protocol import uvicorn_protocols
 from .redis_backend import RedisBackend
 
@@ -111,7 +111,12 @@ class GatewayServer(uvicorn.Server):
         # A signal handler runs between two steps of the loop's own thread: the close is scheduled,
         # and the thread-safe call wakes the loop's selector.
         with contextlib.suppress(RuntimeError):  # no running loop: nothing streams
-            asyncio.get_running_loop().call_soon_threadsafe(self._gateway.stop)
+            asyncio.get_running_loop().call_soon_threadsafe(self._gateway.stop, self._answer_within_s())
+
+    def _answer_within_s(self) -> float:
+        """How long a request waiting for its reply still waits: 2 s before uvicorn's grace ends."""
+        grace = self.config.timeout_graceful_shutdown
+        return STOP_ANSWER_S if grace is None else min(STOP_ANSWER_S, max(0.5, grace - 2.0))
 
 
 def connection_limit(settings: Settings) -> int:

@@ -60,3 +60,14 @@ def test_submit_with_a_session_no_reply_could_come_for_is_refused_at_once_in_one
     err = capsys.readouterr().err
     assert time.monotonic() - started < 5 and err.count("\n") == 1
     assert err.startswith("iui: error: the session id must be ") and "a:b" not in err
+
+
+def test_action_with_a_session_no_reply_could_come_for_is_refused_at_once_not_as_a_timeout(
+    runtime: Runtime, capsys: pytest.CaptureFixture[str]
+) -> None:
+    runtime.redis.hset(runtime.client.keys.meta, mapping={"partitions": 4, "protocol": 1})
+    started = time.monotonic()
+    assert main(["action", "get", "op-1", "--redis-url", runtime.redis_url, "--session", "a b", "--timeout", "20"]) == 2
+    err = capsys.readouterr().err
+    assert time.monotonic() - started < 5 and err.count("\n") == 1
+    assert err.startswith("iui: error: the session id must be ") and "no reply" not in err

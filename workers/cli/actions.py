@@ -45,7 +45,7 @@ def _body(args: argparse.Namespace) -> Any:
 
 def cmd_action(args: argparse.Namespace) -> int:
     """Submit one action request and print its reply (or print the agent inbox)."""
-    from ..client.client import ClientError
+    from ..client.client import ClientError, InvalidEntry
 
     if not args.timeout > 0:
         raise CommandError("--timeout must be a positive number of seconds", 2)
@@ -58,6 +58,8 @@ def cmd_action(args: argparse.Namespace) -> int:
             return 0
         try:
             reply = client.action(args.session, args.request, _body(args), timeout=args.timeout)
+        except InvalidEntry as error:  # an id no reply could come for: its rule, not the value
+            raise CommandError(f"{error} (--session)", 2) from None
         except ClientError:
             raise CommandError(f"no reply within {args.timeout:g} s") from None
     print(json.dumps(reply, ensure_ascii=False))

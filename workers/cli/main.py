@@ -124,11 +124,11 @@ def cmd_submit(args: argparse.Namespace) -> int:
     settings = _settings(args)
     with within(args.timeout, settings):
         client = _client(settings, min(args.timeout, REPLY_BOUND_S), blocking=args.timeout)
-        from ..client.client import ClientError
+        from ..client.client import ClientError, InvalidEntry
 
         try:
             fields = client.entry(args.session, args.tool, arguments, call=args.call, request=args.request)
-        except ClientError as error:  # an id no reply could come for: its rule, not the value
+        except InvalidEntry as error:  # an id no reply could come for: its rule, not the value
             raise CommandError(f"{error} (--session, --request, --call)", 2) from None
         if args.no_wait:
             print(client.add(fields))

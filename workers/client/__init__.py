@@ -5,6 +5,6 @@
 """
 
 from .answers import AnswerClient
-from .client import Client, ClientError, FrameFeed, ReceiptFeed
+from .client import Client, ClientError, FrameFeed, InvalidEntry, ReceiptFeed
 
-__all__ = ["AnswerClient", "Client", "ClientError", "FrameFeed", "ReceiptFeed"]
+__all__ = ["AnswerClient", "Client", "ClientError", "FrameFeed", "InvalidEntry", "ReceiptFeed"]

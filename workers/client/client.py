@@ -49,6 +49,10 @@ class ClientError(Exception):
     """The deployment cannot be used (missing or mismatched `{prefix}:meta`, reply timeout)."""
 
 
+class InvalidEntry(ClientError):
+    """An entry no reply could come for (an id against the wire's rules): refused before it is added."""
+
+
 class Client:
     """Submits tool calls to the partitioned input streams and reads their replies."""
 
@@ -96,7 +100,7 @@ class Client:
               request: str | None = None, kind: str = "tool", **trusted: str) -> dict[str, str]:
         """The input entry of one call (ids generated where not given; `trusted`: principal, project).
 
-        Raises `ClientError` for an id the runtime could never answer (an empty session, a request
+        Raises `InvalidEntry` (a `ClientError`) for an id the runtime could never answer (an empty session, a request
         id no reply key can hold): such an entry used to be written, and its caller waited out its
         whole timeout for a reply that could not come."""
         fields = {"session": session, "request": uuid.uuid4().hex if request is None else request, "kind": kind,
@@ -105,7 +109,7 @@ class Client:
         for field, valid, rule in ID_RULES:
             value = fields[field]
             if type(value) is not str or not valid(value):  # the value is never echoed: it may be anything
-                raise ClientError(f"the {field} id must be {rule}")
+                raise InvalidEntry(f"the {field} id must be {rule}")
         return fields
 
     def submit(self, session: str, tool: str, arguments: Any, *, call: str | None = None,
@@ -181,7 +185,7 @@ class Client:
     def action(self, session: str, name: str, body: Any, *, request: str | None = None,
                timeout: float = 30.0) -> dict[str, Any]:
         """Submit one `kind=action` request (reserve, get, cancel, list, catalog, confirm) and await its reply."""
-        request = request or uuid.uuid4().hex
+        request = uuid.uuid4().hex if request is None else request
         return self.send(self.entry(session, name, body, call=request, request=request, kind="action"),
                          timeout=timeout)
 
