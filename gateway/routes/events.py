@@ -102,16 +102,18 @@ async def checked(request: Request) -> StreamRequest:
 
 
 async def _once_redis_answers(step: Callable[[], Awaitable[T]], deadline: float) -> T:
-    """`step()`, tried again with back-off while Redis is unavailable, until `deadline` (then 503)."""
+    """`step()`, tried again with back-off while Redis is unavailable, until `deadline` (then 503).
+    The last try is at the deadline itself: giving up when the next back-off would pass it refused
+    a stream after 0.45 s of a 1 s reply timeout."""
     backoff = Backoff(first=0.05, limit=1.0)
     while True:
         try:
             return await step()
         except UNAVAILABLE:
-            delay = backoff.next()
-            if time.monotonic() + delay >= deadline:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
                 raise
-            await asyncio.sleep(delay)
+            await asyncio.sleep(min(backoff.next(), remaining))
 
 
 def sse(gateway: Gateway, content: AsyncIterator[ServerSentEvent]) -> EventSourceResponse:

@@ -471,7 +471,7 @@ def test_a_stream_asked_for_while_redis_stays_away_is_503_after_the_reply_timeou
             refused = httpx.get(gateway.url + "/v1/sessions/s1/events", headers=auth("viewer"), timeout=30)
             waited = time.monotonic() - started
             assert refused.status_code == 503 and refused.json()["code"] == "unavailable"
-            assert 0.5 <= waited < 5
+            assert 0.95 <= waited < 5  # it waits the whole reply timeout, its last try at the end
         finally:
             gateway.stop()
 
