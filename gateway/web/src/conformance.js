@@ -23,6 +23,16 @@ import { hasOwn, isObject } from './expression.js';
 
 /** @type {WeakMap<object, boolean>} each document object is checked once */
 const checked = new WeakMap();
+/**
+ * Verdicts by component node and schema: the page keeps the objects of unchanged subtrees from
+ * frame to frame (`shareDocument`), so a patch's snapshot is checked along the changed path only.
+ * Documents are never mutated, and a subtree moved into another context (a Form, say) is judged
+ * against that context's schema: another key.  Only a node (an object with `props`) against a
+ * `$ref` (where the schema names a node's variant) is kept: a memo of every object and schema cost
+ * a third more on a document's first check.
+ * @type {WeakMap<object, Map<Schema, boolean>>}
+ */
+const verdicts = new WeakMap();
 /** @type {Map<string, RegExp>} */
 const patterns = new Map();
 
@@ -53,6 +63,27 @@ export function conforms(document) {
 export function matches(schema, value) {
   if (schema === true) return true;
   if (schema === false) return false;
+  if (!hasOwn(schema, '$ref') || !isObject(value) || !hasOwn(value, 'props')) return judged(schema, value);
+  let known = verdicts.get(value);
+  if (known === undefined) {
+    known = new Map();
+    verdicts.set(value, known);
+  }
+  let verdict = known.get(schema);
+  if (verdict === undefined) {
+    verdict = judged(schema, value);
+    known.set(schema, verdict);
+  }
+  return verdict;
+}
+
+/**
+ * `matches` without the memo.
+ * @param {Record<string, any>} schema
+ * @param {unknown} value
+ * @returns {boolean}
+ */
+function judged(schema, value) {
   if (hasOwn(schema, '$ref') && !matches(definition(schema.$ref), value)) return false;
   if (hasOwn(schema, 'type') && !typed(schema.type, value)) return false;
   if (hasOwn(schema, 'const') && !same(schema.const, value)) return false;
