@@ -175,3 +175,37 @@ def test_the_page_gives_ajvs_verdict_on_seeded_mutations_of_the_examples() -> No
     differ = [(n, verdict) for n, verdict in enumerate(got) if verdict[0] != verdict[1]]
     assert differ == [], f"{len(differ)} verdicts differ from Ajv's, e.g. {json.dumps(documents[differ[0][0]])[:2000]}"
     assert 300 < sum(verdict[1] for verdict in got) < 2700  # the corpus holds both kinds
+
+
+MOVED = r"""
+const fs = require("fs");
+const { pathToFileURL } = require("url");
+(async () => {
+  const { conforms } = await import(pathToFileURL(process.argv[1] + "/conformance.js").href);
+  const outside = JSON.parse(fs.readFileSync(0, "utf8"));
+  const wrapper = outside.root.children.at(-1);
+  const find = (node) => node.id === "booking-form" ? node : (node.children || []).map(find).find(Boolean);
+  const form = find(outside.root);
+  // the same wrapper object, moved into the form (as a frame's shared subtree would be)
+  const inside = { ...outside, root: { ...outside.root, children: outside.root.children.slice(0, -1).map(
+    (child) => child === form || (child.children || []).includes(form) ? replace(child) : child) } };
+  function replace(node) {
+    if (node === form) return { ...form, children: [...form.children, wrapper] };
+    return { ...node, children: node.children.map(replace) };
+  }
+  process.stdout.write(JSON.stringify([conforms(outside), conforms(inside), conforms(outside)]));
+})();
+"""
+
+
+def test_a_remembered_verdict_is_never_used_in_another_context() -> None:
+    # The memo keys a verdict by node and schema: the same Column holding a Form is valid at the
+    # root and invalid inside a Form (a Form in a Form), whatever was checked first.
+    document = copy.deepcopy(DOCUMENTS["form-controls.json"])
+    inner = {"id": "inner-form", "type": "Form", "props": {"submitLabel": "Go", "action": {"type": "reset"}},
+             "children": []}
+    document["root"]["children"].append({"id": "wrapper", "type": "Column", "props": {}, "children": [inner]})
+    run = subprocess.run(["node", "-e", MOVED, str(SOURCE)], input=json.dumps(document), capture_output=True,
+                         text=True, timeout=60, check=False)
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert json.loads(run.stdout) == [True, False, True]
