@@ -590,7 +590,8 @@ def test_the_tool_handler_reads_ahead_only_the_well_formed_advances_of_cold_sess
         entry(cold, PATCH, {**args, "sourceCallId": "tab\there"}), entry(cold, PATCH, {k: v for k, v in args.items()
                                                                                         if k != "sourceCallId"}),
         entry(cold, PATCH, {**args, "pad": "x" * (runtime.settings.max_document_bytes + 5_000)}),
-        entry("bad:session", PATCH, args), {"kind": "tool", "name": PATCH, "body": dumps(args)},
+        {**entry(cold, PATCH, args), "session": "bad:session"},  # made by hand: the client refuses it
+        {"kind": "tool", "name": PATCH, "body": dumps(args)},
         entry(held, CANCEL, cursor_args(frames[held])),  # the store holds it: its body is not even parsed
     ]
     handler.read_ahead(hostile)
