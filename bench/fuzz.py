@@ -134,7 +134,9 @@ def run(target: str, *, seconds: float, seed: int, max_inputs: int | None = None
             ACCEPTED.clear()
             texts = list(call())
             tally.judge(label, texts)
-            tally.record(label, repr(texts) + "".join(ACCEPTED))
+            # the results' shapes only where the digest is printed (`--inputs`): they cost a third
+            shapes = "".join(shape(result) for result in ACCEPTED) if max_inputs is not None else ""
+            tally.record(label, repr(texts) + shapes)
         except Exception as error:  # any foreign exception is a finding
             tally.add("crashes", label, f"{type(error).__name__}: {_text(error)}")
             tally.record(label, f"crash {type(error).__name__}")
@@ -251,9 +253,9 @@ def _texts(error: core.UIError) -> list[tuple[str, str]]:
 HOST_FUNCTIONS = ("canonical_json_measured",)  # core functions the workers call beyond `core.__all__`
 
 
-# The typed shape of the last accepted core call's result (`shape`), for the outcome digest only:
-# a result may hold the input's own text, which `judge` would read as an echo.
-ACCEPTED: list[str] = []
+# The last accepted core call's result, whose typed shape (`shape`) goes into the outcome digest
+# only: a result may hold the input's own text, which `judge` would read as an echo.
+ACCEPTED: list[Any] = []
 SHAPE_ITEMS = 2_000  # a result's first values in the digest (a parsed document holds ~10^4)
 
 
@@ -292,7 +294,7 @@ def _core_probe(name: str, make_args: Callable[[], tuple], kwargs: Callable[[], 
                 result = function(*args, **keywords)
         except core.UIError as error:
             return _texts(error)
-        ACCEPTED.append(shape(result))
+        ACCEPTED.append(result)
         return ()
     return name, call
 
