@@ -306,24 +306,16 @@ def _bits(x: float) -> str:
 
 
 def _any_double(rng: random.Random) -> float:
-    """Doubles from every part of the range: any bit pattern, integers, halves, decimals,
-    every magnitude, subnormals, values near one and the special values."""
-    kind = rng.randrange(8)
+    """Doubles from every part of the range: the expression corpus's (`_double_of`: integers, halves,
+    decimals, every magnitude, values near one), any bit pattern, subnormals and the special values."""
+    kind = rng.randrange(5)
     if kind == 0:
         return float(struct.unpack(">d", rng.getrandbits(64).to_bytes(8, "big"))[0])
     if kind == 1:
-        return float(rng.randint(-40, 40))
-    if kind == 2:
-        return rng.randint(-80, 80) / 2
-    if kind == 3:
-        return rng.uniform(-10, 10)
-    if kind == 4:
-        return rng.choice([-1.0, 1.0]) * 10.0 ** rng.uniform(-323, 308)
-    if kind == 5:
         return rng.choice([-1.0, 1.0]) * rng.randint(1, 2**52 - 1) * 5e-324  # subnormal
-    if kind == 6:
-        return 1.0 + rng.choice([-1.0, 1.0]) * 10.0 ** rng.uniform(-16, -3)  # close to one
-    return rng.choice(SPECIAL_DOUBLES)
+    if kind == 2:
+        return rng.choice(SPECIAL_DOUBLES)
+    return test_expression_javascript._double_of(rng)
 
 
 def _pow_pair(rng: random.Random) -> tuple[float, float]:
