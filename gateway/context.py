@@ -43,15 +43,13 @@ class Gateway:
     verifier: Verifier
     tickets: Tickets
     metrics: GatewayMetrics
-    stopping: bool = False
-    _answer_s: float = STOP_ANSWER_S  # once stopping: how long a request still waits for its reply
+    _answer_s: float | None = None  # once stopping: how long a request still waits for its reply
     _waits: set[asyncio.Timeout] = field(default_factory=set)  # the requests waiting for their replies
 
     def stop(self, answer_within_s: float = STOP_ANSWER_S) -> None:
         """The process stops (SIGTERM): every event stream ends now (`Hub.close`), and a request
         waiting for its reply waits `answer_within_s` more at most, then is answered 504 `timeout`: a
         retry with its Idempotency-Key, on another replica, gets the same reply, never a second run."""
-        self.stopping = True
         self._answer_s = answer_within_s
         self.hub.close()
         by = asyncio.get_running_loop().time() + answer_within_s
@@ -62,8 +60,8 @@ class Gateway:
 
     @contextlib.asynccontextmanager
     async def _until_stopped(self) -> AsyncIterator[None]:
-        """The body's wait, cut short `STOP_ANSWER_S` after `stop()` (asyncio's TimeoutError)."""
-        async with asyncio.timeout(self._answer_s if self.stopping else None) as wait:
+        """The body's wait, cut short `stop()`'s answer time after the stop (asyncio's TimeoutError)."""
+        async with asyncio.timeout(self._answer_s) as wait:
             self._waits.add(wait)
             try:
                 yield

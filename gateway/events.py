@@ -112,7 +112,7 @@ class EventStream:
         return Event(entry.kind, self._cursor, entry.data)
 
     async def _live(self, listener: Listener) -> AsyncIterator[Event | None]:
-        while time.monotonic() < self._deadline and not listener.closed:
+        while time.monotonic() < self._deadline:
             entry = await listener.next(min(self._idle_s, max(0.0, self._deadline - time.monotonic())))
             if listener.closed:
                 return  # the gateway stops: no heartbeat, the stream's last words are its caller's

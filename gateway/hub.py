@@ -36,13 +36,13 @@ class Listener:
 
     __slots__ = ("_bytes", "_entries", "_waiter", "capacity", "closed", "max_bytes", "overflowed", "session")
 
-    def __init__(self, session: str, capacity: int, max_bytes: int, *, closed: bool = False) -> None:
+    def __init__(self, session: str, capacity: int, max_bytes: int) -> None:
         self.session = session
         self.capacity = capacity
         self.max_bytes = max_bytes  # of the queued entries' text (characters: the JSON is mostly ASCII)
         self._bytes = 0
         self.overflowed = False
-        self.closed = closed  # the gateway stops: the stream ends at its next wait
+        self.closed = False  # the gateway stops: the stream ends at its next wait
         self._entries: deque[LogEntry] = deque()
         self._waiter: asyncio.Future[None] | None = None
 
@@ -207,7 +207,7 @@ class Hub:
 
     async def join(self, session: str) -> Listener:
         """A listener on the session's feed (subscribed, positioned at the logs' ends)."""
-        listener = Listener(session, self._capacity, self._max_bytes, closed=self.closed)
+        listener = Listener(session, self._capacity, self._max_bytes)
         async with self._lock:
             feed = self._feeds.get(session)
             if feed is None:
@@ -221,7 +221,7 @@ class Hub:
                         await self._subscription.subscribe(channels)
                 await feed.start()
             feed.listeners.add(listener)
-        if self.closed:  # the process began to stop while this one joined (after it was made open)
+        if self.closed:  # the process stops, or began to while this one joined
             listener.close()
         return listener
 

@@ -280,14 +280,12 @@ class LingeringTransport(asyncio.Transport):
         self._watch(self._transport.get_write_buffer_size())
 
     def _watch(self, pending: int) -> None:
-        if pending and not self._lost:
+        if pending:  # `lost` cancels the check
             loop = asyncio.get_running_loop()
             self._abort_check = loop.call_later(self._protocol.send_timeout_s, self._judge, pending)
 
     def _judge(self, before: int) -> None:
         self._abort_check = None
-        if self._lost:
-            return
         pending = self._transport.get_write_buffer_size()
         if pending and pending >= before:
             self._transport.abort()  # no byte taken for the whole send timeout
