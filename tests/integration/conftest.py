@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import json
 import subprocess
+import tempfile
 import threading
 import time
 from collections.abc import Iterator
@@ -19,7 +21,7 @@ from workers.client import Client
 from workers.observability.metrics import Metrics
 from workers.redisio.connection import connect
 from workers.redisio.keys import generation_field
-from workers.redisio.local_server import REDIS_BINARY
+from workers.redisio.local_server import REDIS_BINARY, free_port
 from workers.runtime.pool import WorkerPool
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
@@ -130,6 +132,46 @@ def aof_server(port: int, directory: str, *, persistent: bool = True) -> subproc
     assert REDIS_BINARY is not None
     return subprocess.Popen([REDIS_BINARY, "--port", str(port), "--bind", "127.0.0.1", "--save", "", *aof,
                              "--dir", directory], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+class OwnRedis:
+    """A redis-server of a test's own on a free port (`own_redis`), which it stops and starts again
+    on its AOF (or, not `persistent`, empty)."""
+
+    def __init__(self, directory: str, persistent: bool) -> None:
+        self.port = free_port()
+        self.url = f"redis://127.0.0.1:{self.port}/0"
+        self._directory = directory
+        self._persistent = persistent
+        self.server: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> None:
+        self.server = aof_server(self.port, self._directory, persistent=self._persistent)
+
+    def stop(self, *, kill: bool = False) -> None:
+        """SIGTERM (or SIGKILL) the server and wait for it."""
+        if self.server is not None:
+            if kill:
+                self.server.kill()
+            else:
+                self.server.terminate()
+            self.server.wait()
+            self.server = None
+
+
+@contextlib.contextmanager
+def own_redis(*, persistent: bool = True, started: bool = True) -> Iterator[OwnRedis]:
+    """A test's own redis-server in a temporary directory, killed at the end (skips without the binary)."""
+    if REDIS_BINARY is None:
+        pytest.skip("redis-server binary not found")
+    with tempfile.TemporaryDirectory() as directory:
+        redis = OwnRedis(directory, persistent)
+        if started:
+            redis.start()
+        try:
+            yield redis
+        finally:
+            redis.stop(kill=True)
 
 
 def wait_ping(rt: Runtime) -> None:

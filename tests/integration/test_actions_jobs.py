@@ -248,20 +248,27 @@ def test_a_job_whose_start_is_never_committed_ends_failed_not_unknown(runtime: R
     assert statuses(runtime, op) == ["queued", "running", "failed"]
 
 
+def stranded_job(rt: Runtime, key: str) -> tuple[str, Any]:
+    """A reserved `count` operation and its RQ job, taken off RQ's queue: no worker will run it."""
+    from rq.job import Job
+
+    op = reserve(rt, "count", {"key": key})["operationId"]
+    deadline = time.monotonic() + 10
+    while not rt.redis.exists(f"rq:job:{op}"):
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
+    rt.redis.delete("rq:queue:iui")
+    return op, Job.fetch(op, connection=rt.redis)
+
+
 def test_a_queued_operation_whose_job_died_before_its_first_heartbeat_ends_failed(rt: Runtime) -> None:
     # an audit: an RQ worker killed between RQ's `started` and the job's first heartbeat left the
     # operation `queued` (RQ kept the job `started` until its own cleanup, ~17 min in one run)
     from datetime import UTC, datetime, timedelta
 
-    from rq.job import Job, JobStatus
+    from rq.job import JobStatus
 
-    op = reserve(rt, "count", {"key": "dead-horse"})["operationId"]
-    deadline = time.monotonic() + 10
-    while not rt.redis.exists(f"rq:job:{op}"):
-        assert time.monotonic() < deadline
-        time.sleep(0.01)
-    rt.redis.delete("rq:queue:iui")  # no worker will take it: as RQ leaves a job its dead horse started
-    job = Job.fetch(op, connection=rt.redis)
+    op, job = stranded_job(rt, "dead-horse")  # as RQ leaves a job its dead horse started
     job.set_status(JobStatus.STARTED)
     job.started_at = datetime.now(UTC) - timedelta(seconds=1)
     job.save()
@@ -299,15 +306,10 @@ def test_the_oldest_queued_operation_is_exported_so_a_stopped_rq_worker_is_seen(
 
 def test_a_queued_operation_whose_job_finished_ends_failed(rt: Runtime) -> None:
     # a job that gave up on its start and whose `failed` report Redis then lost (fast durability)
-    from rq.job import Job, JobStatus
+    from rq.job import JobStatus
 
-    op = reserve(rt, "count", {"key": "finished"})["operationId"]
-    deadline = time.monotonic() + 10
-    while not rt.redis.exists(f"rq:job:{op}"):
-        assert time.monotonic() < deadline
-        time.sleep(0.01)
-    rt.redis.delete("rq:queue:iui")
-    Job.fetch(op, connection=rt.redis).set_status(JobStatus.FINISHED)
+    op, job = stranded_job(rt, "finished")
+    job.set_status(JobStatus.FINISHED)
     done = wait_status(rt, SESSION, op, FINAL, timeout=10)
     assert done["status"] == "failed" and done["message"] == "the job ended before it started the capability"
     assert counter(rt, "finished") == 0

@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-import tempfile
 import time
 from pathlib import Path
 
 import pytest
 
 from tests.integration.actions_support import VALUES, RQWorkers, actions_document, configure, plain_ref, wait_status
-from tests.integration.conftest import Runtime, aof_server, wait_ping
-from workers.redisio.local_server import REDIS_BINARY, free_port
+from tests.integration.conftest import Runtime, own_redis, wait_ping
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 SESSION = "outage-s1"
@@ -20,12 +18,8 @@ FINAL = {"succeeded", "failed", "cancelled", "unknown"}
 def test_a_job_whose_report_meets_a_redis_restart_sends_it_again_and_the_operation_succeeds(tmp_path: Path) -> None:
     # an audit: the outcome report was one XADD; a Redis restart while the capability ran lost it,
     # and the reaper ruled `unknown` for a capability that had run and finished (under `local` durability)
-    if REDIS_BINARY is None:
-        pytest.skip("redis-server binary not found")
-    port = free_port()
-    with tempfile.TemporaryDirectory() as directory:
-        server = aof_server(port, directory)
-        rt = Runtime(f"redis://127.0.0.1:{port}/0")
+    with own_redis() as redis:
+        rt = Runtime(redis.url)
         workers = RQWorkers(rt)
         try:
             wait_ping(rt)
@@ -37,10 +31,9 @@ def test_a_job_whose_report_meets_a_redis_restart_sends_it_again_and_the_operati
             workers.start()
             wait_status(rt, SESSION, op, {"running"})
             time.sleep(0.5)
-            server.terminate()  # while the capability sleeps, until after it reported
-            server.wait()
+            redis.stop()  # while the capability sleeps, until after it reported
             time.sleep(2.5)
-            server = aof_server(port, directory)
+            redis.start()
             wait_ping(rt)
             done = wait_status(rt, SESSION, op, FINAL, timeout=30)
             assert done["status"] == "succeeded", done
@@ -49,5 +42,3 @@ def test_a_job_whose_report_meets_a_redis_restart_sends_it_again_and_the_operati
         finally:
             workers.stop()
             rt.stop()
-            server.kill()
-            server.wait()

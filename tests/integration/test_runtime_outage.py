@@ -2,37 +2,28 @@
 
 from __future__ import annotations
 
-import tempfile
 import threading
 import time
 
 import pytest
 
-from tests.integration.conftest import Runtime, aof_server, cursor_args, example, wait_ping
+from tests.integration.conftest import Runtime, cursor_args, example, own_redis, wait_ping
 from workers.redisio.connection import connect
-from workers.redisio.local_server import REDIS_BINARY
 from workers.runtime.pool import WorkerPool
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
 
 def test_workers_survive_a_redis_restart_and_the_generation_continues() -> None:
-    if REDIS_BINARY is None:
-        pytest.skip("redis-server binary not found")
-    from workers.redisio.local_server import free_port
-
-    port = free_port()
-    with tempfile.TemporaryDirectory() as directory:
-        server = aof_server(port, directory)
-        rt = Runtime(f"redis://127.0.0.1:{port}/0")
+    with own_redis() as redis:
+        rt = Runtime(redis.url)
         try:
             wait_ping(rt)
             rt.start(1)
             frame = rt.call("outage", "intelligent_ui_open", {"document": example("stream-initial.json")},
                             call="open-1")["result"]["frame"]
             assert rt.metrics.registry.get_sample_value("iui_leases_held") == rt.settings.partitions
-            server.terminate()
-            server.wait()
+            redis.stop()
             time.sleep(1.0)  # the pool and its consumers see connection errors meanwhile
             assert all(thread.is_alive() for _, thread in rt.pools)
             # an audit: the gauge counted the leases it could no longer renew for the whole outage
@@ -40,7 +31,7 @@ def test_workers_survive_a_redis_restart_and_the_generation_continues() -> None:
             while rt.metrics.registry.get_sample_value("iui_leases_held") != 0:
                 assert time.monotonic() < deadline, "leases past their TTL still counted as held"
                 time.sleep(0.05)
-            server = aof_server(port, directory)
+            redis.start()
             wait_ping(rt)
             rt.wait_for_owners(timeout=20)
             mutation = example("stream-mutations.json")[0]
@@ -51,8 +42,6 @@ def test_workers_survive_a_redis_restart_and_the_generation_continues() -> None:
             assert rt.metrics.registry.get_sample_value("iui_redis_errors_total") > 0
         finally:
             rt.stop()
-            server.kill()
-            server.wait()
 
 
 def _owned_within(rt: Runtime, seconds: float) -> float:
@@ -62,21 +51,14 @@ def _owned_within(rt: Runtime, seconds: float) -> float:
 
 
 def test_after_a_restart_that_lost_every_lease_all_partitions_are_owned_again_within_two_ttl() -> None:
-    if REDIS_BINARY is None:
-        pytest.skip("redis-server binary not found")
-    from workers.redisio.local_server import free_port
-
-    port = free_port()
-    with tempfile.TemporaryDirectory() as directory:
-        server = aof_server(port, directory, persistent=False)
-        rt = Runtime(f"redis://127.0.0.1:{port}/0").configure(partitions=16)
+    with own_redis(persistent=False) as redis:
+        rt = Runtime(redis.url).configure(partitions=16)
         try:
             wait_ping(rt)
             rt.start(2)
-            server.terminate()
-            server.wait()
+            redis.stop()
             time.sleep(1.0)
-            server = aof_server(port, directory, persistent=False)  # empty: no lease, no group, no meta
+            redis.start()  # empty: no lease, no group, no meta
             wait_ping(rt)
             ttl = rt.settings.lease_ttl_ms / 1000
             assert _owned_within(rt, 2 * ttl) <= 2 * ttl
@@ -84,28 +66,20 @@ def test_after_a_restart_that_lost_every_lease_all_partitions_are_owned_again_wi
             assert reply["ok"], reply
         finally:
             rt.stop()
-            server.kill()
-            server.wait()
 
 
 def test_a_pool_started_while_redis_is_down_waits_and_serves_once_it_is_up() -> None:
-    if REDIS_BINARY is None:
-        pytest.skip("redis-server binary not found")
-    from workers.redisio.local_server import free_port
-
-    port = free_port()
-    with tempfile.TemporaryDirectory() as directory:
-        rt = Runtime(f"redis://127.0.0.1:{port}/0")
+    with own_redis(started=False) as redis:
+        rt = Runtime(redis.url)
         serving = threading.Event()
         pool = WorkerPool(settings=rt.settings, redis=connect(rt.redis_url), metrics=rt.metrics,
                           on_serving=serving.set)
         thread = threading.Thread(target=pool.run, daemon=True)
         thread.start()
-        server = None
         try:
             time.sleep(1.0)
             assert thread.is_alive() and not serving.is_set()  # retrying, not exited, not "serving"
-            server = aof_server(port, directory)
+            redis.start()
             wait_ping(rt)
             ttl = rt.settings.lease_ttl_ms / 1000
             assert serving.wait(2 * ttl)
@@ -113,6 +87,3 @@ def test_a_pool_started_while_redis_is_down_waits_and_serves_once_it_is_up() -> 
         finally:
             pool.stop()
             thread.join(timeout=10)
-            if server is not None:
-                server.kill()
-                server.wait()
