@@ -76,6 +76,9 @@ REJECTED: list[tuple[str, dict[str, Any], str, str]] = [
     ("script in a title", _one("Text", text="x", title=f"<script>{SECRET}</script>"), f"{EL}/root/props/title", "active_content"),
     ("javascript URI in a source", _one("Metric", label="x", value=1, source=f"javascript:{SECRET}"), f"{EL}/root/props/source", "active_content"),
     ("data URI in fallback", block({"root": text()}, fallback_text=f"data:text/html,{SECRET}"), "/fallback_text", "active_content"),
+    ("a javascript URI after other text", _one("Text", text=f"click javascript:{SECRET}"), f"{EL}/root/props/text", "active_content"),
+    ("a data URI after a parenthesis", _one("Text", text=f"(data:image/png;base64,{SECRET})"), f"{EL}/root/props/text", "active_content"),
+    ("a URL whose scheme follows a digit", _one("Text", text=f"1http://{SECRET}.example"), f"{EL}/root/props/text", "active_content"),
     ("NaN under an unknown key", _one("Text", text="x", **{SECRET: [math.nan]}), f"{EL}/root/props", "unknown_property"),
     ("deep nesting under an unknown key", block({"root": text()}, **{SECRET: _deep_junk(300)}), "", "unknown_property"),
     ("non-string prop key", block({"root": {"type": "Text", "props": {1: SECRET, "text": "x"}}}), f"{EL}/root/props", "unknown_property"),
@@ -127,6 +130,18 @@ def test_rejected_block_names_the_exact_path_and_code_and_echoes_nothing(value, 
     assert SECRET not in str(caught.value)
     for issue in caught.value.issues:
         assert SECRET not in issue.path and SECRET not in issue.message
+
+
+PROSE = ["Export the sensor metadata:text/csv columns", "bigdata:x/y and Metadata:image/png", "Learn JavaScript: the basics",
+         "VBScript: a history", "Topic: JavaScript:", "比例 3:1，时间 08:00", "ratio a:b / c"]
+
+
+@pytest.mark.parametrize("prose", PROSE)
+def test_prose_that_merely_holds_a_scheme_name_is_accepted(prose):
+    """The seed refuses network URLs and dynamic code, not words: a scheme counts where a word
+    starts, `javascript:` only with text right after it (a URI holds no space)."""
+    parsed = parse_answer_block(_one("Text", text=prose))
+    assert parsed["spec"]["elements"]["root"]["props"]["text"] == prose
 
 
 def test_a_block_with_all_ten_components_is_accepted():
