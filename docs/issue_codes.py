@@ -80,7 +80,7 @@ ISSUE_CODES: dict[str, str] = {
     # answer-ui@1 blocks, final answers and reports
     "unsupported_version": "a block of another answer-ui version",
     "children_not_allowed": "children on a leaf component",
-    "active_content": "a string holding a URL scheme (`x://`), a `javascript:` or `vbscript:` URI, a `data:` URI or `<script`",
+    "active_content": "a string holding a URL (`x://`), a `javascript:`, `vbscript:` or `data:` URI, or `<script`",
     "non_finite": "a number that is not finite",
     "misaligned": "a chart series without exactly one value per category",
     "row_length": "a table row without exactly one cell per column",
