@@ -106,8 +106,8 @@ def action(check: Checker, value: Any, place: Place) -> Any:
 def _records(check: Checker, value: Any, place: Place, low: int, high: int, what: str,
              keys: frozenset[str]) -> list[tuple[Place, Mapping[str, Any]]] | None:
     """The complete objects of a bounded array prop whose objects take exactly `keys`."""
-    if not isinstance(value, list) or not low <= len(value) <= high:
-        check.add(place, f"must be an array of {low}-{high} {what}s", "length")
+    if not isinstance(value, list) or not low <= len(value) <= high:  # a wrong type is `type`, as everywhere
+        check.add(place, f"must be an array of {low}-{high} {what}s", "length" if isinstance(value, list) else "type")
         return None
     records = []
     for i, item in enumerate(value):
@@ -143,7 +143,7 @@ _COLUMN_KEYS = frozenset({"key", "label"})
 def table_rows(check: Checker, value: Any, place: Place) -> Any:
     limit = UI_LIMITS["maxTableRows"]
     if not isinstance(value, list) or len(value) > limit:
-        check.add(place, f"must be an array of at most {limit} rows", "too_many")
+        check.add(place, f"must be an array of at most {limit} rows", "too_many" if isinstance(value, list) else "type")
         return None
     for i, row in enumerate(value):
         check.mapping(row, place / i, "row")

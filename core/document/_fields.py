@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from core.json._number import is_plain_safe_number, js_number_string
-from core.json._text import utf16_length
+from core.json._text import is_utf8_text, utf16_length
 from core.limits import UI_LIMITS
 
 MAX_STRING = UI_LIMITS["maxStringLength"]
@@ -80,6 +80,8 @@ class StringField:
     def problem(self, value: Any) -> str | None:
         if type(value) is not str:  # exact: a subclass's `__len__` or `__eq__` could lie
             return "value must be a string"
+        if not value.isascii() and not is_utf8_text(value):  # refused here, the field alone, not the state
+            return "value must be valid Unicode (no lone surrogates)"
         if len(value) > self.max_length // 2 and utf16_length(value) > self.max_length:
             return f"value exceeds maxLength {self.max_length}"
         if self.options is not None and value not in self.options:

@@ -326,11 +326,11 @@ def _pow(args: list[Any], state: Mapping[str, Any], derived: DerivedLookup, dept
 
 
 def _min(args: list[Any], state: Mapping[str, Any], derived: DerivedLookup, depth: int) -> Any:
-    return min(_numbers(args, state, derived, depth, 1))
+    return _checked(min(_numbers(args, state, derived, depth, 1)))  # an integral float as an int, as every operator
 
 
 def _max(args: list[Any], state: Mapping[str, Any], derived: DerivedLookup, depth: int) -> Any:
-    return max(_numbers(args, state, derived, depth, 1))
+    return _checked(max(_numbers(args, state, derived, depth, 1)))  # an integral float as an int, as every operator
 
 
 def _round(args: list[Any], state: Mapping[str, Any], derived: DerivedLookup, depth: int) -> Any:

@@ -24,6 +24,16 @@ def utf16_sort_key(text: str) -> bytes:
     return text.encode("utf-16-be", "surrogatepass")
 
 
+def is_utf8_text(text: str) -> bool:
+    """True unless `text` holds a surrogate code point (lone, or a pair kept as two halves): such
+    a string has no UTF-8 form, so no JSON text this library writes can hold it."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def _has_surrogate(text: str) -> bool:
     return not text.isascii() and any(0xD800 <= ord(char) <= 0xDFFF for char in text)
 

@@ -30,6 +30,7 @@ from core._identifier import is_identifier
 from core.errors import Issue, UISchemaError, escape_pointer
 from core.json._frozen import ARRAY_KINDS, CONTAINER_KINDS, OBJECT_KINDS, SCALAR_KINDS
 from core.json._number import js_number_string
+from core.json._text import is_utf8_text
 from core.limits import UI_LIMITS
 
 MAX_JSON_DEPTH = UI_LIMITS["maxJsonDepth"]
@@ -248,7 +249,7 @@ def _lone_surrogate(value: Any) -> list[str | int] | None:
     while stack:
         node, segments = stack.pop()
         if type(node) is str:
-            if not _encodable(node):
+            if not is_utf8_text(node):
                 return segments
             continue
         children: list[tuple[str | int, Any]] = []  # typed lists: mypyc compiles no comprehension over Any
@@ -259,21 +260,13 @@ def _lone_surrogate(value: Any) -> list[str | int] | None:
         elif type(node) in OBJECT_KINDS:
             obj: dict[Any, Any] = node
             for key, item in obj.items():
-                if not _encodable(key):
+                if not is_utf8_text(key):
                     return segments
                 children.append((key, item))
         for position in range(len(children) - 1, -1, -1):  # the first child on top: document order
             segment, item = children[position]
             stack.append((item, segments + [segment]))  # noqa: RUF005  # mypyc fails on the star form
     return None
-
-
-def _encodable(text: str) -> bool:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
 
 
 def assert_safe_json(

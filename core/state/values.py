@@ -14,7 +14,7 @@ from typing import Any
 
 from core.document.model import DocumentModel, document_model
 from core.errors import UISchemaError, UIStateError
-from core.json._frozen import OBJECT_KINDS, FrozenDict
+from core.json._frozen import OBJECT_KINDS, FrozenDict, freeze
 from core.json.safe import json_byte_size, json_type_problem
 from core.limits import UI_LIMITS
 
@@ -73,18 +73,20 @@ def update_state(document: Any, state: Any, key: Any, value: Any) -> FrozenDict:
     model = document_model(document)
     assert_state_for(model, state)
     check_state_value(model, key, value)
-    candidate = FrozenDict({**state, key: value})
+    candidate = FrozenDict({**state, key: freeze(value)})  # 2.0 kept as 2, as JavaScript writes it
     _assert_budget(candidate)
     return candidate
 
 
-def update_state_many(document: Any, state: Any, values: Mapping[str, Any]) -> FrozenDict:
+def update_state_many(document: Any, state: Any, values: dict[str, Any]) -> FrozenDict:
     """Apply several field writes atomically: all pass or none does."""
     model = document_model(document)
     assert_state_for(model, state)
+    written: dict[str, Any] = {}
     for key, value in values.items():
         check_state_value(model, key, value)
-    candidate = FrozenDict({**state, **values})
+        written[key] = freeze(value)
+    candidate = FrozenDict({**state, **written})
     _assert_budget(candidate)
     return candidate
 
@@ -97,7 +99,7 @@ def restore_state(document: Any, saved: Any) -> FrozenDict:
     restored = dict(model.initial)
     for key, field in model.fields.items():
         if key in saved and field.problem(saved[key]) is None:
-            restored[key] = saved[key]
+            restored[key] = freeze(saved[key])
     candidate = FrozenDict(restored)
     try:
         _assert_budget(candidate)

@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from dataclasses import FrozenInstanceError
 from typing import Any, Final
 
+from core._identifier import is_identifier
 from core._rules import ascii_token, integer
 from core.document._components import COMPONENTS
 from core.document._revalidation import DocumentCache, RestoredDocument, restore_document
@@ -543,6 +544,8 @@ def _with_retired(state: UIStreamState, retired: Any) -> UIStreamState:
     for key, kind in retired.items():
         if type(key) is not str or type(kind) is not str or kind not in COMPONENTS:  # by exact type, first
             raise UIStreamError([Issue("/retired_types", "each retired id must name a component type", "type")])
+        if not is_identifier(key):  # a node id was one (seed 000 section 5)
+            raise UIStreamError([Issue("/retired_types", "a retired id is not an identifier", "format")])
         if key in current:
             raise UIStreamError([Issue("/retired_types", "a retired id is a node of the snapshot", "restore")])
     memo = state._lineage()

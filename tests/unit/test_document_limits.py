@@ -216,3 +216,28 @@ def test_a_literal_out_of_its_bounds_has_one_code_wherever_it_sits(node, path, c
         parse_document(doc(column("root", [node])))
     assert [(issue.path, issue.code) for issue in caught.value.issues] == [(path, code)]
     assert "expr" not in caught.value.issues[0].message
+
+
+def _props(component, **props):
+    return {"id": "n", "type": component, "props": props}
+
+
+ROWS = [{"a": "x"}]
+COLUMNS = [{"key": "a", "label": "A"}]
+
+
+@pytest.mark.parametrize(("node", "path", "code"), [
+    (_props("Table", columns=COLUMNS, rows={}), "/root/children/0/props/rows", "type"),
+    (_props("Table", columns=COLUMNS, rows="x"), "/root/children/0/props/rows", "type"),
+    (_props("Table", columns=COLUMNS, rows=ROWS * 501), "/root/children/0/props/rows", "too_many"),
+    (_props("Table", columns={}, rows=ROWS), "/root/children/0/props/columns", "type"),
+    (_props("Table", columns=[], rows=ROWS), "/root/children/0/props/columns", "length"),
+    (_props("Chart", kind="bar", data=5), "/root/children/0/props/data", "type"),
+    (_props("Chart", kind="bar", data=[]), "/root/children/0/props/data", "length"),
+])
+def test_an_array_prop_of_another_type_is_type_and_of_another_count_its_count_code(node, path, code):
+    """A non-array where an array belongs is `type`, as `children: {}` is; an array of too few or
+    too many items keeps its count code (a seed 000 audit found `length` and `too_many` for both)."""
+    with pytest.raises(UISchemaError) as caught:
+        parse_document(doc(column("root", [node])))
+    assert (caught.value.issues[0].path, caught.value.issues[0].code) == (path, code), caught.value.issues

@@ -100,6 +100,13 @@ def test_integral_results_are_ints_as_javascript_prints_them():
     assert repr(ev(op("div", 6, 3))) == "2"
 
 
+def test_min_and_max_give_integral_results_as_ints_and_no_negative_zero():
+    """JSON.stringify(Math.max(-0, 0)) and of Math.min(0, -0) are both "0"; a state's 2.0 is 2."""
+    assert repr(ev(op("max", -0.0, 0))) == "0" and repr(ev(op("min", 0, -0.0))) == "0"
+    assert repr(evaluate_expression(op("max", {"state": "x"}, 1), {"x": 2.0}, {})) == "2"
+    assert repr(evaluate_expression(op("min", {"state": "x"}, 3), {"x": 2.5}, {})) == "2.5"
+
+
 def test_references_use_state_and_given_derived_values():
     assert ev(op("add", {"state": "a"}, {"derived": "d"}), {"a": 1}, {"d": 2}) == 3
     with pytest.raises(UIExpressionError):

@@ -61,6 +61,10 @@ def test_results_map_into_state(doc):
     assert apply_action_result(doc, initial_state(doc), "save", {"lines": 42, "other": "x"})["count"] == 42
 
 
+def test_a_results_integral_float_maps_into_state_as_an_int(doc):
+    assert repr(apply_action_result(doc, initial_state(doc), "save", {"lines": 42.0})["count"]) == "42"
+
+
 @pytest.mark.parametrize("result,code", [
     ({"lines": "42"}, "result_value"),          # wrong type
     ({"lines": True}, "result_value"),          # a bool is never a number

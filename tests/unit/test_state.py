@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import orjson
 import pytest
 
 from core.document.model import parse_document
@@ -131,6 +132,34 @@ def test_restore_never_raises_on_junk_and_falls_back_to_defaults(doc, saved):
 def test_restore_keeps_only_valid_declared_fields(doc):
     restored = restore_state(doc, {"amount": 50, "plan": "gold", "name": "Lin", "ghost": 1, "agree": "yes"})
     assert restored == {**initial_state(doc), "amount": 50, "name": "Lin"}
+
+
+def test_restore_drops_a_lone_surrogate_field_alone(doc):
+    """Seed 000 §4: restoreState keeps the declared valid fields and ignores the invalid ones; a
+    string with no UTF-8 form is one invalid field, not a reason to lose the whole saved state."""
+    restored = restore_state(doc, {"amount": 50, "name": "Lin", "plan": "pro\ud800"})
+    assert restored == {**initial_state(doc), "amount": 50, "name": "Lin"}
+
+
+@pytest.mark.parametrize("text", ["a\udc00", "\ud800", "\ud83d\ude00"])  # the last: a pair kept as two halves
+def test_a_lone_surrogate_is_an_invalid_value_of_its_field_and_the_state_is_kept(doc, text):
+    before = update_state(doc, initial_state(doc), "name", "Lin")
+    with pytest.raises(UIStateError) as refused:
+        update_state(doc, before, "name", text)
+    assert refused.value.code == "invalid_value"
+    assert refused.value.message == "name: value must be valid Unicode (no lone surrogates)"
+    assert before["name"] == "Lin"
+    with pytest.raises(UIStateError) as invalid:
+        assert_valid_state(doc, {**before, "name": text})
+    assert invalid.value.code == "invalid_value"
+
+
+@pytest.mark.parametrize(("value", "kept"), [(2.0, "2"), (-0.0, "0"), (2.5, "2.5"), (7, "7")])
+def test_a_written_or_restored_number_is_kept_as_javascript_writes_it(doc, value, kept):
+    """An integral float is the int JavaScript cannot tell from it: the state's JSON says 2, not 2.0."""
+    assert repr(update_state(doc, initial_state(doc), "count", value)["count"]) == kept
+    assert repr(restore_state(doc, {"count": value})["count"]) == kept
+    assert orjson.dumps(update_state(doc, initial_state(doc), "count", value)).decode().count(f'"count":{kept},') == 1
 
 
 def test_evaluate_derived_computes_every_field(doc):

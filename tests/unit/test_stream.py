@@ -967,6 +967,8 @@ def test_a_producer_rebuilt_with_its_retired_types_refuses_a_removed_id_of_anoth
 @pytest.mark.parametrize(("retired", "code"), [
     ([["loading", "Loading"]], "type"), ("loading", "type"), ({"loading": "Gadget"}, "type"),
     ({"loading": 1}, "type"), ({1: "Text"}, "type"), ({"summary-card": "Card"}, "restore"),
+    ({"1-not-an-id": "Text"}, "format"), ({"__proto__": "Text"}, "format"), ({"a" * 65: "Text"}, "format"),
+    ({"lone\ud800": "Text"}, "format"),
 ])
 def test_retired_types_that_no_producer_has_are_refused(retired: Any, code: str) -> None:
     from core.stream.lifecycle import restore_ui_stream, resume_ui_stream

@@ -123,7 +123,24 @@ export function fieldProblem(declared, value) {
 /** @param {StringField} declared @param {unknown} value */
 function stringProblem(declared, value) {
   if (typeof value !== 'string') return 'value must be a string';
+  // core cannot write a lone surrogate as UTF-8 and refuses it; TextEncoder would write U+FFFD
+  if (!wellFormed(value)) return 'value must be valid Unicode (no lone surrogates)';
   if (value.length > declared.maxLength) return 'value exceeds maxLength'; // UTF-16 units, as the seed counts
   if (declared.options && !declared.options.has(value)) return 'value is not one of the Select options';
   return null;
+}
+
+/** @param {string} text No lone surrogate (what `String.prototype.isWellFormed` says, on older engines too). */
+function wellFormed(text) {
+  for (let i = 0; i < text.length; i++) {
+    const unit = text.charCodeAt(i);
+    if (unit >= 0xd800 && unit <= 0xdbff) {
+      const next = text.charCodeAt(i + 1);
+      if (!(next >= 0xdc00 && next <= 0xdfff)) return false;
+      i++;
+    } else if (unit >= 0xdc00 && unit <= 0xdfff) {
+      return false;
+    }
+  }
+  return true;
 }

@@ -78,28 +78,9 @@ function checkStateValue(model, key, value) {
  * @param {Record<string, unknown>} state
  */
 function assertBudget(state) {
-  // core cannot encode a lone surrogate as UTF-8 and refuses it (code "state"); TextEncoder
-  // would silently write U+FFFD instead, so the refusal is explicit here
-  if (Object.values(state).some((value) => typeof value === 'string' && !wellFormed(value))) {
-    throw new StateError('state is not serializable JSON: strings must be valid Unicode');
-  }
+  // every string field's value is well-formed here: `fieldProblem` refused a lone surrogate
   const size = utf8Length(JSON.stringify(state));
   if (size > MAX_STATE_BYTES) throw new StateError(`state is ${size} bytes; the limit is ${MAX_STATE_BYTES}`, 'too_large');
-}
-
-/** @param {string} text No lone surrogate (what `String.prototype.isWellFormed` says, on older engines too). */
-function wellFormed(text) {
-  for (let i = 0; i < text.length; i++) {
-    const unit = text.charCodeAt(i);
-    if (unit >= 0xd800 && unit <= 0xdbff) {
-      const next = text.charCodeAt(i + 1);
-      if (!(next >= 0xdc00 && next <= 0xdfff)) return false;
-      i++;
-    } else if (unit >= 0xdc00 && unit <= 0xdfff) {
-      return false;
-    }
-  }
-  return true;
 }
 
 /** @param {string} text well-formed UTF-16 @returns {number} its UTF-8 byte count */
