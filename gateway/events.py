@@ -22,10 +22,15 @@ from sse_starlette import ServerSentEvent
 
 from .backend import LOG_KINDS, Backend, LogEntry, SessionInfo
 from .cursor import ZERO, Cursor
-from .hub import Hub, Listener, merged
+from .hub import Hub, Listener, lived_pages
 from .metrics import GatewayMetrics
 
 SLOW_READER = "slow_reader"
+
+
+class AnotherLife(Exception):
+    """The session's owner record changed while a stream started: it ends before sending more."""
+
 LINE_END = "\n"  # SSE allows \r\n too, but some readers (@ag-ui/client's) split events on "\n\n" only
 
 
@@ -52,29 +57,39 @@ class EventStream:
         self._hub = hub
         self._metrics = metrics
         self._session = session
+        self._info = info  # the owner record that allowed the stream
         self._epoch = info.epoch
         self._cursor = cursor
         self._deadline = time.monotonic() + lifetime_s
         self._idle_s = idle_s
 
     async def events(self) -> AsyncIterator[Event | None]:
-        """Events as they come; None when nothing came for `idle_s` (the caller's heartbeat)."""
-        listener = await self._hub.join(self._session)
+        """Events as they come; None when nothing came for `idle_s` (the caller's heartbeat).
+
+        The stream ends when its session is another life's (expired and created again, by anyone):
+        its client reconnects and is answered as a new request is (404, or a resync of its own)."""
+        listener = await self._hub.join(self._session, self._info)
         try:
-            async for event in self._start():
-                yield event
+            try:
+                async for event in self._start():
+                    yield event
+            except AnotherLife:
+                return
             async for item in self._live(listener):
                 yield item
         finally:
-            await self._hub.leave(listener)
+            self._hub.leave(listener)  # no await: a cancelled stream's cleanup must not be cancelled too
 
     async def _start(self) -> AsyncIterator[Event]:
         reason = await self._resync_reason()
         if reason is not None:
             yield await self._resync(reason)
             return
-        async for entry in merged(self._backend, self._session, self._cursor):
-            yield self._event(entry)
+        async for entries, life in lived_pages(self._backend, self._session, self._cursor):
+            if life != self._info:  # the session expired and began again since it was checked
+                raise AnotherLife
+            for entry in entries:
+                yield self._event(entry)
 
     async def _resync_reason(self) -> str | None:
         """Why the cursor cannot be resumed from the logs (None: it can)."""
@@ -98,6 +113,8 @@ class EventStream:
         the same; receivers keep the newer of two by seq, revision and updatedAt)."""
         bounds = await self._backend.bounds(self._session)
         snapshot = await self._backend.snapshot(self._session)
+        if await self._backend.session(self._session) != self._info:  # read after: the state was of its life
+            raise AnotherLife
         self._cursor = Cursor(self._epoch, *(bounds[kind].last or (0, 0) for kind in LOG_KINDS))
         self._metrics.resyncs.labels(reason).inc()
         data = ('{"reason":"' + reason + '","frames":[' + ",".join(snapshot.frames) + '],"receipts":['

@@ -17,11 +17,11 @@ import asyncio
 import contextlib
 import logging
 from collections import deque
-from collections.abc import AsyncIterator, Callable, Collection
+from collections.abc import AsyncIterator, Callable, Collection, Sequence
 
 from workers.redisio.connection import Backoff
 
-from .backend import LOG_KINDS, Backend, LogEntry, Subscription
+from .backend import LOG_KINDS, Backend, LogEntry, SessionInfo, Subscription
 from .cursor import ZERO, Cursor, StreamId
 
 log = logging.getLogger(__name__)
@@ -34,15 +34,16 @@ class Listener:
 
     Kept small (a deque, a future only while the stream waits): a gateway holds thousands."""
 
-    __slots__ = ("_bytes", "_entries", "_waiter", "capacity", "closed", "max_bytes", "overflowed", "session")
+    __slots__ = ("_bytes", "_entries", "_waiter", "capacity", "closed", "life", "max_bytes", "overflowed", "session")
 
-    def __init__(self, session: str, capacity: int, max_bytes: int) -> None:
+    def __init__(self, session: str, life: SessionInfo, capacity: int, max_bytes: int) -> None:
         self.session = session
+        self.life = life  # the owner record its stream was allowed by: entries of another are never its
         self.capacity = capacity
         self.max_bytes = max_bytes  # of the queued entries' text (characters: the JSON is mostly ASCII)
         self._bytes = 0
         self.overflowed = False
-        self.closed = False  # the gateway stops: the stream ends at its next wait
+        self.closed = False  # the gateway stops, or the session is another's now: the stream ends at its next wait
         self._entries: deque[LogEntry] = deque()
         self._waiter: asyncio.Future[None] | None = None
 
@@ -108,6 +109,17 @@ class SessionFeed:
         self._dirty.update(LOG_KINDS if kind is None else (kind,))
         self._wake.set()
 
+    def _hand_out(self, entries: list[LogEntry], life: SessionInfo | None) -> None:
+        """Queue a page on every listener of the life it was read in; end the others' streams."""
+        for entry in entries:
+            self._position[entry.kind] = entry.id
+        for listener in list(self.listeners):
+            if listener.life != life:
+                listener.close()  # its client reconnects: 404 for another's session, a resync for its own
+                continue
+            for entry in entries:
+                listener.offer(entry)
+
     async def stop(self) -> None:
         """Stop reading."""
         if self._task is not None:
@@ -122,17 +134,33 @@ class SessionFeed:
             self._wake.clear()
             kinds, self._dirty = self._dirty, set()
             try:
-                async for entry in merged(self._backend, self.session, Cursor(
-                        frame=self._position["frame"], receipt=self._position["receipt"],
-                        answer=self._position["answer"]), kinds):
-                    self._position[entry.kind] = entry.id
-                    for listener in list(self.listeners):
-                        listener.offer(entry)
+                after = Cursor(frame=self._position["frame"], receipt=self._position["receipt"],
+                               answer=self._position["answer"])
+                async for entries, life in lived_pages(self._backend, self.session, after, kinds):
+                    self._hand_out(entries, life)
                 backoff.reset()
             except Exception as error:  # Redis away: read again once the hub reconnects (or soon)
                 log.warning("gateway: reading the logs of a session failed (%s); retrying", type(error).__name__)
                 await asyncio.sleep(backoff.next())
                 self.wake()
+
+
+async def lived_pages(backend: Backend, session: str, after: Cursor,
+                      kinds: Collection[str] = LOG_KINDS) -> AsyncIterator[tuple[list[LogEntry], SessionInfo | None]]:
+    """`merged`'s entries a page at a time, each with the session's owner record read after it.
+
+    A session that expired and was created again (by anyone) has a new owner record, and its
+    logs' new entries sort after the old ones: a stream allowed by the old record takes a page
+    only if the record read after the page is still its own (records only move forward, so the
+    page was read in that life)."""
+    page: list[LogEntry] = []
+    async for entry in merged(backend, session, after, kinds):
+        page.append(entry)
+        if len(page) == PAGE:
+            yield page, await backend.session(session)
+            page = []
+    if page:
+        yield page, await backend.session(session)
 
 
 async def merged(backend: Backend, session: str, after: Cursor,
@@ -172,6 +200,7 @@ class Hub:
         self._connected = asyncio.Event()
         self._lock = asyncio.Lock()
         self._task: asyncio.Task[None] | None = None
+        self._releases: set[asyncio.Task[None]] = set()  # retired feeds being stopped and unsubscribed
         self.reconnects = 0
         self.closed = False  # the process stops: no stream waits for more
         self._on_connect = on_connect  # the metric of (re)connects: IUIGatewaySubscriptionFlapping reads it
@@ -194,6 +223,9 @@ class Hub:
         for feed in list(self._feeds.values()):
             await feed.stop()
         self._feeds.clear()
+        for release in list(self._releases):
+            with contextlib.suppress(Exception):
+                await release
         if self._subscription is not None:
             await self._subscription.close()
 
@@ -205,43 +237,72 @@ class Hub:
             for listener in feed.listeners:
                 listener.close()
 
-    async def join(self, session: str) -> Listener:
-        """A listener on the session's feed (subscribed, positioned at the logs' ends)."""
-        listener = Listener(session, self._capacity, self._max_bytes)
+    async def join(self, session: str, life: SessionInfo) -> Listener:
+        """A listener on the session's feed (subscribed, positioned at the logs' ends).
+
+        A join cancelled or failed before its listener is added (a client gone while the stream
+        starts, Redis away) leaves no feed behind: a feed left without listeners would keep its
+        channels forever, and the session's later streams would share its dead reading."""
+        listener = Listener(session, life, self._capacity, self._max_bytes)
         async with self._lock:
             feed = self._feeds.get(session)
             if feed is None:
                 feed = SessionFeed(self._backend, session)
                 channels = self._backend.channels(session)
+                # Routed before subscribing, so no message of the channels is dropped meanwhile.
                 for channel, kind in zip(channels, LOG_KINDS, strict=True):
                     self._by_channel[channel] = (feed, kind)
                 self._feeds[session] = feed
-                if self._subscription is not None and self.connected:
-                    with contextlib.suppress(Exception):  # a lost connection: the supervisor subscribes again
-                        await self._subscription.subscribe(channels)
-                await feed.start()
+                try:
+                    if self._subscription is not None and self.connected:
+                        with contextlib.suppress(Exception):  # a lost connection: the supervisor subscribes again
+                            await self._subscription.subscribe(channels)
+                    await feed.start()
+                except BaseException:
+                    self._retire(feed)
+                    raise
             feed.listeners.add(listener)
         if self.closed:  # the process stops, or began to while this one joined
             listener.close()
         return listener
 
-    async def leave(self, listener: Listener) -> None:
-        """Remove a listener; the last one of a session stops its feed and its channels."""
-        async with self._lock:
-            feed = self._feeds.get(listener.session)
-            if feed is None:
-                return
-            feed.listeners.discard(listener)
-            if feed.listeners:
-                return
-            del self._feeds[listener.session]
-            channels = self._backend.channels(listener.session)
-            for channel in channels:
-                self._by_channel.pop(channel, None)
-            if self._subscription is not None and self.connected:
-                with contextlib.suppress(Exception):
-                    await self._subscription.unsubscribe(channels)
+    def leave(self, listener: Listener) -> None:
+        """Remove a listener; the last one of a session retires its feed and its channels.
+
+        Synchronous: it runs in a stream's `finally`, where a cancelled task (anyio cancels a
+        scope at every await) would never get past an await."""
+        feed = self._feeds.get(listener.session)
+        if feed is None or listener not in feed.listeners:
+            return
+        feed.listeners.discard(listener)
+        if not feed.listeners:
+            self._retire(feed)
+
+    def _retire(self, feed: SessionFeed) -> None:
+        """Forget a feed now; stop it and unsubscribe its channels in a task of the hub's own."""
+        if self._feeds.get(feed.session) is feed:
+            del self._feeds[feed.session]
+        channels = self._backend.channels(feed.session)
+        for channel in channels:
+            if self._by_channel.get(channel, (None,))[0] is feed:
+                del self._by_channel[channel]
+        task = asyncio.create_task(self._release(feed, channels), name=f"iui-release-{feed.session}")
+        self._releases.add(task)
+        task.add_done_callback(self._releases.discard)
+
+    async def _release(self, feed: SessionFeed, channels: Sequence[str]) -> None:
         await feed.stop()
+        async with self._lock:
+            if feed.session in self._feeds:  # joined again meanwhile: the new feed needs the channels
+                return
+            if self._subscription is not None and self.connected:
+                with contextlib.suppress(Exception):  # a lost connection: a reconnect subscribes only what is routed
+                    await self._subscription.unsubscribe(channels)
+
+    @property
+    def sessions(self) -> int:
+        """How many sessions have a feed (each holds its channels' subscription)."""
+        return len(self._feeds)
 
     async def _supervise(self) -> None:
         backoff = Backoff(first=0.1, limit=2.0)

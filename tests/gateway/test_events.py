@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import socket
+import struct
 import tempfile
 import threading
 import time
@@ -503,5 +504,92 @@ def test_a_client_that_never_reads_is_dropped_and_its_connection_freed(redis_url
     finally:
         for sock in stalled:
             sock.close()
+        gateway.stop()
+        runtime.stop()
+
+
+def test_streams_reset_while_they_start_leave_no_subscription_and_the_next_stream_is_live(
+        stack: tuple[Runtime, GatewayProcess], http: httpx.Client) -> None:
+    # An audit: a client that reset its connection once the stream's head came, while the stream
+    # joined its session's feed, left the feed without listeners and its channels subscribed for
+    # the gateway's life (about a third of such streams); the session's later streams then got no
+    # live event, only what they read at their start.
+    runtime, gateway = stack
+    token = auth("viewer")["authorization"]
+    sessions = [f"cut-{n}" for n in range(20)]
+
+    def cut(session: str) -> None:
+        with socket.create_connection(("127.0.0.1", gateway.port), timeout=5) as sock:
+            sock.sendall(f"GET /v1/sessions/{session}/events HTTP/1.1\r\nhost: x\r\n"
+                         f"authorization: {token}\r\n\r\n".encode())
+            sock.recv(4096)  # the head: the stream is starting
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))  # its close is a reset
+
+    for session in sessions:
+        Agent(runtime, session=session)
+    for _ in range(3):  # at once: the joins queue for the hub's lock, and a reset lands in one's awaits
+        cutters = [threading.Thread(target=cut, args=(session,)) for session in sessions]
+        for thread in cutters:
+            thread.start()
+        for thread in cutters:
+            thread.join()
+    deadline = time.monotonic() + 10
+    while runtime.redis.pubsub_channels("*cut-*") and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert runtime.redis.pubsub_channels("*cut-*") == []
+    follower = Follower(gateway.url, sessions[0], auth("viewer")).start()
+    try:
+        deadline = time.monotonic() + 10
+        while len(follower.received) < 1 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        agent = Agent.__new__(Agent)  # the session's agent again, to patch its open stream
+        agent.runtime, agent.session = runtime, sessions[0]
+        agent.frame, agent.revision = follower.received[0].json(), 0
+        agent.patch(2)
+        deadline = time.monotonic() + 10
+        while len(follower.received) < 3 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert frame_seqs(follower.received) == [1, 2, 3]
+    finally:
+        follower.stop()
+
+
+def test_an_open_stream_ends_when_its_session_expires_and_another_principal_creates_it_again(
+        redis_url: str) -> None:
+    # An audit: an open stream checked its session's owner once; after the session expired and bob
+    # opened one of the same id (its log entries sort after alice's), alice's stream got bob's frame.
+    runtime = Runtime(redis_url).start()
+    gateway = GatewayProcess(redis_url).start()
+    received: list[Any] = []
+    ended = threading.Event()
+
+    def follow() -> None:
+        with httpx.stream("GET", f"{gateway.url}/v1/sessions/life/events", headers=auth("viewer"),
+                          timeout=httpx.Timeout(30)) as response:
+            assert response.status_code == 200
+            received.extend(messages(response.iter_lines()))
+        ended.set()
+
+    follower = threading.Thread(target=follow, daemon=True)
+    try:
+        Agent(runtime, session="life")
+        follower.start()
+        deadline = time.monotonic() + 10
+        while not received and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert frame_seqs(received) == [1]
+        runtime.stop()  # the session expires (its keys go) and a fresh worker holds no memory of it
+        for key in runtime.redis.scan_iter(match="*:life*"):
+            runtime.redis.delete(key)
+        runtime.start()
+        bob = Agent(runtime, session="life", identity=("bob", "other"),
+                    document={**example("stream-initial.json"), "title": "BOB-PRIVATE"})
+        bob.patch(1)
+        assert ended.wait(10), "alice's stream did not end"
+        assert not any("BOB-PRIVATE" in message.data for message in received)
+        assert frame_seqs(received) == [1]
+        with httpx.Client(base_url=gateway.url, timeout=10) as client:  # her reconnect: another's session
+            assert client.get("/v1/sessions/life/events", headers=auth("viewer")).status_code == 404
+    finally:
         gateway.stop()
         runtime.stop()

@@ -132,9 +132,17 @@ def test_a_running_operation_cannot_be_cancelled_and_still_reports_its_outcome(r
 def test_a_cancelled_queued_operation_never_runs(rt: Runtime, rq_workers) -> None:
     op = reserve(rt, "count", {"key": "cancelled"})["operationId"]
     assert rt.client.cancel(SESSION, op)["result"]["receipt"]["status"] == "cancelled"
+    # an audit: RQ kept the cancelled job's hash and its canceled-registry entry with no expiry
+    # (the job is cancelled once the receipt is committed, so just after the reply)
+    deadline = time.monotonic() + 5
+    while rt.redis.exists(f"rq:job:{op}") and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not rt.redis.exists(f"rq:job:{op}") and rt.redis.zcard("rq:canceled:iui") == 0
+    assert rt.redis.llen("rq:queue:iui") == 0
     rq_workers.start()
     time.sleep(2.0)
     assert counter(rt, "cancelled") == 0 and statuses(rt, op) == ["queued", "cancelled"]
+    assert not rt.redis.exists(f"rq:job:{op}") and rt.redis.zcard("rq:canceled:iui") == 0
 
 
 def test_a_started_job_of_a_cancelled_operation_is_refused_before_it_runs(rt: Runtime, rq_workers) -> None:

@@ -80,7 +80,7 @@ def test_nothing_is_aborted_once_the_buffer_drained_or_the_connection_is_gone() 
 def test_a_stream_that_joins_while_the_gateway_begins_to_stop_is_closed_too() -> None:
     # A review: the listener took the hub's `closed` before the join's awaits; a stop in between
     # left it open, and sse-starlette then cut its stream without AG-UI's RUN_FINISHED.
-    from gateway.backend import LOG_KINDS, LogBounds
+    from gateway.backend import LOG_KINDS, LogBounds, SessionInfo
     from gateway.hub import Hub
 
     class Backend:
@@ -93,7 +93,7 @@ def test_a_stream_that_joins_while_the_gateway_begins_to_stop_is_closed_too() ->
 
     async def run() -> bool:
         hub = Hub(Backend(), queue_events=16, queue_bytes=1 << 20)  # type: ignore[arg-type]
-        joining = asyncio.create_task(hub.join("s1"))
+        joining = asyncio.create_task(hub.join("s1", SessionInfo("alice demo", 1)))
         await asyncio.sleep(0.01)
         hub.close()
         listener = await joining

@@ -126,7 +126,10 @@ class JobQueue:
         return int(started.timestamp() * 1000)
 
     def cancel(self, op: str) -> None:
-        """Take a queued job off its queue so it never starts (a run that starts anyway is refused)."""
+        """Take a queued job off its queue so it never starts (a run that starts anyway is refused),
+        and delete it: RQ keeps a cancelled job's hash and its canceled-registry entry with no
+        expiry and never cleans them, so each cancel would leave two keys' worth for good (the
+        operation's outcome is in its receipt, not in RQ)."""
         from rq.exceptions import InvalidJobOperation, NoSuchJobError
         from rq.job import Job
 
@@ -134,6 +137,7 @@ class JobQueue:
             job = Job.fetch(op, connection=self._redis)
             if job.get_status(refresh=False).value in ("queued", "deferred", "scheduled"):
                 job.cancel()
+                job.delete(remove_from_queue=True)
         except (NoSuchJobError, InvalidJobOperation):
             pass
 

@@ -1,0 +1,175 @@
+"""The hub's feeds and channels (`gateway/hub.py`): a stream cut while it starts, a failed start and
+the last leave each leave no feed and no subscription behind, and a session joined again keeps
+its channels (an audit: a client that reset its connection while its stream started left the
+session's feed without listeners and its channels subscribed for the process's life; the
+session's later streams then got no live event, only what they read at their start)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Sequence
+
+import pytest
+
+from gateway.backend import LOG_KINDS, LogBounds, LogEntry, SessionInfo
+from gateway.hub import Hub
+
+LIFE = SessionInfo("alice demo", 1)
+
+
+class Subscription:
+    def __init__(self) -> None:
+        self.channels: set[str] = set()
+        self.messages_in: asyncio.Queue[str] = asyncio.Queue()
+
+    async def subscribe(self, channels: Sequence[str]) -> None:
+        self.channels.update(channels)
+
+    async def unsubscribe(self, channels: Sequence[str]) -> None:
+        self.channels.difference_update(channels)
+
+    async def messages(self) -> AsyncIterator[str]:
+        while True:
+            yield await self.messages_in.get()
+
+    async def close(self) -> None:
+        pass
+
+
+class Backend:
+    """Bounds that take `delay_s` (or raise `failure`), and a count of the reads a wake causes."""
+
+    def __init__(self) -> None:
+        self.delay_s = 0.0
+        self.failure: Exception | None = None
+        self.subscription_made = Subscription()
+        self.reads = 0
+        self.log: list[LogEntry] = []  # the frame log
+        self.life: SessionInfo | None = LIFE  # the session's owner record
+
+    def channels(self, session: str) -> tuple[str, str, str]:
+        return (f"{session}:frame", f"{session}:receipt", f"{session}:answer")
+
+    async def subscription(self) -> Subscription:
+        return self.subscription_made
+
+    async def bounds(self, session: str) -> dict[str, LogBounds]:
+        await asyncio.sleep(self.delay_s)
+        if self.failure is not None:
+            raise self.failure
+        return dict.fromkeys(LOG_KINDS, LogBounds(None, None, False))
+
+    async def read(self, session: str, kind: str, after: object, count: int) -> list[LogEntry]:
+        self.reads += 1
+        if kind != "frame" or not self.log:
+            return []
+        page = [entry for entry in self.log if entry.id > after][:count]
+        return page
+
+    async def session(self, session: str) -> SessionInfo | None:
+        return self.life
+
+
+async def connected_hub(backend: Backend) -> Hub:
+    hub = Hub(backend, queue_events=16, queue_bytes=1 << 20)  # type: ignore[arg-type]
+    hub.start()
+    for _ in range(100):
+        if hub.connected:
+            return hub
+        await asyncio.sleep(0.001)
+    raise AssertionError("the hub never connected")
+
+
+async def settled(hub: Hub) -> None:
+    for _ in range(5):  # the release tasks: a feed's stop, then the unsubscribe under the lock
+        await asyncio.sleep(0)
+    await asyncio.sleep(0.01)
+
+
+def test_a_join_cancelled_while_its_feed_starts_leaves_no_feed_and_no_channel() -> None:
+    async def run() -> None:
+        backend = Backend()
+        hub = await connected_hub(backend)
+        backend.delay_s = 0.05
+        joining = asyncio.create_task(hub.join("s1", LIFE))
+        await asyncio.sleep(0.01)  # subscribed, reading where the logs end: the client goes
+        assert backend.subscription_made.channels == set(backend.channels("s1"))
+        joining.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await joining
+        await settled(hub)
+        assert hub.sessions == 0 and backend.subscription_made.channels == set()
+        # the session's next stream gets its live events: its feed reads when a message comes
+        backend.delay_s = 0.0
+        listener = await hub.join("s1", LIFE)
+        assert backend.subscription_made.channels == set(backend.channels("s1"))
+        reads = backend.reads
+        await backend.subscription_made.messages_in.put("s1:frame")
+        await settled(hub)
+        assert backend.reads > reads
+        hub.leave(listener)
+        await hub.stop()
+
+    asyncio.run(run())
+
+
+def test_a_join_whose_start_fails_leaves_no_feed_and_no_channel() -> None:
+    async def run() -> None:
+        backend = Backend()
+        hub = await connected_hub(backend)
+        backend.failure = ConnectionError("Redis away")
+        with pytest.raises(ConnectionError):
+            await hub.join("s1", LIFE)
+        await settled(hub)
+        assert hub.sessions == 0 and backend.subscription_made.channels == set()
+        await hub.stop()
+
+    asyncio.run(run())
+
+
+def test_the_last_leave_unsubscribes_unless_the_session_was_joined_again_first() -> None:
+    async def run() -> None:
+        backend = Backend()
+        hub = await connected_hub(backend)
+        first, second = await hub.join("s1", LIFE), await hub.join("s1", LIFE)
+        hub.leave(first)
+        hub.leave(first)  # twice: nothing more
+        await settled(hub)
+        assert hub.sessions == 1 and backend.subscription_made.channels == set(backend.channels("s1"))
+        hub.leave(second)
+        again = await hub.join("s1", LIFE)  # before the release ran: the channels stay
+        await settled(hub)
+        assert hub.sessions == 1 and backend.subscription_made.channels == set(backend.channels("s1"))
+        hub.leave(second)  # a listener of the retired feed: the new feed keeps its own
+        assert hub.sessions == 1
+        hub.leave(again)
+        await settled(hub)
+        assert hub.sessions == 0 and backend.subscription_made.channels == set()
+        await hub.stop()
+
+    asyncio.run(run())
+
+
+def test_a_feed_hands_a_page_only_to_streams_of_the_life_it_was_read_in() -> None:
+    """An audit: a stream allowed by alice's session kept forwarding after the session expired and
+    bob created it again (its new entries sort after the old ones): bob's frames reached alice."""
+    async def run() -> None:
+        backend = Backend()
+        hub = await connected_hub(backend)
+        alices = await hub.join("s1", LIFE)
+        backend.log.append(LogEntry("frame", (1, 0), '{"seq":1}'))
+        await backend.subscription_made.messages_in.put("s1:frame")
+        first = await alices.next(1.0)
+        assert first is not None and first.data == '{"seq":1}'
+        backend.life = SessionInfo("bob other", 2)  # expired, then created again by bob
+        bobs = await hub.join("s1", backend.life)  # the same feed, another life
+        backend.log.append(LogEntry("frame", (2, 0), '{"bob":1}'))
+        await backend.subscription_made.messages_in.put("s1:frame")
+        got = await bobs.next(1.0)
+        assert got is not None and got.data == '{"bob":1}'
+        assert alices.closed and await alices.next(0.1) is None
+        hub.leave(alices)
+        hub.leave(bobs)
+        await hub.stop()
+
+    asyncio.run(run())
