@@ -20,6 +20,7 @@ then the receipt changes and answer events after the client's cursor, exactly on
 
 from __future__ import annotations
 
+import contextlib
 import uuid
 from collections.abc import AsyncIterator, Iterable
 from typing import Any
@@ -144,12 +145,13 @@ async def agui_events(renderer: AguiRenderer, frames: list[str], start: Cursor,
     cursor = start
     for event in renderer.start(frames):
         yield encoded(event, cursor)
-    async for item in stream.events():
-        if item is None:
-            yield sse_event(comment="heartbeat")
-            continue
-        cursor = item.cursor
-        for rendered in renderer.render(item):
-            yield encoded(rendered, cursor)
+    async with contextlib.aclosing(stream.events()) as events:  # closed with this one (routes/events.py)
+        async for item in events:
+            if item is None:
+                yield sse_event(comment="heartbeat")
+                continue
+            cursor = item.cursor
+            for rendered in renderer.render(item):
+                yield encoded(rendered, cursor)
     for event in renderer.finish(cursor):
         yield encoded(event, cursor)

@@ -14,7 +14,7 @@ without limit.  Streams end after `IUI_GATEWAY_MAX_CONNECTION_S` too, and when t
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -63,7 +63,7 @@ class EventStream:
         self._deadline = time.monotonic() + lifetime_s
         self._idle_s = idle_s
 
-    async def events(self) -> AsyncIterator[Event | None]:
+    async def events(self) -> AsyncGenerator[Event | None, None]:
         """Events as they come; None when nothing came for `idle_s` (the caller's heartbeat).
 
         The stream ends when its session is another life's (expired and created again, by anyone):

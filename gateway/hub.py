@@ -114,7 +114,7 @@ class SessionFeed:
         for entry in entries:
             self._position[entry.kind] = entry.id
         for listener in list(self.listeners):
-            if listener.life != life:
+            if life is None or listener.life != life:
                 listener.close()  # its client reconnects: 404 for another's session, a resync for its own
                 continue
             for entry in entries:
@@ -147,20 +147,24 @@ class SessionFeed:
 
 async def lived_pages(backend: Backend, session: str, after: Cursor,
                       kinds: Collection[str] = LOG_KINDS) -> AsyncIterator[tuple[list[LogEntry], SessionInfo | None]]:
-    """`merged`'s entries a page at a time, each with the session's owner record read after it.
+    """`merged`'s entries a page at a time, each with the life it was read in: the session's owner
+    record when the record read before the page and the one read after it are the same, else None.
 
     A session that expired and was created again (by anyone) has a new owner record, and its
-    logs' new entries sort after the old ones: a stream allowed by the old record takes a page
-    only if the record read after the page is still its own (records only move forward, so the
-    page was read in that life)."""
+    logs' new entries sort after the old ones; a page read between two reads of the same record
+    was read in that record's life (a record never comes back), so a stream takes a page only if
+    that is its own life, and a page whose reads saw two records goes to no stream."""
+    before = await backend.session(session)
     page: list[LogEntry] = []
     async for entry in merged(backend, session, after, kinds):
         page.append(entry)
         if len(page) == PAGE:
-            yield page, await backend.session(session)
-            page = []
+            now = await backend.session(session)
+            yield page, (now if now == before else None)
+            page, before = [], now
     if page:
-        yield page, await backend.session(session)
+        now = await backend.session(session)
+        yield page, (now if now == before else None)
 
 
 async def merged(backend: Backend, session: str, after: Cursor,

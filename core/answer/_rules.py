@@ -58,10 +58,11 @@ MAGNITUDE = UI_LIMITS["maxNumberMagnitude"]
 # Components consume plain text only: a link, a script or a data URI in any string is refused
 # (the seed: "没有动态代码、网络 URL 或任意动作 DSL").
 # A scheme name counts where a word starts ("metadata:text/csv" is prose), and `javascript:` or
-# `vbscript:` only when text follows at once ("JavaScript: the basics" is prose, a URI has no space);
+# `vbscript:` unless a plain space follows ("JavaScript: the basics" is prose; a tab or a line end
+# does not make it so: a URL parser deletes both, so "javascript:<tab>alert(1)" still runs);
 # any `x://` counts wherever it is.
 _ACTIVE_CONTENT = re.compile(
-    r"[a-z][a-z0-9+.-]*://|(?<![a-z0-9+.-])(?:(?:javascript|vbscript):(?=\S)|data:[a-z]+/)|<\s*script", re.IGNORECASE)
+    r"[a-z][a-z0-9+.-]*://|(?<![a-z0-9+.-])(?:(?:javascript|vbscript):(?=[^ ])|data:[a-z]+/)|<\s*script", re.IGNORECASE)
 ACTIVE_CONTENT_MESSAGE = "links, scripts and data URIs are not allowed in text"
 # Checked here so the issue points at the string; the safe-JSON pass can only say "somewhere".
 _SURROGATE = re.compile(r"[\ud800-\udfff]")  # `re` reads the escapes: mypyc takes no surrogate literal

@@ -11,6 +11,7 @@ from starlette.requests import Request
 from ..agui import AguiRenderer, agui_events
 from ..bodies import read_json
 from ..cursor import ZERO, Cursor
+from ..problems import not_found
 from .events import checked, sse
 
 
@@ -22,6 +23,8 @@ async def stream(request: Request) -> EventSourceResponse:
     backend = asked.gateway.backend
     bounds = await backend.bounds(asked.session)  # before the state: a later frame is newer, never older
     snapshot = await backend.snapshot(asked.session)
+    if await backend.session(asked.session) != asked.info:  # read after: the state is of the life checked
+        raise not_found()  # expired (and created again, by anyone) since it was checked
     epoch = asked.info.epoch if asked.cursor.is_fresh() else asked.cursor.epoch
     start = Cursor(epoch, bounds["frame"].last or ZERO, asked.cursor.receipt, asked.cursor.answer)
     return sse(asked.gateway, agui_events(AguiRenderer(asked.session), snapshot.frames, start, asked.stream(start)))

@@ -12,6 +12,7 @@ reconnecting then would stop for good on a 503, where it retries a stream that o
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
@@ -144,11 +145,14 @@ async def _sse(gateway: Gateway, stream: EventStream, heartbeat_events: bool) ->
         yield sse_event(comment="iui events", retry=RETRY_MS)
         if heartbeat_events:
             yield _heartbeat(gateway, True)  # its interval, before anything else
-        async for event in stream.events():
-            if event is None:
-                yield _heartbeat(gateway, heartbeat_events)
-                continue
-            gateway.metrics.events.labels(event.type).inc()
-            yield sse_event(data=event.data, event=event.type, id=event.cursor.text())
+        # `aclosing`: closed at a yield (a failed send), this generator closes the stream's too, whose
+        # `finally` leaves the hub; `async for` alone would leave that to the garbage collector
+        async with contextlib.aclosing(stream.events()) as events:
+            async for event in events:
+                if event is None:
+                    yield _heartbeat(gateway, heartbeat_events)
+                    continue
+                gateway.metrics.events.labels(event.type).inc()
+                yield sse_event(data=event.data, event=event.type, id=event.cursor.text())
     finally:
         gateway.metrics.streams.dec()

@@ -79,6 +79,8 @@ REJECTED: list[tuple[str, dict[str, Any], str, str]] = [
     ("a javascript URI after other text", _one("Text", text=f"click javascript:{SECRET}"), f"{EL}/root/props/text", "active_content"),
     ("a data URI after a parenthesis", _one("Text", text=f"(data:image/png;base64,{SECRET})"), f"{EL}/root/props/text", "active_content"),
     ("a URL whose scheme follows a digit", _one("Text", text=f"1http://{SECRET}.example"), f"{EL}/root/props/text", "active_content"),
+    ("a javascript URI with a tab after its colon", _one("Text", text=f"javascript:\talert({SECRET})"), f"{EL}/root/props/text", "active_content"),
+    ("a javascript URI with a line end after its colon", _one("Text", text=f"javascript:\nalert({SECRET})"), f"{EL}/root/props/text", "active_content"),
     ("NaN under an unknown key", _one("Text", text="x", **{SECRET: [math.nan]}), f"{EL}/root/props", "unknown_property"),
     ("deep nesting under an unknown key", block({"root": text()}, **{SECRET: _deep_junk(300)}), "", "unknown_property"),
     ("non-string prop key", block({"root": {"type": "Text", "props": {1: SECRET, "text": "x"}}}), f"{EL}/root/props", "unknown_property"),

@@ -46,6 +46,7 @@ class Backend:
         self.reads = 0
         self.log: list[LogEntry] = []  # the frame log
         self.life: SessionInfo | None = LIFE  # the session's owner record
+        self.life_during_read: SessionInfo | None = None  # the record a read leaves behind
 
     def channels(self, session: str) -> tuple[str, str, str]:
         return (f"{session}:frame", f"{session}:receipt", f"{session}:answer")
@@ -61,6 +62,8 @@ class Backend:
 
     async def read(self, session: str, kind: str, after: object, count: int) -> list[LogEntry]:
         self.reads += 1
+        if self.life_during_read is not None:
+            self.life = self.life_during_read
         if kind != "frame" or not self.log:
             return []
         page = [entry for entry in self.log if entry.id > after][:count]
@@ -168,6 +171,27 @@ def test_a_feed_hands_a_page_only_to_streams_of_the_life_it_was_read_in() -> Non
         got = await bobs.next(1.0)
         assert got is not None and got.data == '{"bob":1}'
         assert alices.closed and await alices.next(0.1) is None
+        hub.leave(alices)
+        hub.leave(bobs)
+        await hub.stop()
+
+    asyncio.run(run())
+
+
+def test_a_page_read_while_the_owner_record_changed_goes_to_no_stream() -> None:
+    """A review: with the record read only after the page, a page of alice's read just before bob's
+    session replaced it went to bob's streams."""
+    async def run() -> None:
+        backend = Backend()
+        hub = await connected_hub(backend)
+        bob = SessionInfo("bob other", 2)
+        alices, bobs = await hub.join("s1", LIFE), await hub.join("s1", bob)
+        backend.log.append(LogEntry("frame", (1, 0), '{"alice":1}'))
+        backend.life_during_read = bob  # alice's session expires, bob's begins, while the page is read
+        await backend.subscription_made.messages_in.put("s1:frame")
+        await settled(hub)
+        assert alices.closed and bobs.closed
+        assert await bobs.next(0.1) is None
         hub.leave(alices)
         hub.leave(bobs)
         await hub.stop()

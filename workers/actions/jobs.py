@@ -126,18 +126,22 @@ class JobQueue:
         return int(started.timestamp() * 1000)
 
     def cancel(self, op: str) -> None:
-        """Take a queued job off its queue so it never starts (a run that starts anyway is refused),
-        and delete it: RQ keeps a cancelled job's hash and its canceled-registry entry with no
-        expiry and never cleans them, so each cancel would leave two keys' worth for good (the
-        operation's outcome is in its receipt, not in RQ)."""
+        """Take a queued job off its queue so it never starts (a run that starts anyway is refused).
+
+        RQ keeps a cancelled job's hash and its canceled-registry entry with no expiry and never
+        cleans that registry: the hash is kept `RESULT_TTL_S`, as a finished job's is (its
+        `canceled` status is what tells the reaper not to enqueue the job again should the
+        cancelling receipt be lost with Redis's last writes), and the registry entry is removed."""
         from rq.exceptions import InvalidJobOperation, NoSuchJobError
         from rq.job import Job
+        from rq.registry import CanceledJobRegistry
 
         try:
             job = Job.fetch(op, connection=self._redis)
             if job.get_status(refresh=False).value in ("queued", "deferred", "scheduled"):
                 job.cancel()
-                job.delete(remove_from_queue=True)
+                CanceledJobRegistry(job.origin, connection=self._redis).remove(job)
+                self._redis.expire(job.key, RESULT_TTL_S)
         except (NoSuchJobError, InvalidJobOperation):
             pass
 
