@@ -7,31 +7,43 @@ events wait.  As the workers do (`workers.runtime.heap`), the gateway freezes it
 by reference counting as usual but never walked again.  Unlike the workers, an ASGI server does
 make some reference cycles (exceptions with their tracebacks, cancelled tasks), so a frozen
 cycle would stay: every `FULL_EVERY_S` the heap is unfrozen and collected once, one pause an
-interval, which frees them.  `IUI_GC_FREEZE_S=0` leaves the collector as CPython configures it.
+interval, which frees them.  A stream frozen while open leaves ~30 KiB of such cycles when it
+ends (an audit: 70 -> 138 MB of RSS over 2,200 streams cut within five minutes, 71-72 MB with the
+collector as CPython configures it), so the collection also comes once `FULL_AFTER_ENDED` streams
+ended since the last one: churn bounds what the frozen heap keeps, not only the clock.
+`IUI_GC_FREEZE_S=0` leaves the collector as CPython configures it.
 """
 
 from __future__ import annotations
 
 import asyncio
 import gc
+from collections.abc import Callable
 
 from workers.runtime.heap import THRESHOLDS
 
 FULL_EVERY_S = 600.0
+FULL_AFTER_ENDED = 1_000  # ended streams: ~30 MiB of frozen cycles at most between two collections
 
 
-async def keep_heap(every_s: float) -> None:
-    """Freeze the heap every `every_s` seconds and collect it whole every FULL_EVERY_S (runs until cancelled)."""
+def _none_ended() -> int:
+    return 0
+
+
+async def keep_heap(every_s: float, ended: Callable[[], int] = _none_ended) -> None:
+    """Freeze the heap every `every_s` seconds and collect it whole every FULL_EVERY_S, or once
+    `ended()` (a count of the streams that ended) grew by FULL_AFTER_ENDED (runs until cancelled)."""
     if every_s <= 0:
         return
     gc.set_threshold(*THRESHOLDS)
     gc.freeze()
-    since_full = 0.0
+    since_full, ended_at_full = 0.0, ended()
     while True:
         await asyncio.sleep(every_s)
         since_full += every_s
-        if since_full >= FULL_EVERY_S:
-            since_full = 0.0
+        count = ended()
+        if since_full >= FULL_EVERY_S or count - ended_at_full >= FULL_AFTER_ENDED:
+            since_full, ended_at_full = 0.0, count
             gc.unfreeze()
             gc.collect()
         gc.freeze()

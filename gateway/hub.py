@@ -205,6 +205,7 @@ class Hub:
         self._lock = asyncio.Lock()
         self._task: asyncio.Task[None] | None = None
         self._releases: set[asyncio.Task[None]] = set()  # retired feeds being stopped and unsubscribed
+        self.left = 0  # listeners that left: streams that ended (the heap policy counts them)
         self.reconnects = 0
         self.closed = False  # the process stops: no stream waits for more
         self._on_connect = on_connect  # the metric of (re)connects: IUIGatewaySubscriptionFlapping reads it
@@ -279,6 +280,7 @@ class Hub:
         if feed is None or listener not in feed.listeners:
             return
         feed.listeners.discard(listener)
+        self.left += 1
         if not feed.listeners:
             self._retire(feed)
 
