@@ -147,37 +147,42 @@ class SessionFeed:
 
 async def lived_pages(backend: Backend, session: str, after: Cursor,
                       kinds: Collection[str] = LOG_KINDS) -> AsyncIterator[tuple[list[LogEntry], SessionInfo | None]]:
-    """`merged`'s entries a page at a time, each with the life it was read in: the session's owner
-    record when the record read before the page and the one read after it are the same, else None.
+    """`merged`'s entries a page at a time, each with the life they were read in: the session's
+    owner record when every read so far saw the same one, else None.
 
     A session that expired and was created again (by anyone) has a new owner record, and its
-    logs' new entries sort after the old ones; a page read between two reads of the same record
-    was read in that record's life (a record never comes back), so a stream takes a page only if
-    that is its own life, and a page whose reads saw two records goes to no stream."""
-    before = await backend.session(session)
+    logs' new entries sort after the old ones.  Each log read returns the record of the moment it
+    read (one transaction, `Backend.read`); records never come back, so entries whose reads all
+    saw one record were written in its life, and a stream takes a page only if that is its own."""
+    lives: list[SessionInfo | None] = []
     page: list[LogEntry] = []
-    async for entry in merged(backend, session, after, kinds):
+    async for entry in merged(backend, session, after, kinds, lives):
         page.append(entry)
         if len(page) == PAGE:
-            now = await backend.session(session)
-            yield page, (now if now == before else None)
-            page, before = [], now
+            yield page, _one(lives)
+            page = []
     if page:
-        now = await backend.session(session)
-        yield page, (now if now == before else None)
+        yield page, _one(lives)
 
 
-async def merged(backend: Backend, session: str, after: Cursor,
-                 kinds: Collection[str] = LOG_KINDS) -> AsyncIterator[LogEntry]:
+def _one(lives: list[SessionInfo | None]) -> SessionInfo | None:
+    """The record every read saw, or None (two records: a page read across a new life goes to no stream)."""
+    return lives[0] if lives and all(life == lives[0] for life in lives) else None
+
+
+async def merged(backend: Backend, session: str, after: Cursor, kinds: Collection[str] = LOG_KINDS,
+                 lives: list[SessionInfo | None] | None = None) -> AsyncIterator[LogEntry]:
     """Every entry of the session's logs `kinds` after `after`, merged in id order (ties: frame,
-    receipt, answer), read a page at a time."""
+    receipt, answer), read a page at a time; the owner record each read saw is added to `lives`."""
     position = {kind: after.at(kind) for kind in LOG_KINDS}
     buffers: dict[str, list[LogEntry]] = {kind: [] for kind in LOG_KINDS}
     done: set[str] = {kind for kind in LOG_KINDS if kind not in kinds}
     while True:
         for kind in LOG_KINDS:
             if not buffers[kind] and kind not in done:
-                page = await backend.read(session, kind, position[kind], PAGE)
+                page, life = await backend.read(session, kind, position[kind], PAGE)
+                if lives is not None:
+                    lives.append(life)
                 buffers[kind] = page
                 if len(page) < PAGE:
                     done.add(kind)

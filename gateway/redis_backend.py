@@ -182,9 +182,7 @@ class RedisBackend:
     async def session(self, session: str) -> SessionInfo | None:
         """The owner record of the session hash (None: not owned, or no such session)."""
         owner, epoch = await self._redis.hmget(self.keys.session(self._partition(session), session), "owner", "epoch")
-        if owner is None:
-            return None
-        return SessionInfo(text(owner), int(text(epoch) or 0))
+        return _owner_record(owner, epoch)
 
     def _log_keys(self, session: str) -> dict[str, str]:
         p = self._partition(session)
@@ -199,11 +197,17 @@ class RedisBackend:
                                 parse_id(text(row[1])) if text(row[1]) else None, int(row[2]) > int(row[3]))
                 for kind, row in zip(keys, rows, strict=True)}
 
-    async def read(self, session: str, kind: str, after: StreamId, count: int) -> list[LogEntry]:
-        """Entries of one log after `after` (exclusive), oldest first."""
-        rows = await self._redis.xrange(self._log_keys(session)[kind], min=f"({format_id(after)}", count=count)
+    async def read(self, session: str, kind: str, after: StreamId, count: int
+                   ) -> tuple[list[LogEntry], SessionInfo | None]:
+        """Entries of one log after `after` (exclusive), oldest first, with the owner record of the
+        same moment (MULTI: one round trip; the log and the session hash share a slot)."""
+        async with self._redis.pipeline(transaction=True) as pipe:
+            pipe.xrange(self._log_keys(session)[kind], min=f"({format_id(after)}", count=count)
+            pipe.hmget(self.keys.session(self._partition(session), session), "owner", "epoch")
+            rows, (owner, epoch) = await pipe.execute()
         field = LOG_FIELDS[kind].encode()
-        return [LogEntry(kind, parse_id(text(entry_id)), text(fields.get(field, b""))) for entry_id, fields in rows]
+        entries = [LogEntry(kind, parse_id(text(entry_id)), text(fields.get(field, b""))) for entry_id, fields in rows]
+        return entries, _owner_record(owner, epoch)
 
     async def snapshot(self, session: str) -> Snapshot:
         """The latest frame of every UI, every operation's current receipt, the answer events."""
@@ -317,3 +321,10 @@ def _answer_events(answers: Mapping[str, str]) -> list[str]:
 def _bytes(value: Any) -> bytes | None:
     """A bulk reply as bytes (None stays None)."""
     return None if value is None else bytes(value) if isinstance(value, (bytes, bytearray)) else str(value).encode()
+
+
+def _owner_record(owner: bytes | None, epoch: bytes | None) -> SessionInfo | None:
+    """A session hash's `owner` and `epoch` fields as its owner record (None: not owned)."""
+    if owner is None:
+        return None
+    return SessionInfo(text(owner), int(text(epoch) or 0) if epoch is not None else 0)
