@@ -26,12 +26,11 @@ from .hub import Hub, Listener, lived_pages
 from .metrics import GatewayMetrics
 
 SLOW_READER = "slow_reader"
+LINE_END = "\n"  # SSE allows \r\n too, but some readers (@ag-ui/client's) split events on "\n\n" only
 
 
 class AnotherLife(Exception):
     """The session's owner record changed while a stream started: it ends before sending more."""
-
-LINE_END = "\n"  # SSE allows \r\n too, but some readers (@ag-ui/client's) split events on "\n\n" only
 
 
 def sse_event(**fields: Any) -> ServerSentEvent:
@@ -57,8 +56,7 @@ class EventStream:
         self._hub = hub
         self._metrics = metrics
         self._session = session
-        self._info = info  # the owner record that allowed the stream
-        self._epoch = info.epoch
+        self._info = info  # the owner record that allowed the stream (its epoch is the cursors')
         self._cursor = cursor
         self._deadline = time.monotonic() + lifetime_s
         self._idle_s = idle_s
@@ -93,7 +91,7 @@ class EventStream:
 
     async def _resync_reason(self) -> str | None:
         """Why the cursor cannot be resumed from the logs (None: it can)."""
-        if not self._cursor.is_fresh() and self._cursor.epoch != self._epoch:
+        if not self._cursor.is_fresh() and self._cursor.epoch != self._info.epoch:
             return "epoch"  # a cursor of an earlier life of the session (deleted, expired, created again)
         bounds = await self._backend.bounds(self._session)
         for kind in LOG_KINDS:
@@ -115,7 +113,7 @@ class EventStream:
         snapshot = await self._backend.snapshot(self._session)
         if await self._backend.session(self._session) != self._info:  # read after: the state was of its life
             raise AnotherLife
-        self._cursor = Cursor(self._epoch, *(bounds[kind].last or (0, 0) for kind in LOG_KINDS))
+        self._cursor = Cursor(self._info.epoch, *(bounds[kind].last or (0, 0) for kind in LOG_KINDS))
         self._metrics.resyncs.labels(reason).inc()
         data = ('{"reason":"' + reason + '","frames":[' + ",".join(snapshot.frames) + '],"receipts":['
                 + ",".join(snapshot.receipts) + '],"answers":[' + ",".join(snapshot.answers) + "]}")
@@ -123,9 +121,9 @@ class EventStream:
 
     def _event(self, entry: LogEntry) -> Event:
         self._cursor = self._cursor.after(entry.kind, entry.id)
-        if self._cursor.epoch != self._epoch:  # a fresh cursor (any other was resynced): its epoch is the session's,
-            # whatever the client's said (ids it would carry could never resume)
-            self._cursor = Cursor(self._epoch, self._cursor.frame, self._cursor.receipt, self._cursor.answer)
+        if self._cursor.epoch != self._info.epoch:  # a fresh cursor (any other was resynced): its epoch is
+            # the session's, whatever the client's said (ids it would carry could never resume)
+            self._cursor = Cursor(self._info.epoch, self._cursor.frame, self._cursor.receipt, self._cursor.answer)
         return Event(entry.kind, self._cursor, entry.data)
 
     async def _live(self, listener: Listener) -> AsyncIterator[Event | None]:

@@ -26,11 +26,7 @@ FULL_EVERY_S = 600.0
 FULL_AFTER_ENDED = 1_000  # ended streams: ~30 MiB of frozen cycles at most between two collections
 
 
-def _none_ended() -> int:
-    return 0
-
-
-async def keep_heap(every_s: float, ended: Callable[[], int] = _none_ended) -> None:
+async def keep_heap(every_s: float, ended: Callable[[], int]) -> None:
     """Freeze the heap every `every_s` seconds and collect it whole every FULL_EVERY_S, or once
     `ended()` (a count of the streams that ended) grew by FULL_AFTER_ENDED (runs until cancelled)."""
     if every_s <= 0:

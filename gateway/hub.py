@@ -114,7 +114,7 @@ class SessionFeed:
         for entry in entries:
             self._position[entry.kind] = entry.id
         for listener in list(self.listeners):
-            if life is None or listener.life != life:
+            if listener.life != life:  # None (a page of two lives) is no stream's
                 listener.close()  # its client reconnects: 404 for another's session, a resync for its own
                 continue
             for entry in entries:
@@ -170,8 +170,8 @@ def _one(lives: list[SessionInfo | None]) -> SessionInfo | None:
     return lives[0] if lives and all(life == lives[0] for life in lives) else None
 
 
-async def merged(backend: Backend, session: str, after: Cursor, kinds: Collection[str] = LOG_KINDS,
-                 lives: list[SessionInfo | None] | None = None) -> AsyncIterator[LogEntry]:
+async def merged(backend: Backend, session: str, after: Cursor, kinds: Collection[str],
+                 lives: list[SessionInfo | None]) -> AsyncIterator[LogEntry]:
     """Every entry of the session's logs `kinds` after `after`, merged in id order (ties: frame,
     receipt, answer), read a page at a time; the owner record each read saw is added to `lives`."""
     position = {kind: after.at(kind) for kind in LOG_KINDS}
@@ -181,8 +181,7 @@ async def merged(backend: Backend, session: str, after: Cursor, kinds: Collectio
         for kind in LOG_KINDS:
             if not buffers[kind] and kind not in done:
                 page, life = await backend.read(session, kind, position[kind], PAGE)
-                if lives is not None:
-                    lives.append(life)
+                lives.append(life)
                 buffers[kind] = page
                 if len(page) < PAGE:
                     done.add(kind)

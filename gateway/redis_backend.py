@@ -327,4 +327,4 @@ def _owner_record(owner: bytes | None, epoch: bytes | None) -> SessionInfo | Non
     """A session hash's `owner` and `epoch` fields as its owner record (None: not owned)."""
     if owner is None:
         return None
-    return SessionInfo(text(owner), int(text(epoch) or 0) if epoch is not None else 0)
+    return SessionInfo(text(owner), int(text(epoch) or 0))  # `text(None)` is ""
