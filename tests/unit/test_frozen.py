@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from core.json._frozen import FrozenDict, FrozenList, freeze, thaw
+from core.json._frozen import FrozenDict, FrozenList, freeze, freeze_json, thaw
 
 _SCALARS = st.none() | st.booleans() | st.integers(-(2**60), 2**60) | st.text(max_size=8) | st.floats(
     allow_nan=False, allow_infinity=False) | st.sampled_from([1.0, -0.0, 2.0**53, 2.0**53 + 2, -(2.0**53), 1e300])
@@ -96,3 +96,45 @@ def test_every_level_refuses_mutation(mutate: Any) -> None:
     with pytest.raises(TypeError, match="immutable"):
         mutate(frozen)
     assert frozen == {"a": 1, "list": [1], "nested": {"b": 2}}
+
+
+# -- freeze_json: a stored value taken back without a validating walk ------------------------------
+
+_STORED = st.recursive(st.none() | st.booleans() | st.integers(-(10**15), 10**15) | st.text(max_size=8) | st.floats(
+    min_value=-1e15, max_value=1e15, allow_nan=False) | st.sampled_from([1.0, -0.0, 1e15, -1e15, 0.5]),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=4), inner, max_size=4),
+    max_leaves=30)
+
+
+def _depth(value: Any) -> int:
+    if isinstance(value, dict):
+        return 1 + max((_depth(item) for item in value.values()), default=0)
+    if isinstance(value, list):
+        return 1 + max((_depth(item) for item in value), default=0)
+    return 0
+
+
+@given(_STORED)
+@settings(max_examples=300, deadline=None)
+def test_freeze_json_of_stored_json_is_freeze_type_for_type(value: Any) -> None:
+    frozen = freeze_json(value, _depth(value))
+    assert _same(frozen, freeze(value))
+
+
+@pytest.mark.parametrize(("value", "depth"), [
+    ({"a": "\ud800"}, 5), (["ok", "\udfff"], 5), ("\ud800", 5), ({"a": ["x", {"b": "\ud83d"}]}, 5),
+    ({1: "x"}, 5), ({"a": {None: 1}}, 5),
+    ({"a": 10**15 + 1}, 5), ([-(10**15) - 1], 5), ({"a": 1e16}, 5), ([float("nan")], 5), ([float("inf")], 5),
+    ({"a": (1, 2)}, 5), ([{1, 2}], 5), ({"a": b"x"}, 5), ([FrozenDict()], 5), ({"a": FrozenList()}, 5),
+    (object(), 5), ({"a": {"b": {}}}, 2), ([[[]]], 2), ({}, 0), ([], 0),
+])
+def test_freeze_json_refuses_what_no_decoded_json_within_the_depth_is(value: Any, depth: int) -> None:
+    with pytest.raises(ValueError):
+        freeze_json(value, depth)
+
+
+def test_freeze_json_takes_valid_non_ascii_text_and_the_depth_bound_exactly() -> None:
+    value = {"a": ["é😀", {"b": "中文"}]}
+    assert freeze_json(value, 3) == value and type(freeze_json(value, 3)["a"][1]) is FrozenDict
+    with pytest.raises(ValueError):
+        freeze_json(value, 2)

@@ -182,6 +182,9 @@ class Store:
         self._scope = (partition, scope)
         self._counts: OrderedDict[str, int] = OrderedDict()
         self._sources: OrderedDict[tuple[str, str], str] = OrderedDict()  # write-once while the session lives
+        # The sourceCallIds `_sources` holds of each session: `forget` drops a session's sources
+        # without scanning all of them (it runs at every cold session's first touch).
+        self._sources_of: dict[str, set[str]] = {}
         # A session idle for its TTL may have expired in Redis: its cached values are then dropped.
         self._idle_limit = session_ttl_s / 2 if session_ttl_s > 0 else float("inf")
         self._touched: OrderedDict[str, tuple[float, set[str]]] = OrderedDict()  # session -> (when, uiIds)
@@ -204,8 +207,8 @@ class Store:
         touched = self._touched.get(session)
         for ui_id in touched[1] if touched else ():
             self._cache.drop((self._scope, session, ui_id))
-        for source in [k for k in self._sources if k[0] == session]:
-            del self._sources[source]
+        for source in self._sources_of.pop(session, ()):
+            del self._sources[(session, source)]
 
     def _touch(self, session: str) -> set[str]:
         now = time.monotonic()
@@ -229,7 +232,7 @@ class Store:
         value = self._redis.hget(self._keys.session(self._partition, session), source_field(source))
         if value is None:
             return None
-        self._remember(self._sources, (session, source), _text(value))
+        self._remember_source(session, source, _text(value))
         return _text(value)
 
     def of_source(self, session: str, source: str) -> tuple[str | None, Generation | None]:
@@ -324,7 +327,7 @@ class Store:
         """Cache what `generation.lua` read of a source (unless the cache is newer) and return it."""
         if found.ui_id is None:
             return None, None
-        self._remember(self._sources, (session, source), found.ui_id)
+        self._remember_source(session, source, found.ui_id)
         cached = self._cache.get((self._scope, session, found.ui_id))
         if cached is not MISSING:  # the cache is newer than Redis while this batch's commits are unconfirmed
             return found.ui_id, cached
@@ -351,7 +354,7 @@ class Store:
         if session not in self._counts:  # a cached count includes this batch's unconfirmed opens
             self._remember(self._counts, session, integer(count or 0))
         if source is not None:
-            self._remember(self._sources, (session, call), _text(source))
+            self._remember_source(session, call, _text(source))
         current = None
         if ui_id is not None:
             cached = self._cache.get((self._scope, session, ui_id))
@@ -385,11 +388,23 @@ class Store:
         if opened:
             if session in self._counts:  # else the next read loads the committed count
                 self._remember(self._counts, session, self._counts[session] + 1)
-            self._remember(self._sources, (session, record.source), record.ui_id)
+            self._remember_source(session, record.source, record.ui_id)
 
     def _keep(self, session: str, ui_id: str, record: Generation | None) -> None:
         self._touch(session).add(ui_id)
         self._cache.put((self._scope, session, ui_id), record, estimate(record.checkpoint if record else None))
+
+    def _remember_source(self, session: str, source: str, ui_id: str) -> None:
+        """`_remember` of the uiId a session's sourceCallId opened, kept in `_sources_of` too."""
+        self._sources[(session, source)] = ui_id
+        self._sources.move_to_end((session, source))
+        self._sources_of.setdefault(session, set()).add(source)
+        while len(self._sources) > CACHE_SIZE:
+            (old, old_source), _ = self._sources.popitem(last=False)
+            held = self._sources_of[old]
+            held.discard(old_source)
+            if not held:
+                del self._sources_of[old]
 
     def _remember(self, cache: OrderedDict[K, T], key: K, value: T) -> None:
         cache[key] = value
