@@ -81,6 +81,15 @@ REJECTED: list[tuple[str, dict[str, Any], str, str]] = [
     ("a URL whose scheme follows a digit", _one("Text", text=f"1http://{SECRET}.example"), f"{EL}/root/props/text", "active_content"),
     ("a javascript URI with a tab after its colon", _one("Text", text=f"javascript:\talert({SECRET})"), f"{EL}/root/props/text", "active_content"),
     ("a javascript URI with a line end after its colon", _one("Text", text=f"javascript:\nalert({SECRET})"), f"{EL}/root/props/text", "active_content"),
+    # a URL parser deletes tabs and line ends anywhere: each of these is the URI it spells
+    ("a javascript URI with a tab inside its scheme", _one("Text", text=f"java\tscript:alert({SECRET})"), f"{EL}/root/props/text", "active_content"),
+    ("a vbscript URI with line ends inside its scheme", _one("Text", text=f"vb\r\nscript:msgbox({SECRET})"), f"{EL}/root/props/text", "active_content"),
+    ("a URL with a tab inside its scheme", _one("Text", text=f"ht\ttps://{SECRET}.example"), f"{EL}/root/props/text", "active_content"),
+    ("a URL with a tab between its slashes", _one("Text", text=f"see https:/\t/{SECRET}.example"), f"{EL}/root/props/text", "active_content"),
+    ("a URL with a line end after its colon", _one("Text", text=f"https:\n//{SECRET}.example"), f"{EL}/root/props/text", "active_content"),
+    ("a data URI with a tab after its colon", _one("Text", text=f"data:\ttext/html,{SECRET}"), f"{EL}/root/props/text", "active_content"),
+    ("a data URI with a tab inside its scheme", _one("Text", text=f"da\tta:text/html,{SECRET}"), f"{EL}/root/props/text", "active_content"),
+    ("a URL after a long word", _one("Text", text="a" * 4000 + f" x1.b-c+d://{SECRET}"), f"{EL}/root/props/text", "active_content"),
     ("NaN under an unknown key", _one("Text", text="x", **{SECRET: [math.nan]}), f"{EL}/root/props", "unknown_property"),
     ("deep nesting under an unknown key", block({"root": text()}, **{SECRET: _deep_junk(300)}), "", "unknown_property"),
     ("non-string prop key", block({"root": {"type": "Text", "props": {1: SECRET, "text": "x"}}}), f"{EL}/root/props", "unknown_property"),
@@ -135,7 +144,8 @@ def test_rejected_block_names_the_exact_path_and_code_and_echoes_nothing(value, 
 
 
 PROSE = ["Export the sensor metadata:text/csv columns", "bigdata:x/y and Metadata:image/png", "Learn JavaScript: the basics",
-         "VBScript: a history", "Topic: JavaScript:", "比例 3:1，时间 08:00", "ratio a:b / c"]
+         "VBScript: a history", "Topic: JavaScript:", "比例 3:1，时间 08:00", "ratio a:b / c", "Input data: numbers/strings",
+         "a/b: c//d"]
 
 
 @pytest.mark.parametrize("prose", PROSE)
@@ -239,3 +249,20 @@ def test_a_valid_block_with_one_part_replaced_by_junk_only_raises_uischemaerror(
         parse_answer_block(value)
     except UISchemaError as error:
         assert all(SECRET not in issue.path + issue.message for issue in error.issues)
+
+
+def test_the_longest_text_a_block_can_hold_is_checked_in_linear_time():
+    """A search for `x://` from every letter of a long word took 0.1 s for one 4,096-unit string
+    and 1.3 s for one block of 23 such strings (the worker holds the GIL meanwhile: a few such blocks
+    would outlast its lease); from the start of each run of scheme characters only it takes a few
+    milliseconds.  The bound is a generous multiple of that, far under the quadratic time."""
+    import time
+
+    words = ["a" * 4095 + ":", "a\t" * 2000 + ":", "a" * 4095 + ":", "1" * 4094 + "a:", "a" * 4095 + ":", "ja\t" * 1300 + ":"]
+    elements: dict[str, Any] = {"root": {"type": "Stack", "props": {}, "children": [f"t{i}" for i in range(20)]}}
+    for i in range(20):  # as many as the block's 100,000 units hold (a tab is written as two)
+        elements[f"t{i}"] = leaf("Text", text=words[i % len(words)])
+    value = block(elements)
+    started = time.perf_counter()
+    parse_answer_block(value)
+    assert time.perf_counter() - started < 0.5
