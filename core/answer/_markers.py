@@ -10,11 +10,18 @@ lines a paragraph takes lazily.  Tabs count to stops of 4.  A marker line is the
 alone, at most three columns past its container's, blanks after it, not in code and in no
 block quote; a marker whose id is not a valid identifier is plain text.  Lines end at `\\n`
 only (a `\\r` before it is a blank).
+
+Linear in the answer's length however deep its containers nest (a hostile answer of 100,000
+units took up to 190 s before; issue 24, its twenty-first pass): a line is read by positions, never
+by copies of its rest, and each run of its spaces is counted once; a blank line settles every list
+item it stays in at once; whether a quote is open is a list of where the quotes are; and a line's
+thematic break is looked for only where the rest of the line can be one.
 """
 
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 from typing import NamedTuple
 
 from core._identifier import IDENTIFIER_PATTERN, is_identifier
@@ -37,8 +44,13 @@ _SETEXT = re.compile(r"(?:=+|-+) *")  # under paragraph text: the paragraph was 
 QUOTE = 0  # a container's width: a block quote; a list item's is its content column's offset (> 0)
 
 
+_SPACES = re.compile(" *")
+
+
 def _spaces(columns: str, at: int) -> int:
-    return len(columns) - at - len(columns[at:].lstrip(" "))
+    """The spaces at `at`, read in place."""
+    match = _SPACES.match(columns, at)
+    return match.end() - at if match is not None else 0
 
 
 def _fence(text: str) -> str | None:
@@ -58,18 +70,53 @@ class _Item(NamedTuple):
     has_text: bool
 
 
-def _item(text: str) -> _Item | None:
-    """The list item `text` starts (a thematic break is none)."""
-    match = _ITEM.match(text)
-    if match is None or _HEADING_OR_BREAK.match(text) is not None:
-        return None
-    end = match.end()
-    spaces = _spaces(text, end)
-    if end + spaces == len(text):  # an empty item
-        return _Item(end + 1, match.group(1), False)
-    if spaces == 0:
-        return None
-    return _Item(end + (1 if spaces >= 5 else spaces), match.group(1), True)  # 5+: indented code after it
+class _Line:
+    """One line (tabs expanded, `\r`s stripped) and where each thematic-break character's trailing
+    run starts in it, found once a line: a break of `*`, `-` or `_` runs to the line's end."""
+
+    __slots__ = ("_runs", "columns")
+
+    def __init__(self, columns: str) -> None:
+        self.columns = columns
+        self._runs: dict[str, int] = {}
+
+    def breaks(self, at: int) -> bool:
+        """Whether the line from `at` is a heading's start or a thematic break (`_HEADING_OR_BREAK`);
+        the regex runs only where the rest of the line can be a break."""
+        columns = self.columns
+        char = columns[at] if at < len(columns) else ""
+        if char in ("*", "-", "_"):
+            run = self._runs.get(char)
+            if run is None:
+                run = self._runs[char] = len(columns.rstrip(char + " "))
+            if run > at:
+                return False
+        return _HEADING_OR_BREAK.match(columns, at) is not None
+
+    def item(self, at: int) -> _Item | None:
+        """The list item the line starts at `at` (a thematic break is none); its width counts from `at`."""
+        columns = self.columns
+        match = _ITEM.match(columns, at)
+        if match is None or self.breaks(at):
+            return None
+        end = match.end()
+        spaces = _spaces(columns, end)
+        if end + spaces == len(columns):  # an empty item
+            return _Item(end - at + 1, match.group(1), False)
+        if spaces == 0:
+            return None
+        return _Item(end - at + (1 if spaces >= 5 else spaces), match.group(1), True)  # 5+: indented code after it
+
+    def starts_block(self, at: int) -> bool:
+        """Whether the line's text from `at` (after the containers it continues) starts a block of its
+        own where no paragraph is its container: a block quote, a list item, a fence, a heading or a
+        thematic break (indented code never does after paragraph text)."""
+        spaces = _spaces(self.columns, at)
+        if spaces > 3:
+            return False
+        at += spaces
+        return self.columns.startswith(">", at) or self.item(at) is not None \
+            or _fence(self.columns[at:]) is not None or self.breaks(at)
 
 
 class _Scan:
@@ -77,6 +124,7 @@ class _Scan:
 
     def __init__(self) -> None:
         self.containers: list[int] = []  # QUOTE, or a list item's content offset; outermost first
+        self.quotes: list[int] = []  # the positions of the block quotes in `containers`, in order
         self.fence: str | None = None  # the fence of an open fenced code block (in every open container)
         self.paragraph = False  # the last line was paragraph text: the next may continue it
         self.empty_item: int | None = None  # the depth of a list item opened empty, nothing in it yet
@@ -84,6 +132,7 @@ class _Scan:
     def marker(self, columns: str) -> str | None:
         """The id of the marker line `columns` is (tabs expanded, `\\r`s stripped), or None; reads
         the line into the structure either way."""
+        line = _Line(columns)
         at, matched = self._continue(columns)
         if self.fence is not None:
             if matched == len(self.containers):
@@ -94,68 +143,87 @@ class _Scan:
                 return None
             self.fence = None  # its container ended: the line is read afresh
         if at + _spaces(columns, at) == len(columns):  # blank
-            del self.containers[matched:]
+            self._close(matched)
             self.paragraph = False
             return None
         self.empty_item = None
-        if self.paragraph and matched < len(self.containers) and not _starts_block(columns[at:]):
+        if self.paragraph and matched < len(self.containers) and not line.starts_block(at):
             return self._lazy(columns, at)  # a lazy continuation line: the containers stay
         continuing = self.paragraph and matched == len(self.containers)
+        self._close(matched)
+        return self._blocks(line, at, continuing)
+
+    def _open(self, width: int) -> None:
+        if width == QUOTE:
+            self.quotes.append(len(self.containers))
+        self.containers.append(width)
+
+    def _close(self, matched: int) -> None:
+        """Close the containers from depth `matched` on."""
         del self.containers[matched:]
-        return self._blocks(columns, at, continuing)
+        del self.quotes[bisect_left(self.quotes, matched):]
 
     def _continue(self, columns: str) -> tuple[int, int]:
         """The column after the open containers the line continues, and how many it continues."""
         at = 0
+        end = _spaces(columns, 0)  # where the spaces at `at` end: each run is counted once
         for matched, width in enumerate(self.containers):
-            spaces = _spaces(columns, at)
             if width == QUOTE:
-                if spaces > 3 or not columns.startswith(">", at + spaces):
+                if end - at > 3 or not columns.startswith(">", end):
                     return at, matched
-                at += spaces + 1
+                at = end + 1
                 at += columns.startswith(" ", at)
-            elif at + spaces == len(columns):  # a blank line stays in the item, unless nothing is in it yet
-                if matched == self.empty_item:
-                    return at, matched
-                at = len(columns)
-            elif spaces >= width:
+                end = at + _spaces(columns, at)
+            elif end == len(columns):  # a blank rest stays in the items, unless nothing is in one yet
+                return self._blank_rest(columns, at, matched)
+            elif end - at >= width:
                 at += width
             else:
                 return at, matched
         return at, len(self.containers)
 
+    def _blank_rest(self, columns: str, at: int, matched: int) -> tuple[int, int]:
+        """`_continue` of a line blank from `at` on, at the list item of depth `matched`: it continues
+        every list item up to the next block quote or the item opened empty, in one step."""
+        after = bisect_left(self.quotes, matched)
+        stop = self.quotes[after] if after < len(self.quotes) else len(self.containers)
+        if self.empty_item is not None and matched <= self.empty_item < stop:
+            stop = self.empty_item
+        return (at, matched) if stop == matched else (len(columns), stop)
+
     def _lazy(self, columns: str, at: int) -> str | None:
         """A line the open paragraph takes although its containers do not: literal in a quote."""
         spaces = _spaces(columns, at)
-        return None if QUOTE in self.containers or spaces > 3 else _marker_at(columns, at + spaces)
+        return None if self.quotes or spaces > 3 else _marker_at(columns, at + spaces)
 
-    def _blocks(self, columns: str, at: int, continuing: bool) -> str | None:
+    def _blocks(self, line: _Line, at: int, continuing: bool) -> str | None:
         """Open the containers the line starts at `at`, then read its leaf block.  `continuing`:
         the paragraph is open in the line's containers, so only what may interrupt it does."""
+        columns = line.columns
         while True:
             spaces = _spaces(columns, at)
             if spaces >= 4:  # indented code, or (indented text) the paragraph going on
                 self.paragraph = continuing
                 return None
-            text = columns[at + spaces:]
-            if text.startswith(">"):
-                self.containers.append(QUOTE)
+            if columns.startswith(">", at + spaces):
+                self._open(QUOTE)
                 at += spaces + 1
                 at += columns.startswith(" ", at)
                 continuing = False
                 continue
-            item = _item(text)
+            item = line.item(at + spaces)
             if item is None or (continuing and not (item.has_text and item.ordered_from in (None, "1"))):
                 break
-            self.containers.append(spaces + item.width)
+            self._open(spaces + item.width)
             at += spaces + item.width
             continuing = False
             if not item.has_text:
                 self.empty_item = len(self.containers) - 1
-        return self._leaf(columns[at + spaces:], continuing)
+        return self._leaf(line, at + spaces, continuing)
 
-    def _leaf(self, text: str, continuing: bool) -> str | None:
-        """The leaf block of a line's `text` (after its containers and up to three spaces)."""
+    def _leaf(self, line: _Line, at: int, continuing: bool) -> str | None:
+        """The leaf block of a line from `at` (after its containers and up to three spaces)."""
+        text = line.columns[at:]
         if not text:
             self.paragraph = False
             return None
@@ -163,23 +231,11 @@ class _Scan:
         if fence is not None:
             self.fence, self.paragraph = fence, False
             return None
-        if _HEADING_OR_BREAK.match(text) is not None or (continuing and _SETEXT.fullmatch(text) is not None):
+        if line.breaks(at) or (continuing and _SETEXT.fullmatch(text) is not None):
             self.paragraph = False
             return None
         self.paragraph = True
-        return None if QUOTE in self.containers else _marker_at(text, 0)
-
-
-def _starts_block(text: str) -> bool:
-    """Whether a line's text (after the containers it continues) starts a block of its own where no
-    paragraph is its container: a block quote, a list item, a fence, a heading or a thematic break
-    (indented code never does after paragraph text)."""
-    spaces = _spaces(text, 0)
-    if spaces > 3:
-        return False
-    text = text[spaces:]
-    return text.startswith(">") or _item(text) is not None or _fence(text) is not None \
-        or _HEADING_OR_BREAK.match(text) is not None
+        return None if self.quotes else _marker_at(text, 0)
 
 
 def _marker_at(columns: str, at: int) -> str | None:

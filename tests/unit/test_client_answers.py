@@ -86,3 +86,67 @@ def test_an_event_at_or_before_the_last_cursor_is_recognised() -> None:
     cursors = [[event, last] for event, last, _ in CURSORS]
     result = node_json(f"(async () => {{ {SCRIPT} }})()", json.dumps({"answers": [], "finals": [], "cursors": cursors}))
     assert result["after"] == [new for _, _, new in CURSORS]
+
+
+# Nesting openers before the lines above: deep and mixed containers, the scan's costly cases.
+PREFIXES = ["", "- ", "* ", "+ ", "1. ", "2) ", "> ", ">", "  ", "    ", "\t", "-", "- - ", "* * ", ">> ", "   - ",
+            "-     ", "10) "]
+TAILS = [*LINES, "* * *", "- - -", "___", "_ _ _", "* * x", "- - x", "x", "=", "===", "## h"]
+
+
+def _nested_answers(count: int) -> list[str]:
+    rng = random.Random(29)
+    return ["\n".join("".join(rng.choice(PREFIXES) for _ in range(rng.randint(0, 6))) + rng.choice(TAILS)
+                      for _ in range(rng.randint(1, 14))) for _ in range(count)]
+
+
+def test_marker_scan_of_nested_containers_matches_core() -> None:
+    answers = _nested_answers(3000)
+    result = node_json(f"(async () => {{ {SCRIPT} }})()", json.dumps({"answers": answers, "finals": [], "cursors": []}))
+    assert result["scans"] == [_python_scan(answer) for answer in answers]
+
+
+# Answers at the 100,000-unit limit whose scan was quadratic in their nesting (up to 190 s in core,
+# 5-7 s in the Client, either holding its thread): blank, lazy and long lines under tens of
+# thousands of open containers.  Both scans now read them in linear time; the bound is a generous
+# multiple of that and far below the quadratic times.
+N = 100_000
+HOSTILE = {
+    "blank lines under nested items": "+ " * (N // 4) + "x" + "\n" * (N // 2),
+    "a line of nested * items": "* " * (N // 2 - 1) + "x",
+    "a line of nested - items": "- " * (N // 2 - 1) + "x",
+    "lazy lines under nested items": "+ " * (N // 4) + "x" + "\ny" * (N // 4),
+    "a line of quotes": ">" * N,
+    "a line of spaces under nested items": "+ " * (N // 4) + "x\n" + " " * (N // 2) + "x",
+    "items before a long tail of stars": "* + " * (N // 8) + "x" + " *" * (N // 4 - 10),
+    "blank lines under quoted items": "> - " * (N // 8) + "x" + "\n" * (N // 2),
+}
+ANSWERS_MODULE = json.dumps((WEB / "answers.js").as_uri())
+TIMED = """
+const { scanMarkers } = await import(ANSWERS_MODULE);
+let input = '';
+process.stdin.on('data', (chunk) => { input += chunk; });
+process.stdin.on('end', () => {
+  const out = JSON.parse(input).map((answer) => {
+    const started = performance.now();
+    const pieces = scanMarkers(answer);
+    return { seconds: (performance.now() - started) / 1000, pieces: pieces.length };
+  });
+  process.stdout.write(JSON.stringify(out));
+});
+""".replace("ANSWERS_MODULE", ANSWERS_MODULE)
+
+
+def test_hostile_nesting_is_scanned_in_linear_time_by_core_and_the_client() -> None:
+    import time
+
+    answers = list(HOSTILE.values())
+    for name, answer in HOSTILE.items():
+        started = time.perf_counter()
+        pieces = scan(answer)
+        assert time.perf_counter() - started < 1.0, name
+        assert pieces == [answer]  # no marker in any of them: one text run
+    timed = node_json(f"(async () => {{ {TIMED} }})()", json.dumps(answers))
+    assert [entry["pieces"] for entry in timed] == [1] * len(HOSTILE)
+    slow = [(name, entry["seconds"]) for name, entry in zip(HOSTILE, timed, strict=True) if entry["seconds"] >= 1.0]
+    assert slow == []

@@ -24,8 +24,8 @@ const IDENTIFIER = '[A-Za-z][A-Za-z0-9_-]{0,63}';
 const MARKER = new RegExp(`^\\[\\[ui:(${IDENTIFIER})\\]\\] *$`);
 const FENCE = /^(`{3,}|~{3,})([\s\S]*)$/; // [\s\S]: Python's `.` (a line holds no \n) also takes U+2028
 const CLOSING = /^(`{3,}|~{3,}) *$/;
-const ITEM = /^(?:[-+*]|([0-9]{1,9})[.)])/;
-const HEADING_OR_BREAK = /^(?:#{1,6}(?: |$)|(?:\* *){3,}$|(?:- *){3,}$|(?:_ *){3,}$)/;
+const ITEM = /(?:[-+*]|([0-9]{1,9})[.)])/y; // sticky: matched at `lastIndex`, never on a copy of the rest
+const HEADING_OR_BREAK = /(?:#{1,6}(?: |$)|(?:\* *){3,}$|(?:- *){3,}$|(?:_ *){3,}$)/y;
 const SETEXT = /^(?:=+|-+) *$/;
 const QUOTE = 0; // a container's width: a block quote; a list item's is its content offset (> 0)
 const RESERVED = new Set(['__proto__', 'prototype', 'constructor']);
@@ -62,23 +62,57 @@ function fenceOf(text) {
   return match[1];
 }
 
-/** @param {string} text @returns {{width: number, orderedFrom: string | undefined, hasText: boolean} | null} */
-function itemOf(text) {
-  const match = ITEM.exec(text);
-  if (!match || HEADING_OR_BREAK.test(text)) return null;
-  const end = match[0].length;
-  const spaces = spacesAt(text, end);
-  if (end + spaces === text.length) return { width: end + 1, orderedFrom: match[1], hasText: false };
-  if (spaces === 0) return null;
-  return { width: end + (spaces >= 5 ? 1 : spaces), orderedFrom: match[1], hasText: true };
-}
+/**
+ * One line (tabs expanded, `\r`s stripped) read by positions (core/answer/_markers.py's `_Line`):
+ * where each thematic-break character's trailing run starts is found once a line, so a break is
+ * looked for only where the rest of the line can be one, however deep its items nest.
+ */
+class Line {
+  /** @param {string} columns */
+  constructor(columns) {
+    this.columns = columns;
+    /** @type {Map<string, number>} */
+    this.runs = new Map();
+  }
 
-/** @param {string} text @returns {boolean} a block of its own where no paragraph is the container */
-function startsBlock(text) {
-  const spaces = spacesAt(text, 0);
-  if (spaces > 3) return false;
-  const rest = text.slice(spaces);
-  return rest.startsWith('>') || itemOf(rest) !== null || fenceOf(rest) !== null || HEADING_OR_BREAK.test(rest);
+  /** @param {number} at @returns {boolean} a heading's start or a thematic break at `at` */
+  breaks(at) {
+    const columns = this.columns;
+    const char = at < columns.length ? columns[at] : '';
+    if (char === '*' || char === '-' || char === '_') {
+      let run = this.runs.get(char);
+      if (run === undefined) {
+        run = columns.length;
+        while (run > 0 && (columns[run - 1] === char || columns[run - 1] === ' ')) run -= 1;
+        this.runs.set(char, run);
+      }
+      if (run > at) return false;
+    }
+    HEADING_OR_BREAK.lastIndex = at;
+    return HEADING_OR_BREAK.test(columns);
+  }
+
+  /** @param {number} at @returns {{width: number, orderedFrom: string | undefined, hasText: boolean} | null} */
+  item(at) {
+    const columns = this.columns;
+    ITEM.lastIndex = at;
+    const match = ITEM.exec(columns);
+    if (!match || this.breaks(at)) return null;
+    const end = at + match[0].length;
+    const spaces = spacesAt(columns, end);
+    if (end + spaces === columns.length) return { width: end - at + 1, orderedFrom: match[1], hasText: false };
+    if (spaces === 0) return null;
+    return { width: end - at + (spaces >= 5 ? 1 : spaces), orderedFrom: match[1], hasText: true };
+  }
+
+  /** @param {number} at @returns {boolean} a block of its own where no paragraph is the container */
+  startsBlock(at) {
+    const spaces = spacesAt(this.columns, at);
+    if (spaces > 3) return false;
+    const start = at + spaces;
+    return this.columns.startsWith('>', start) || this.item(start) !== null
+      || fenceOf(this.columns.slice(start)) !== null || this.breaks(start);
+  }
 }
 
 /** @param {string} text @returns {string | null} the id of the marker `text` is */
@@ -91,6 +125,8 @@ class BlockScan {
   constructor() {
     /** @type {number[]} */
     this.containers = [];
+    /** @type {number[]} the positions of the block quotes in `containers`, in order */
+    this.quotes = [];
     /** @type {string | null} the fence of an open fenced code block (in every open container) */
     this.fence = null;
     this.paragraph = false;
@@ -100,6 +136,7 @@ class BlockScan {
 
   /** @param {string} columns @returns {string | null} */
   marker(columns) {
+    const line = new Line(columns);
     const [at, matched] = this.continued(columns);
     if (this.fence !== null) {
       if (matched === this.containers.length) {
@@ -112,34 +149,48 @@ class BlockScan {
       this.fence = null;
     }
     if (at + spacesAt(columns, at) === columns.length) {
-      this.containers.length = matched;
+      this.close(matched);
       this.paragraph = false;
       return null;
     }
     this.emptyItem = null;
-    if (this.paragraph && matched < this.containers.length && !startsBlock(columns.slice(at))) {
+    if (this.paragraph && matched < this.containers.length && !line.startsBlock(at)) {
       const spaces = spacesAt(columns, at);
-      return this.containers.includes(QUOTE) || spaces > 3 ? null : markerOf(columns.slice(at + spaces));
+      return this.quotes.length || spaces > 3 ? null : markerOf(columns.slice(at + spaces));
     }
     const continuing = this.paragraph && matched === this.containers.length;
-    this.containers.length = matched;
-    return this.blocks(columns, at, continuing);
+    this.close(matched);
+    return this.blocks(line, at, continuing);
   }
 
-  /** @param {string} columns @returns {[number, number]} */
+  /** @param {number} width */
+  open(width) {
+    if (width === QUOTE) this.quotes.push(this.containers.length);
+    this.containers.push(width);
+  }
+
+  /** @param {number} matched close the containers from depth `matched` on */
+  close(matched) {
+    this.containers.length = matched;
+    let quotes = this.quotes.length;
+    while (quotes > 0 && this.quotes[quotes - 1] >= matched) quotes -= 1;
+    this.quotes.length = quotes;
+  }
+
+  /** @param {string} columns @returns {[number, number]} each run of spaces counted once */
   continued(columns) {
     let at = 0;
+    let end = spacesAt(columns, 0);
     for (let matched = 0; matched < this.containers.length; matched += 1) {
       const width = this.containers[matched];
-      const spaces = spacesAt(columns, at);
       if (width === QUOTE) {
-        if (spaces > 3 || columns[at + spaces] !== '>') return [at, matched];
-        at += spaces + 1;
+        if (end - at > 3 || columns[end] !== '>') return [at, matched];
+        at = end + 1;
         if (columns[at] === ' ') at += 1;
-      } else if (at + spaces === columns.length) {
-        if (matched === this.emptyItem) return [at, matched];
-        at = columns.length;
-      } else if (spaces >= width) {
+        end = at + spacesAt(columns, at);
+      } else if (end === columns.length) {
+        return this.blankRest(columns, at, matched);
+      } else if (end - at >= width) {
         at += width;
       } else {
         return [at, matched];
@@ -148,8 +199,23 @@ class BlockScan {
     return [at, this.containers.length];
   }
 
-  /** @param {string} columns @param {number} at @param {boolean} continuing @returns {string | null} */
-  blocks(columns, at, continuing) {
+  /**
+   * A line blank from `at` on, at the list item of depth `matched`: it continues every list item
+   * up to the next block quote or the item opened empty, in one step.
+   * @param {string} columns @param {number} at @param {number} matched @returns {[number, number]}
+   */
+  blankRest(columns, at, matched) {
+    // A line reaches depth `matched` past every quote before it with a `>` of its own: this search
+    // is bounded by the line's length.
+    const next = this.quotes.find((position) => position >= matched);
+    let stop = next === undefined ? this.containers.length : next;
+    if (this.emptyItem !== null && matched <= this.emptyItem && this.emptyItem < stop) stop = this.emptyItem;
+    return stop === matched ? [at, matched] : [columns.length, stop];
+  }
+
+  /** @param {Line} line @param {number} at @param {boolean} continuing @returns {string | null} */
+  blocks(line, at, continuing) {
+    const columns = line.columns;
     let spaces;
     for (;;) {
       spaces = spacesAt(columns, at);
@@ -157,28 +223,28 @@ class BlockScan {
         this.paragraph = continuing;
         return null;
       }
-      const text = columns.slice(at + spaces);
-      if (text.startsWith('>')) {
-        this.containers.push(QUOTE);
+      if (columns[at + spaces] === '>') {
+        this.open(QUOTE);
         at += spaces + 1;
         if (columns[at] === ' ') at += 1;
         continuing = false;
         continue;
       }
-      const item = itemOf(text);
+      const item = line.item(at + spaces);
       if (!item || (continuing && !(item.hasText && (item.orderedFrom === undefined || item.orderedFrom === '1')))) {
         break;
       }
-      this.containers.push(spaces + item.width);
+      this.open(spaces + item.width);
       at += spaces + item.width;
       continuing = false;
       if (!item.hasText) this.emptyItem = this.containers.length - 1;
     }
-    return this.leaf(columns.slice(at + spaces), continuing);
+    return this.leaf(line, at + spaces, continuing);
   }
 
-  /** @param {string} text @param {boolean} continuing @returns {string | null} */
-  leaf(text, continuing) {
+  /** @param {Line} line @param {number} at @param {boolean} continuing @returns {string | null} */
+  leaf(line, at, continuing) {
+    const text = line.columns.slice(at);
     if (!text) {
       this.paragraph = false;
       return null;
@@ -189,12 +255,12 @@ class BlockScan {
       this.paragraph = false;
       return null;
     }
-    if (HEADING_OR_BREAK.test(text) || (continuing && SETEXT.test(text))) {
+    if (line.breaks(at) || (continuing && SETEXT.test(text))) {
       this.paragraph = false;
       return null;
     }
     this.paragraph = true;
-    return this.containers.includes(QUOTE) ? null : markerOf(text);
+    return this.quotes.length ? null : markerOf(text);
   }
 }
 
