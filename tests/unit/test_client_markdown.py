@@ -128,6 +128,32 @@ SLOW_BEFORE: dict[str, str] = {
 }
 BOUND_MS = 250  # each parses in a few milliseconds now; the quadratic scans took 0.3–1.1 s
 
+# Block lines whose regex backtracked over a long run: a heading's lazy text before its optional
+# closing `#`s retried the line's end at every blank, a paragraph's trailing blanks were stripped by
+# `/[ \t]+$/`, and a line's rest read by `.*` stopped at U+2028 and then backtracked over the run
+# before it.  Quadratic: 0.1-0.23 s at a document Markdown's 16 KiB, 0.8-2.1 s at 50,000 characters
+# and seconds more at a final answer's 100,000, whose text parts the Client renders as Markdown too.
+ANSWER_LIMIT = 100_000  # core/answer/final.py MAX_ANSWER_LENGTH
+SLOW_LINES: dict[str, str] = {
+    "a heading with a blank run": "# a" + " " * (ANSWER_LIMIT - 4) + "b",
+    "a paragraph with a blank run": "a" + " " * (ANSWER_LIMIT - 2) + "b",
+    "a paragraph with a tab run": "a" + "\t" * (ANSWER_LIMIT - 2) + "b",
+    "a list item with a blank run and U+2028": "- " + " " * (ANSWER_LIMIT - 3) + "\u2028",
+    "a fence of backticks and U+2028": "`" * (ANSWER_LIMIT - 1) + "\u2028",
+    "a fence of tildes and U+2028": "~" * (ANSWER_LIMIT - 2) + "x\u2028",
+    "a quote with U+2028": "> " + "a" * (ANSWER_LIMIT - 3) + "\u2028",
+}
+
+# ATX headings as CommonMark reads them (its examples 62-79): a closing run of `#`s after a blank
+# is not text, also where it is all the heading holds (`### ###` is an empty heading).
+HEADINGS: list[tuple[str, str]] = [
+    ("# foo", "<h1>foo</h1>"), ("###### foo", "<h6>foo</h6>"), ("####### foo", "<p>####### foo</p>"),
+    ("#5 bolt", "<p>#5 bolt</p>"), ("#", "<h1></h1>"), ("# foo #", "<h1>foo</h1>"), ("## foo ##  ", "<h2>foo</h2>"),
+    ("# foo#", "<h1>foo#</h1>"), ("### foo ### b", "<h3>foo ### b</h3>"), ("### ###", "<h3></h3>"),
+    ("#\t#", "<h1></h1>"), ("  ##   foo   ", "<h2>foo</h2>"), ("    # foo", "<pre># foo</pre>"),
+    ("# foo \\#", "<h1>foo #</h1>"), ("#\tfoo\t#\t", "<h1>foo</h1>"), ("# a\u2028b", "<h1>a\u2028b</h1>"),
+]
+
 
 def _run(outputs: list[str], timed: list[str]) -> dict[str, Any]:
     return node_json(f"(async () => {{ {SCRIPT} }})()", json.dumps({"outputs": outputs, "timed": timed}))
@@ -152,3 +178,16 @@ def test_links_nested_thousands_deep_parse_without_overflowing_the_stack() -> No
     (output,) = _run([text], [])["outputs"]
     inner = depth - 16  # the nesting bound: 16 links are unwrapped, the ones inside stay text
     assert output == "<p>" + "[" * inner + "a" + "](b)" * inner + "</p>"
+
+
+@pytest.mark.parametrize("name", list(SLOW_LINES))
+def test_a_limit_sized_block_line_with_a_long_run_parses_in_linear_time(name: str) -> None:
+    text = SLOW_LINES[name]
+    assert len(text) <= ANSWER_LIMIT
+    milliseconds = _run([], [text])["timed"][0]
+    assert milliseconds < BOUND_MS, f"{name}: {milliseconds:.0f} ms"
+
+
+def test_atx_headings_read_as_commonmark_reads_them() -> None:
+    texts = [text for text, _ in HEADINGS]
+    assert list(zip(texts, _run(texts, [])["outputs"], strict=True)) == HEADINGS

@@ -23,12 +23,15 @@
 export const MAX_NESTING = 8;
 const MAX_INLINE_DEPTH = 16;
 
-const FENCE = /^ {0,3}(`{3,}|~{3,})(.*)$/;
-const ATX = /^ {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$/;
+// A line's rest is `[\s\S]*`, not `.*`: `.` stops at U+2028 and U+2029, which CommonMark reads as
+// plain characters, and a `(.*)$` that stopped there backtracked over the whole line before it:
+// quadratic in a line of 50,000 blanks or backticks (2 s in Node).
+const FENCE = /^ {0,3}(`{3,}|~{3,})([\s\S]*)$/;
+const ATX_OPEN = /^ {0,3}(#{1,6})(?=[ \t]|$)/;
 const HR = /^ {0,3}(?:(?:-[ \t]*){3,}|(?:\*[ \t]*){3,}|(?:_[ \t]*){3,})$/;
 const SETEXT = /^ {0,3}(=+|-+)[ \t]*$/;
-const QUOTE = /^ {0,3}> ?(.*)$/;
-const LIST = /^( {0,3})([-+*]|\d{1,9}[.)])([ \t]+|$)(.*)$/;
+const QUOTE = /^ {0,3}> ?([\s\S]*)$/;
+const LIST = /^( {0,3})([-+*]|\d{1,9}[.)])([ \t]+|$)([\s\S]*)$/;
 const HTML_BLOCK = /^ {0,3}<(?:[A-Za-z][A-Za-z0-9-]*(?:[\s/>]|$)|\/[A-Za-z][A-Za-z0-9-]*\s*>|!--|\?|![A-Z])/;
 const RAW_BLOCK = /^ {0,3}<(script|pre|style|textarea)(?:[\s>]|$)/i;
 const DEFINITION = /^ {0,3}\[[^\]]+\]:[ \t]*\S+/;
@@ -90,11 +93,44 @@ function htmlBlock(/** @type {string[]} */ lines, /** @type {number} */ i) {
   return j - i;
 }
 
+/**
+ * An ATX heading's level and text: the opening `#`s, then blanks or the line's end; the text without
+ * its blanks and an optional closing run of `#`s after a blank.  Read by hand, in one pass: a regex
+ * with a lazy text before `(?:[ \t]+#+)?[ \t]*$` retried the line's end at every blank of a long run
+ * (quadratic: 2 s for 50,000 blanks).
+ * @param {string} line @returns {{level: number, text: string} | null}
+ */
+export function atxHeading(line) {
+  const open = ATX_OPEN.exec(line);
+  if (!open) return null;
+  let start = open[0].length;
+  while (start < line.length && isBlank(line[start])) start++;
+  let end = trimmedEnd(line, start);
+  let hashes = end;
+  while (hashes > start && line[hashes - 1] === '#') hashes--;
+  if (hashes < end && (hashes === start || isBlank(line[hashes - 1]))) {
+    end = hashes === start ? start : trimmedEnd(line.slice(0, hashes), start);
+  }
+  return { level: open[1].length, text: line.slice(start, end) };
+}
+
+/** @param {string} char */
+function isBlank(char) {
+  return char === ' ' || char === '\t';
+}
+
+/** @param {string} text @param {number} from @returns {number} where `text`'s trailing blanks start (not before `from`) */
+function trimmedEnd(text, from = 0) {
+  let end = text.length;
+  while (end > from && isBlank(text[end - 1])) end--;
+  return end;
+}
+
 /** @param {string} line @param {Block[]} out */
 function atx(line, out) {
-  const match = ATX.exec(line);
-  if (!match) return 0;
-  out.push({ type: 'h', level: match[1].length, children: parseInline(match[2] || '') });
+  const heading = atxHeading(line);
+  if (!heading) return 0;
+  out.push({ type: 'h', level: heading.level, children: parseInline(heading.text) });
   return 1;
 }
 
@@ -187,7 +223,7 @@ function indentOf(line) {
 
 /** @param {string} line */
 function startsBlock(line) {
-  return FENCE.test(line) || ATX.test(line) || HR.test(line) || QUOTE.test(line) || LIST.test(line) || HTML_BLOCK.test(line);
+  return FENCE.test(line) || ATX_OPEN.test(line) || HR.test(line) || QUOTE.test(line) || LIST.test(line) || HTML_BLOCK.test(line);
 }
 
 /** @param {string[]} lines @param {number} i @param {Block[]} out @param {number} depth */
@@ -204,7 +240,8 @@ function paragraph(lines, i, out, depth) {
     if (!line.trim() || (startsBlock(line) && !(depth >= MAX_NESTING && (QUOTE.test(line) || LIST.test(line))))) break;
     body.push(line);
   }
-  out.push({ type: 'p', children: parseInline(body.map((l) => l.replace(/^[ \t]+/, '')).join('\n').replace(/[ \t]+$/, '')) });
+  const text = body.map((l) => l.replace(/^[ \t]+/, '')).join('\n');
+  out.push({ type: 'p', children: parseInline(text.slice(0, trimmedEnd(text))) }); // by hand: `/[ \t]+$/` was quadratic
   return j - i;
 }
 
