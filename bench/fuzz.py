@@ -183,6 +183,9 @@ _ATOMS: list[Callable[[], Any]] = [
     lambda: HostileList([1]), lambda: HostileObject(), lambda: {HostileStr("type"): "add"},
     lambda: {"expr": HostileDict(state="amount")}, lambda: {SECRET + " secret": 1},
     lambda: {"\ud800": 1}, lambda: ["x"], lambda: 1.5, lambda: "reader",
+    # Markdown-ish text nesting thousands of list items over blank and lazy lines: the final
+    # answer's marker scan was quadratic in such nesting (seconds at this size; linear now).
+    lambda: "+ " * 3000 + "x" + "\n" * 6000, lambda: "* " * 3000 + "x" + "\ny" * 3000,
 ]
 
 
