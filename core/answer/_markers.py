@@ -71,7 +71,7 @@ class _Item(NamedTuple):
 
 
 class _Line:
-    """One line (tabs expanded, `\r`s stripped) and where each thematic-break character's trailing
+    """One line (tabs expanded, `\\r`s stripped) and where each thematic-break character's trailing
     run starts in it, found once a line: a break of `*`, `-` or `_` runs to the line's end."""
 
     __slots__ = ("_runs", "columns")
