@@ -19,7 +19,10 @@ def pointer(path: tuple[str | int, ...]) -> str:
 
 
 def diff(old: Any, new: Any, path: tuple[str | int, ...] = ()) -> Patch:
-    """The operations that turn `old` into `new`."""
+    """The operations that turn `old` into `new`; none for the same object, not walked (the states
+    of an AG-UI stream share every part a frame leaves as it was)."""
+    if old is new:
+        return []
     if type(old) is dict and type(new) is dict:
         return _objects(old, new, path)
     if type(old) is list and type(new) is list:

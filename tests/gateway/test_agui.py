@@ -90,6 +90,64 @@ def test_a_value_that_becomes_null_is_written_as_null_in_the_state_delta() -> No
     assert apply(snapshot["snapshot"], delta["delta"])["uis"]["u"]["document"] == {"v": None, "w": [None, None]}
 
 
+def _wire_delta(event: Any) -> list[dict[str, Any]]:
+    """A STATE_DELTA's operations as the wire carries them."""
+    return json.loads(event.model_dump_json(by_alias=True))["delta"]
+
+
+def _frame(ui_id: str, seq: int, document: Any, kind: str = "update") -> str:
+    return json.dumps({"uiId": ui_id, "type": kind, "generation": 1, "seq": seq, "revision": seq - 1,
+                       "sourceCallId": f"call-{ui_id}", "snapshot": document})
+
+
+def test_each_frame_s_delta_is_the_whole_state_s_diff_and_rebuilds_it() -> None:
+    """The delta of a frame is its own UI's diff (an `add` for a new UI): the same operations as a
+    diff of the whole state, which no longer walks the session's other UIs."""
+    import random
+
+    from gateway.agui import AguiRenderer
+    from gateway.cursor import Cursor
+    from gateway.events import Event as LogEvent
+
+    rng = random.Random(5)
+    renderer = AguiRenderer("s")
+    renderer.start([_frame("a", 1, {"v": 1, "rows": [[1, 2]]}, "snapshot")])
+    seqs: dict[str, int] = {"a": 1}
+    for _ in range(300):
+        ui_id = rng.choice("abcd")
+        seqs[ui_id] = seqs.get(ui_id, 0) + 1
+        document = {"v": rng.randint(0, 3), "rows": [[rng.randint(0, 2)] * rng.randint(0, 3)],
+                    "t": rng.choice([None, "x"])}
+        before = json.loads(json.dumps(renderer.state))
+        events = renderer.render(LogEvent("frame", Cursor(), _frame(ui_id, seqs[ui_id], document)))
+        deltas = [_wire_delta(event) for event in events if event.type == EventType.STATE_DELTA]
+        delta = deltas[0] if deltas else []
+        assert delta == diff(before, renderer.state)
+        assert apply(before, delta) == renderer.state
+
+
+def test_a_frame_of_one_ui_costs_its_own_document_not_the_session_s() -> None:
+    """A session of 100 UIs at the document limit: the whole state's diff took ~270 ms a frame and a
+    connection; the frame's own UI's diff a few milliseconds (the bound is a generous multiple)."""
+    from bench.documents import maximal_document
+    from gateway.agui import AguiRenderer
+    from gateway.cursor import Cursor
+    from gateway.events import Event as LogEvent
+
+    document = maximal_document()
+    renderer = AguiRenderer("s")
+    renderer.start([_frame(f"ui-{n}", 1, document, "snapshot") for n in range(100)])
+    changed = {**document, "title": "changed"}
+    started = time.perf_counter()
+    events = renderer.render(LogEvent("frame", Cursor(), _frame("ui-7", 2, changed)))
+    elapsed = time.perf_counter() - started
+    (delta,) = [_wire_delta(event) for event in events if event.type == EventType.STATE_DELTA]
+    assert delta == [{"op": "replace", "path": "/uis/ui-7/document/title", "value": "changed"},
+                     {"op": "replace", "path": "/uis/ui-7/revision", "value": 1},
+                     {"op": "replace", "path": "/uis/ui-7/seq", "value": 2}]
+    assert elapsed < 0.1
+
+
 def test_the_json_patch_diff_turns_one_value_into_the_other() -> None:
     cases = [({"a": [1, 2], "b": {"c": True}}, {"a": [1, 2, 3], "b": {"c": 1}}),
              ({"x/y": {"~": 1}}, {"x/y": {"~": 2}}), ([1, {"a": 1}], [{"a": 1}]), ({"a": 1}, {"b": None}),
