@@ -132,7 +132,6 @@ class _Scan:
     def marker(self, columns: str) -> str | None:
         """The id of the marker line `columns` is (tabs expanded, `\\r`s stripped), or None; reads
         the line into the structure either way."""
-        line = _Line(columns)
         at, matched = self._continue(columns)
         if self.fence is not None:
             if matched == len(self.containers):
@@ -147,6 +146,7 @@ class _Scan:
             self.paragraph = False
             return None
         self.empty_item = None
+        line = _Line(columns)
         if self.paragraph and matched < len(self.containers) and not line.starts_block(at):
             return self._lazy(columns, at)  # a lazy continuation line: the containers stay
         continuing = self.paragraph and matched == len(self.containers)

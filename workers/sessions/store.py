@@ -396,21 +396,21 @@ class Store:
 
     def _remember_source(self, session: str, source: str, ui_id: str) -> None:
         """`_remember` of the uiId a session's sourceCallId opened, kept in `_sources_of` too."""
-        self._sources[(session, source)] = ui_id
-        self._sources.move_to_end((session, source))
         self._sources_of.setdefault(session, set()).add(source)
-        while len(self._sources) > CACHE_SIZE:
-            (old, old_source), _ = self._sources.popitem(last=False)
+        for old, old_source in self._remember(self._sources, (session, source), ui_id):
             held = self._sources_of[old]
             held.discard(old_source)
             if not held:
                 del self._sources_of[old]
 
-    def _remember(self, cache: OrderedDict[K, T], key: K, value: T) -> None:
+    def _remember(self, cache: OrderedDict[K, T], key: K, value: T) -> list[K]:
+        """Keep `value` as the most recent of `cache`; returns the keys evicted beyond CACHE_SIZE."""
         cache[key] = value
         cache.move_to_end(key)
+        evicted = []
         while len(cache) > CACHE_SIZE:
-            cache.popitem(last=False)
+            evicted.append(cache.popitem(last=False)[0])
+        return evicted
 
     def plain_entry(self, session: str, call: str) -> tuple[str, str, str] | None:
         """The (content digest, uiId, document JSON) a plain call stored, or None."""

@@ -98,8 +98,7 @@ class Line {
     if (char === '*' || char === '-' || char === '_') {
       let run = this.runs.get(char);
       if (run === undefined) {
-        run = columns.length;
-        while (run > 0 && (columns[run - 1] === char || columns[run - 1] === ' ')) run -= 1;
+        run = withoutEnd(columns, `${char} `).length;
         this.runs.set(char, run);
       }
       if (run > at) return false;
@@ -152,7 +151,6 @@ class BlockScan {
 
   /** @param {string} columns @returns {string | null} */
   marker(columns) {
-    const line = new Line(columns);
     const [at, matched] = this.continued(columns);
     if (this.fence !== null) {
       if (matched === this.containers.length) {
@@ -170,6 +168,7 @@ class BlockScan {
       return null;
     }
     this.emptyItem = null;
+    const line = new Line(columns);
     if (this.paragraph && matched < this.containers.length && !line.startsBlock(at)) {
       const spaces = spacesAt(columns, at);
       return this.quotes.length || spaces > 3 ? null : markerOf(columns.slice(at + spaces));

@@ -109,7 +109,7 @@ export function atxHeading(line) {
   let hashes = end;
   while (hashes > start && line[hashes - 1] === '#') hashes--;
   if (hashes < end && (hashes === start || isBlank(line[hashes - 1]))) {
-    end = hashes === start ? start : trimmedEnd(line.slice(0, hashes), start);
+    end = trimmedEnd(line, start, hashes);
   }
   return { level: open[1].length, text: line.slice(start, end) };
 }
@@ -119,9 +119,12 @@ function isBlank(char) {
   return char === ' ' || char === '\t';
 }
 
-/** @param {string} text @param {number} from @returns {number} where `text`'s trailing blanks start (not before `from`) */
-function trimmedEnd(text, from = 0) {
-  let end = text.length;
+/**
+ * @param {string} text @param {number} from @param {number} to
+ * @returns {number} where the blanks that end `text` up to `to` start (not before `from`)
+ */
+function trimmedEnd(text, from = 0, to = text.length) {
+  let end = to;
   while (end > from && isBlank(text[end - 1])) end--;
   return end;
 }
