@@ -31,6 +31,10 @@ class GatewayMetrics:
                               registry=registry)
         self.resyncs = Counter("iui_gateway_resyncs_total", "resync events sent, by reason.", ["reason"],
                                registry=registry)
+        self.stalled_streams = Counter(
+            "iui_gateway_stalled_streams_total",
+            "Event streams ended because their client took no bytes for IUI_GATEWAY_SEND_TIMEOUT_S.",
+            registry=registry)
         self.reconnects = Counter("iui_gateway_subscription_reconnects_total",
                                   "Times the pub/sub subscription was (re)established.", registry=registry)
         self.refused = Counter("iui_gateway_refused_total",

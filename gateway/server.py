@@ -22,6 +22,7 @@ from .app import create_app
 from .context import STOP_ANSWER_S, Gateway
 from .protocol import uvicorn_protocols
 from .redis_backend import RedisBackend
+from .stalls import quiet_stalls
 
 log = logging.getLogger(__name__)
 FILES_OF_ITS_OWN = 64  # the listening socket, the pub/sub connection, logs, the interpreter's own
@@ -88,6 +89,7 @@ def gateway_server(app: Starlette, settings: Settings, limit: int, **options: An
                                                 body_timeout_s=settings.gateway_body_timeout_s,
                                                 send_timeout_s=settings.gateway_send_timeout_s,
                                                 max_connections=limit, refused=metrics.refused_by_protocol))
+    quiet_stalls()  # after the Config, which configured uvicorn's loggers
     server = GatewayServer(config, app.state.gateway)
     metrics.watch_connections(lambda: len(server.server_state.connections), limit)
     return server

@@ -29,6 +29,7 @@ from ..context import Gateway, Identity, Permission, session_of
 from ..cursor import BadCursor, Cursor
 from ..events import EventStream, sse_event
 from ..problems import Problem
+from ..stalls import StreamResponse
 
 RETRY_MS = 3_000
 # sse-starlette's watcher cancels the streams when the server stops; the gateway ends them itself
@@ -119,8 +120,9 @@ async def _once_redis_answers(step: Callable[[], Awaitable[T]], deadline: float)
 
 def sse(gateway: Gateway, content: AsyncIterator[ServerSentEvent]) -> EventSourceResponse:
     """A server-sent event response that is never cached or buffered by a proxy; a client that takes
-    no bytes for `IUI_GATEWAY_SEND_TIMEOUT_S` is dropped."""
-    return EventSourceResponse(content, send_timeout=gateway.settings.gateway_send_timeout_s,
+    no bytes for `IUI_GATEWAY_SEND_TIMEOUT_S` is dropped (`gateway.stalls`)."""
+    return StreamResponse(content, stalled=gateway.metrics.stalled_streams.inc,
+                          send_timeout=gateway.settings.gateway_send_timeout_s,
                                ping=0,  # the stream sends its own heartbeat
                                shutdown_grace_period=STOP_GRACE_S,
                                headers={"cache-control": "no-store", "x-accel-buffering": "no"})

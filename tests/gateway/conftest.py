@@ -3,6 +3,7 @@ in threads, on the suite's redis-server."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import resource
 import signal
@@ -10,6 +11,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -27,10 +29,12 @@ class GatewayProcess:
     """One `iui gateway` process; `restart()` SIGKILLs it and starts it again on the same port."""
 
     def __init__(self, redis_url: str, port: int | None = None, *, nofile: tuple[int, int] | None = None,
-                 **settings: Any) -> None:
-        """`settings` become `IUI_*` variables; `nofile` is the (soft, hard) open-file limit it starts with."""
+                 log: Path | None = None, **settings: Any) -> None:
+        """`settings` become `IUI_*` variables; `nofile` is the (soft, hard) open-file limit it starts with;
+        `log`, a file its standard error is appended to (else it is dropped)."""
         self.port = port or free_port()
         self.nofile = nofile
+        self.log = log
         self.url = f"http://127.0.0.1:{self.port}"
         self.env = {**os.environ, "IUI_REDIS_URL": redis_url, "IUI_GATEWAY_JWT_SECRET": SECRET,
                     "IUI_GATEWAY_PORT": str(self.port), "IUI_PARTITIONS": "4",
@@ -40,8 +44,10 @@ class GatewayProcess:
     def start(self) -> GatewayProcess:
         nofile = self.nofile
         limit = None if nofile is None else lambda: resource.setrlimit(resource.RLIMIT_NOFILE, nofile)
-        self.process = subprocess.Popen([sys.executable, "-m", "workers.cli", "gateway"], env=self.env,
-                                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, preexec_fn=limit)
+        with contextlib.ExitStack() as files:
+            stderr = subprocess.DEVNULL if self.log is None else files.enter_context(self.log.open("ab"))
+            self.process = subprocess.Popen([sys.executable, "-m", "workers.cli", "gateway"], env=self.env,
+                                            stdout=subprocess.DEVNULL, stderr=stderr, preexec_fn=limit)
         deadline = time.monotonic() + 20
         while time.monotonic() < deadline:
             try:

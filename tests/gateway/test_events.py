@@ -10,6 +10,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -477,12 +478,13 @@ def test_a_stream_asked_for_while_redis_stays_away_is_503_after_the_reply_timeou
             gateway.stop()
 
 
-def test_a_client_that_never_reads_is_dropped_and_its_connection_freed(redis_url: str) -> None:
+def test_a_client_that_never_reads_is_dropped_and_its_connection_freed(redis_url: str, tmp_path: Path) -> None:
     # An audit: a client that stopped reading had its stream ended after the send timeout, but the
     # close waited for the socket's buffer to drain: the connection stayed open, one of the limit's
     # slots held, and every other request was refused `overloaded` for as long as the client lived.
     runtime = Runtime(redis_url).configure(frame_log_max=100_000).start()
-    gateway = GatewayProcess(redis_url, gateway_max_connections=3, gateway_send_timeout_s=1).start()
+    log = tmp_path / "gateway.log"
+    gateway = GatewayProcess(redis_url, gateway_max_connections=3, gateway_send_timeout_s=1, log=log).start()
     stalled: list[socket.socket] = []
     try:
         agent = Agent(runtime, document=wide_document(36))  # ~150 KB frames
@@ -501,6 +503,11 @@ def test_a_client_that_never_reads_is_dropped_and_its_connection_freed(redis_url
         assert sample(gateway.url, "iui_gateway_connections") <= 1  # the probe's own
         with httpx.Client(base_url=gateway.url, timeout=10) as client:  # a slot to serve it
             assert len(read_until(client, "/v1/sessions/s1/events", auth("viewer"), 1)) == 1
+        # A client's doing, not the gateway's fault: counted and told in one line, no traceback.
+        assert sample(gateway.url, "iui_gateway_stalled_streams_total") == 2
+        assert log.read_text().count("WARNING gateway.stalls: gateway: an event stream's client took no bytes "
+                                     "for 1 s; the stream ended") == 2
+        assert "Traceback" not in log.read_text() and "Exception in ASGI" not in log.read_text()
     finally:
         for sock in stalled:
             sock.close()
