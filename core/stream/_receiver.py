@@ -56,40 +56,61 @@ class _Fallback(Exception):
 
 
 class HeldBytes:
-    """What comparing needs to know of held (validated, frozen) values, by object.
+    """Which held (validated, frozen) values `==` could confuse with other JSON, by object.
 
-    One generation's memo; entries keep their value alive, so an `id` is never reused
-    while it is a key.
+    One generation's memo; entries keep their value alive, so an `id` is never reused while
+    it is a key.  A layout's flag is its own entries' and its children's (`_layout_flag`), so
+    a new layout on a patch's path costs its own entries, never its subtree: encoding each
+    whole held subtree cost a deep document's frame tens of milliseconds, and keeping those
+    bytes grew the memo by ~0.8 MB a frame (an audit: 193 MB after 250 frames).  The memo is
+    emptied once it holds `limit` entries (`MEMO_LIMIT`), which drops the layouts a generation replaced.
     """
 
-    __slots__ = ("_lists", "_memo")
+    __slots__ = ("_limit", "_lists", "_memo")
 
-    def __init__(self) -> None:
-        self._memo: dict[int, tuple[Any, bytes, bool]] = {}
+    def __init__(self, limit: int = 0) -> None:
+        self._memo: dict[int, tuple[Any, bool]] = {}
         self._lists: dict[int, tuple[list[Any], tuple[int, ...]]] = {}
-
-    def _entry(self, value: Any) -> tuple[Any, bytes, bool]:
-        entry = self._memo.get(id(value))
-        if entry is None or entry[0] is not value:
-            encoded = orjson.dumps(value)
-            entry = self._memo[id(value)] = (value, encoded, _AMBIGUOUS.search(encoded) is not None)
-        return entry
-
-    def of(self, value: Any) -> bytes:
-        """The orjson bytes of a held value."""
-        return self._entry(value)[1]
+        self._limit = limit or MEMO_LIMIT
 
     def ambiguous(self, value: Any) -> bool:
         """Whether `==` could take a bool of a new value for a number of this one, or back."""
-        return self._entry(value)[2]
+        entry = self._memo.get(id(value))
+        if entry is not None and entry[0] is value:
+            return entry[1]
+        children = value.get("children") if isinstance(value, dict) else None
+        flag = self._layout_flag(value, children) if isinstance(children, list) else _ambiguous_json(value)
+        self._make_room()
+        self._memo[id(value)] = (value, flag)
+        return flag
+
+    def _layout_flag(self, layout: Mapping[str, Any], children: list[Any]) -> bool:
+        own = {key: item for key, item in layout.items() if key != "children"}
+        return _ambiguous_json(own) or any(map(self.ambiguous, children))
 
     def ambiguous_children(self, held: list[Any]) -> tuple[int, ...]:
         """The positions of the `ambiguous` children of a held children list."""
         entry = self._lists.get(id(held))
         if entry is None or entry[0] is not held:
-            flags = map(self.ambiguous, held)
-            entry = self._lists[id(held)] = (held, tuple(i for i, flag in enumerate(flags) if flag))
+            positions = tuple(i for i, flag in enumerate(map(self.ambiguous, held)) if flag)
+            self._make_room()
+            entry = self._lists[id(held)] = (held, positions)
         return entry[1]
+
+    def _make_room(self) -> None:
+        if len(self._memo) >= self._limit or len(self._lists) >= self._limit:
+            self._memo.clear()
+            self._lists.clear()
+
+
+# Entries of one generation's memo before it is emptied: a 200-component document's held values
+# (nodes, their entries, children lists) are a few thousand; a generation replaces at most 256
+# frames' paths.
+MEMO_LIMIT = 16_384
+
+
+def _ambiguous_json(value: Any) -> bool:
+    return _AMBIGUOUS.search(orjson.dumps(value)) is not None
 
 
 # A held (frozen) value prints a bool as true/false and the numbers 0 and 1 as 0 and 1 (integral
@@ -107,9 +128,9 @@ def exact_types(value: Any) -> bool:
     return True
 
 
-def _same_bytes(new: Any, held: Any, memo: HeldBytes) -> bool:
+def _same_bytes(new: Any, held: Any) -> bool:
     try:
-        return orjson.dumps(new) == memo.of(held)
+        return orjson.dumps(new) == orjson.dumps(held)
     except TypeError:  # a non-string key, a lone surrogate, an int beyond 64 bits
         raise _Fallback from None
 
@@ -202,7 +223,7 @@ class _Sharing:
 
     def same(self, new: Any, held: Any) -> bool:
         """`new` (exact types only) is the very JSON value `held` is."""
-        return new == held and (not self.memo.ambiguous(held) or _same_bytes(new, held, self.memo))
+        return new == held and (not self.memo.ambiguous(held) or _same_bytes(new, held))
 
     def layout(self, new: Any, held: Mapping[str, Any]) -> Any:
         """A layout node of the new snapshot at the held node's place, built from held parts.
@@ -233,7 +254,7 @@ class _Sharing:
         end, held_end = len(children) - suffix, len(held) - suffix
         for position in self.memo.ambiguous_children(held):
             if (position < prefix or position >= held_end) and not _same_bytes(
-                    children[position if position < prefix else position + end - held_end], held[position], self.memo):
+                    children[position if position < prefix else position + end - held_end], held[position]):
                 raise _Fallback  # equal values, other JSON (a bool for a 0 or 1): the full check decides
         if prefix == len(children) == len(held):
             return held

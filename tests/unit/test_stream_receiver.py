@@ -238,3 +238,67 @@ def test_a_held_value_holding_a_bool_0_or_1_is_compared_by_bytes_too(held, ambig
     from core.stream._receiver import HeldBytes
 
     assert HeldBytes().ambiguous(held) is ambiguous
+
+
+@SETTINGS
+@given(st.data())
+def test_a_held_node_s_flag_from_its_parts_is_set_wherever_its_whole_json_holds_a_bool_0_or_1(data):
+    # A layout's flag is its own entries' and its children's, so that a new layout costs its own
+    # entries: it may never miss a bool, 0 or 1 its whole JSON holds (extra flags only cost a byte
+    # comparison).
+    from core.stream._receiver import _AMBIGUOUS, HeldBytes
+
+    held = generation(data)[-1].document
+    memo = HeldBytes()
+    for node in containers(held):
+        if _AMBIGUOUS.search(orjson.dumps(node)) is not None:
+            assert memo.ambiguous(node)
+
+
+def chain_with_table(levels: int, rows: int) -> dict[str, Any]:
+    """A document whose Text sits `levels` layouts deep, beside a Table of `rows` rows."""
+    columns = [{"key": f"c{i}", "label": f"C{i}"} for i in range(8)]
+    table = {"id": "tbl", "type": "Table",
+             "props": {"columns": columns, "rows": [{f"c{i}": f"cell-{r}-{i}" for i in range(8)} for r in range(rows)]}}
+    node: dict[str, Any] = {"id": "leaf", "type": "Column", "props": {},
+                            "children": [table, {"id": "t", "type": "Text", "props": {"text": "x0"}}]}
+    for level in range(levels - 2):
+        node = {"id": f"c{level}", "type": "Column", "props": {}, "children": [node]}
+    return {"version": "1.1", "id": "d", "mode": "interactive_ui", "title": "t", "state": {}, "derived": {},
+            "actions": {}, "root": node}
+
+
+def test_a_subscriber_of_a_deep_document_holds_memory_for_its_document_not_for_every_frame():
+    # An audit: the memo kept each held layout's whole JSON bytes, and each frame's path built new
+    # layouts: 16 levels above a 380-row Table, 120 frames held ~100 MB (250 frames 230 MB), each
+    # frame encoding the whole spine.  Now a few MB whatever the frame count.
+    import tracemalloc
+
+    producer = start_ui_stream(chain_with_table(16, 380), "call-d", 1)
+    frames = [orjson.dumps(producer.checkpoint)]
+    for n in range(1, 120):
+        producer = advance_ui_stream(producer, {"type": "update", "nodeId": "t", "props": {"text": f"x{n}"}})
+        frames.append(orjson.dumps(producer.checkpoint))
+    del producer
+    tracemalloc.start()
+    try:
+        held = None
+        for frame in frames:
+            held = accept_checkpoint(held, orjson.loads(frame))
+        grown = tracemalloc.get_traced_memory()[0]
+    finally:
+        tracemalloc.stop()
+    assert held is not None and held.checkpoint["seq"] == 120
+    assert grown < 20_000_000
+
+
+def test_the_memo_emptied_at_its_limit_flags_every_value_as_before():
+    from core.stream._receiver import HeldBytes
+
+    held = start_ui_stream(base_document(), "call-d", 1).document
+    values = containers(held)
+    whole, limited = HeldBytes(), HeldBytes(limit=8)
+    for _ in range(3):
+        for value in values:
+            assert limited.ambiguous(value) is whole.ambiguous(value)
+            assert len(limited._memo) <= 8 and len(limited._lists) <= 8
