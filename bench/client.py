@@ -1,6 +1,6 @@
 """`python -m bench client`: the Client's costs in Debian's Chromium, timed in the page.
 
-Three figures, each the min and median of several runs, measured with `performance.now()`
+Four figures, each the min and median of several runs, measured with `performance.now()`
 inside the page (printed, never asserted):
 
 - first render of the 200-component document at every limit (bench/documents.py:
@@ -8,7 +8,9 @@ inside the page (printed, never asserted):
 - one patch frame (`update` of one node's props) applied to a 200-component stream UI,
   until the DOM shows it (goal < 5 ms);
 - one keystroke into a NumberInput on which 64 derived values and 64 Results depend, until
-  every Result shows the new value (goal < 8 ms per keystroke).
+  every Result shows the new value (goal < 8 ms per keystroke);
+- one receipt event in a session of 8 stream UIs, each a 500 x 32 Table, until the store has it
+  and the page rendered it (goal < 5 ms: the UIs it does not change are not rendered again).
 
 The page is the browser tests' harness (tests/browser/harness.html) served with the gateway's
 CSP by a stdlib server on a loopback port.
@@ -107,13 +109,34 @@ KEYSTROKE = """async (value) => {
 }"""
 
 
+RECEIPT = """async (n) => {
+  const t0 = performance.now();
+  window.harness.receipt({operationId: `op-${n}`, requestId: `r-${n}`, actionId: 'save', status: 'queued',
+    parameterHash: 'a'.repeat(64), createdAt: 1, updatedAt: 1,
+    documentRef: {sourceCallId: 'call-none', uiId: 'none', generation: 1, revision: 0}});
+  await Promise.resolve(); await Promise.resolve();
+  const t1 = performance.now();
+  if (!window.harness.operations().some((op) => op.operationId === `op-${n}`)) throw new Error('receipt not applied');
+  return t1 - t0;
+}"""
+
+
+def table_document(ui: str, rows: int = 500, columns: int = 32) -> dict[str, Any]:
+    """One Table of `rows` x `columns` text cells under a Column."""
+    keys = [{"key": f"c{i}", "label": f"C{i}"} for i in range(columns)]
+    return {"version": "1.1", "id": ui, "mode": "interactive_ui", "title": f"Table {ui}", "state": {}, "derived": {},
+            "actions": {}, "root": {"id": "root", "type": "Column", "props": {}, "children": [
+                {"id": "table", "type": "Table", "props": {"columns": keys, "rows": [
+                    {f"c{i}": f"{r}.{i}" for i in range(columns)} for r in range(rows)]}}]}}
+
+
 def _figures(name: str, samples: list[float], goal: float) -> None:
     print(f"{name:<48} min {min(samples):7.2f} ms  median {statistics.median(samples):7.2f} ms"
           f"  (goal < {goal:g} ms, {len(samples)} runs)")
 
 
 def run(page: Any, runs: int) -> None:
-    """Time the three scenarios on one page."""
+    """Time the four scenarios on one page."""
     large = maximal_document()
     parse_document(large)
     _figures("first render, 200 components (maximal document)",
@@ -136,6 +159,14 @@ def run(page: Any, runs: int) -> None:
     page.evaluate(KEYSTROKE, 2)  # warm-up
     _figures("keystroke with 64 derived values depending on it",
              [page.evaluate(KEYSTROKE, 10 + i) for i in range(runs * 3)], 8)
+
+    page.evaluate("() => window.harness.session()")
+    for ui in range(8):
+        frame = plain(start_ui_stream(table_document(f"t{ui}"), f"call-{ui}", 1).checkpoint)
+        page.evaluate("frame => window.harness.frame(frame)", frame)
+    page.evaluate(RECEIPT, 0)  # warm-up
+    _figures("receipt event, 8 UIs of a 500 x 32 Table",
+             [page.evaluate(RECEIPT, 1 + i) for i in range(runs * 3)], 5)
 
 
 def main(argv: list[str]) -> int:

@@ -25,6 +25,29 @@ options.vnode = (vnode) => {
 /** `html\`<p>${text}</p>\`` builds vnodes; interpolations are values, never markup. */
 export const html = htm.bind(h);
 
+/** Whether two props objects hold the same values (by identity), key by key. */
+export function sameProps(/** @type {Record<string, any>} */ a, /** @type {Record<string, any>} */ b) {
+  for (const key in a) if (a[key] !== b[key]) return false;
+  for (const key in b) if (!(key in a)) return false;
+  return true;
+}
+
+/**
+ * `component`, rendered again only when `same(previous props, next props)` is false (the vendored
+ * Preact has no `memo`: this is preact/compat's, as a class with `shouldComponentUpdate`).  A
+ * context it reads still re-renders it when the context changes.
+ * @template P @param {(props: P) => any} component @param {(a: any, b: any) => boolean} [same]
+ */
+export function memo(component, same = sameProps) {
+  class Memo extends Component {
+    /** @param {any} next */
+    shouldComponentUpdate(next) { return !same(this.props, next); }
+    /** @param {any} props */
+    render(props) { return h(/** @type {any} */ (component), props); }
+  }
+  return /** @type {any} */ (Memo);
+}
+
 export {
   Component, Fragment, createContext, h, render,
   useCallback, useContext, useEffect, useLayoutEffect, useMemo, useReducer, useRef, useState,

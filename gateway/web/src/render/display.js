@@ -4,7 +4,7 @@
  * the node's boundary.
  */
 
-import { html, h } from '../ui.js';
+import { html, h, memo } from '../ui.js';
 import { displayText, formatNumber } from '../format.js';
 import { MarkdownText } from './markdown.js';
 import { domId, useScope } from './scope.js';
@@ -23,10 +23,8 @@ export function Heading({ node }) {
   return h(`h${node.props.level ?? 2}`, { class: 'heading' }, displayText(scope.resolve(node.props.text)));
 }
 
-/** Markdown takes a literal string only (no expressions). @param {NodeProps} props */
-export function Markdown({ node }) {
-  return html`<${MarkdownText} text=${node.props.text} />`;
-}
+/** Markdown takes a literal string only (no expressions): rendered again only for another node. */
+export const Markdown = memo((/** @type {NodeProps} */ { node }) => html`<${MarkdownText} text=${node.props.text} />`);
 
 /** @param {NodeProps} props */
 export function Badge({ node }) {

@@ -4,7 +4,7 @@
  * of one generation update the mounted view (local state kept), a new generation mounts anew.
  */
 
-import { html, useEffect, useState } from '../ui.js';
+import { html, memo, sameProps, useCallback, useEffect, useState } from '../ui.js';
 import { operationsOf } from '../store.js';
 import { documentRef } from '../stream.js';
 import { AnswerTurn } from './answer/turn.js';
@@ -33,21 +33,38 @@ export function useStore(store) {
  */
 export function SessionView({ store, host = null, viewStates = null, connection, locale, onLocate, onFollowUp }) {
   const data = useStore(store);
-  const onReceipt = (/** @type {any} */ receipt) => store.receipt(receipt);
+  const onReceipt = useCallback((/** @type {any} */ receipt) => store.receipt(receipt), [store]);
   return html`<div class="session">
     ${connection ? html`<div class=${`connection ${connection}`} role="status">${CONNECTION_TEXT[connection] ?? ''}</div>` : null}
     ${data.order.length === 0 ? html`<p class="empty">Nothing to show yet.</p>` : null}
     ${data.order.map((entry) => {
       if (entry.kind === 'answer') {
         const turn = data.turns.get(entry.key);
-        return turn ? html`<${AnswerTurn} key=${`a:${entry.key}`} turn=${turn} viewStates=${viewStates} onLocate=${onLocate} onFollowUp=${onFollowUp} />` : null;
+        return turn ? html`<${Turn} key=${`a:${entry.key}`} turn=${turn} viewStates=${viewStates} onLocate=${onLocate} onFollowUp=${onFollowUp} />` : null;
       }
       const view = data.views.get(entry.key);
       if (!view) return null;
-      return html`<${DocumentBoundary} key=${`u:${view.key}#${view.generation}`} document=${view.document}>
-        <${DocumentView} document=${view.document} status=${view.status} documentRef=${documentRef(view)} host=${host}
-          operations=${operationsOf(data, view)} onReceipt=${onReceipt} locale=${locale} />
-      </${DocumentBoundary}>`;
+      return html`<${StreamUI} key=${`u:${view.key}#${view.generation}`} view=${view} host=${host}
+        operations=${operationsOf(data, view)} onReceipt=${onReceipt} locale=${locale} />`;
     })}
   </div>`;
+}
+
+// Every event of the session re-renders this list: a view or a turn it did not change is not rendered
+// again (re-rendering every document, its Tables' cells included, cost a receipt event 50-230 ms in a
+// session of 4-16 large UIs).
+const Turn = memo(AnswerTurn);
+
+/** One stream UI: rendered again for a new frame of it, a change of its operations or of the page's host. */
+const StreamUI = memo(
+  (/** @type {{view: any, host: any, operations: any[], onReceipt: any, locale?: string}} */ { view, host, operations, onReceipt, locale }) =>
+    html`<${DocumentBoundary} document=${view.document}>
+      <${DocumentView} document=${view.document} status=${view.status} documentRef=${documentRef(view)} host=${host}
+        operations=${operations} onReceipt=${onReceipt} locale=${locale} />
+    </${DocumentBoundary}>`,
+  (a, b) => sameProps({ ...a, operations: null }, { ...b, operations: null }) && sameItems(a.operations, b.operations));
+
+/** Whether two lists hold the same items (by identity), in order. @param {any[]} a @param {any[]} b */
+function sameItems(a, b) {
+  return a.length === b.length && a.every((item, i) => item === b[i]);
 }
