@@ -60,10 +60,25 @@ def _shortest_digits(x: float) -> tuple[str, int]:
     return digits, n + (int(exponent) if exponent else 0)
 
 
+_EXACT_INTEGERS = 2.0**53
+
+
+def float_is_plain(x: float) -> bool:
+    """orjson prints `1.0` and `1e-6` where JS prints `1` and `0.000001`, elsewhere the same.
+
+    NaN and Infinity fail the range tests (orjson would print them as null).
+    """
+    return (1e-5 <= x < math.inf or -math.inf < x <= -1e-5 or -1e-6 < x < 1e-6) and not x.is_integer()
+
+
 def js_number_string(value: int | float) -> str:
     """`String(value)` as JavaScript prints it (`1.0 -> "1"`, `1e21 -> "1e+21"`)."""
     if type(value) is int and -(10**21) < value < 10**21:
         return str(value)
+    if type(value) is float and value.is_integer() and -_EXACT_INTEGERS <= value <= _EXACT_INTEGERS:
+        # Every integer up to 2**53 is a double, so its own digits are the shortest that name it,
+        # as JS prints it (-0 as "0"); above, JS pads the shortest digits with zeros.
+        return str(int(value))
     x = float(value)
     if math.isnan(x):
         return "NaN"

@@ -38,7 +38,7 @@ import orjson
 
 from core.errors import Issue, UISchemaError
 from core.json._frozen import ARRAY_KINDS, CONTAINER_KINDS, OBJECT_KINDS
-from core.json._number import js_number_string
+from core.json._number import float_is_plain, js_number_string
 from core.json._text import utf16_sort_key
 from core.json.safe import MAX_MAGNITUDE, NON_STRING_KEY, NOT_JSON, SafeJson, held_pointer, linked_segments
 from core.limits import UI_LIMITS
@@ -104,7 +104,7 @@ def _orjson_walk(value: Any) -> tuple[bool, bool, int]:
                     continue
                 return False, False, 0
             if kind is float:
-                if _float_is_plain(item):
+                if float_is_plain(item):
                     safe = safe and -MAX_MAGNITUDE <= item <= MAX_MAGNITUDE
                     continue
                 return False, False, 0
@@ -149,18 +149,10 @@ def _keys_are_plain(obj: dict[str, Any]) -> bool:
     return sorted(obj) == sorted(obj, key=utf16_sort_key)
 
 
-def _float_is_plain(x: float) -> bool:
-    """orjson prints `1.0` and `1e-6` where JS prints `1` and `0.000001`, elsewhere the same.
-
-    NaN and Infinity fail the range tests (orjson would print them as null).
-    """
-    return (1e-5 <= x < math.inf or -math.inf < x <= -1e-5 or -1e-6 < x < 1e-6) and not x.is_integer()
-
-
 def _scalar_is_plain(item: Any) -> bool:
     """A str, null, bool, int within +-2**53, or float that orjson prints as JS does."""
     if type(item) is float:
-        return _float_is_plain(item)
+        return float_is_plain(item)
     if type(item) is int:
         return -_SAFE_INTEGER <= item <= _SAFE_INTEGER
     return item is None or type(item) is str or type(item) is bool

@@ -29,7 +29,7 @@ import orjson
 from core._identifier import is_identifier
 from core.errors import Issue, UISchemaError, escape_pointer
 from core.json._frozen import ARRAY_KINDS, CONTAINER_KINDS, OBJECT_KINDS, SCALAR_KINDS
-from core.json._number import js_number_string
+from core.json._number import float_is_plain, js_number_string
 from core.json._text import is_utf8_text
 from core.limits import UI_LIMITS
 
@@ -153,7 +153,7 @@ def _measure(value: Any, max_depth: int, max_values: int) -> tuple[int, int, int
         if problem:
             raise UISchemaError([Issue("", problem, "unsafe_json")])
         if type(value) is float:
-            correction += len(js_number_string(value)) - len(orjson.dumps(value))
+            correction += _float_correction(value)
         return correction, 0, 1
     while stack:
         container, depth, path = stack.pop()
@@ -180,8 +180,19 @@ def _measure(value: Any, max_depth: int, max_values: int) -> tuple[int, int, int
             if problem:
                 raise UISchemaError([Issue(_pointer(path, key), problem, "unsafe_json")])
             if kind is float:
-                correction += len(js_number_string(item)) - len(orjson.dumps(item))
+                correction += _float_correction(item)
     return correction, deepest, count
+
+
+def _float_correction(x: float) -> int:
+    """How many more bytes JS's text of a finite float within 1e15 has than orjson's: 0 for most
+    (a check of ~0.1 µs, where the exact texts cost ~1 µs: a body of 139,000 floats took the gateway
+    178 ms to measure), `1` against `1.0` for an integral one."""
+    if float_is_plain(x):
+        return 0
+    if x.is_integer():
+        return len(str(int(x))) - len(orjson.dumps(x))
+    return len(js_number_string(x)) - len(orjson.dumps(x))
 
 
 def json_type_problem(value: Any) -> str | None:
