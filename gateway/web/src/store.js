@@ -72,7 +72,9 @@ export class SessionStore {
   resync(body) {
     let data = empty();
     for (const frame of Array.isArray(body.frames) ? body.frames : []) data = withFrame(data, frame);
-    for (const receipt of Array.isArray(body.receipts) ? body.receipts : []) data = withReceipt(data, receipt);
+    const operations = new Map(); // one Map for all the receipts: a copy per receipt was quadratic
+    for (const receipt of Array.isArray(body.receipts) ? body.receipts : []) addReceipt(operations, receipt);
+    data = { ...data, operations };
     for (const event of Array.isArray(body.answers) ? body.answers : []) data = withAnswer(data, event);
     this.set({ ...data, order: keptOrder(this.data.order, data.order) });
   }
@@ -105,17 +107,25 @@ function withFrame(data, frame) {
  * @param {Snapshot} data @param {any} receipt @returns {Snapshot}
  */
 function withReceipt(data, receipt) {
-  if (!isObject(receipt) || typeof receipt.operationId !== 'string' || typeof receipt.status !== 'string') return data;
-  const previous = data.operations.get(receipt.operationId);
+  const operations = new Map(data.operations);
+  return addReceipt(operations, receipt) ? { ...data, operations } : data;
+}
+
+/**
+ * `withReceipt` on a Map of the caller's: whether the receipt changed it.
+ * @param {Map<string, Operation>} operations @param {any} receipt @returns {boolean}
+ */
+function addReceipt(operations, receipt) {
+  if (!isObject(receipt) || typeof receipt.operationId !== 'string' || typeof receipt.status !== 'string') return false;
+  const previous = operations.get(receipt.operationId);
   const timeline = previous ? previous.timeline : [];
   const last = timeline[timeline.length - 1];
-  if (timeline.some((r) => r.status === receipt.status) || (last && TERMINAL.has(last.status))) return data;
-  const operations = new Map(data.operations);
+  if (timeline.some((r) => r.status === receipt.status) || (last && TERMINAL.has(last.status))) return false;
   operations.set(receipt.operationId, {
     operationId: receipt.operationId, requestId: String(receipt.requestId), actionId: String(receipt.actionId),
     documentRef: isObject(receipt.documentRef) ? receipt.documentRef : {}, timeline: [...timeline, receipt],
   });
-  return { ...data, operations };
+  return true;
 }
 
 /** @param {Snapshot} data @param {any} event @returns {Snapshot} */
