@@ -136,6 +136,12 @@ class UIStreamState:
     def __deepcopy__(self, memo: dict[int, Any]) -> UIStreamState:
         return self
 
+    def __reduce_ex__(self, protocol: object) -> Any:
+        # Its memo is caches of live objects, and its checkpoint only means something validated:
+        # a state travels as its checkpoint and counters (it failed with "no attribute '_built'").
+        raise TypeError("a UIStreamState cannot be pickled: store its checkpoint, frame_count, byte_count and "
+                        "retired_types, and rebuild it with resume_ui_stream")
+
     @property
     def document(self) -> ParsedDocument:
         """The current snapshot (a validated, deep-immutable document)."""

@@ -1047,3 +1047,17 @@ def test_a_receivers_retired_ids_serve_a_producer_advanced_from_it(opened, mutat
     add = {"type": "add", "parentId": "report", "index": 0,
            "node": {"id": "loading", "type": "Text", "props": {"text": "spoofed"}}}
     assert rejected(advance_ui_stream, received, add)[0][1] == "frozen"
+
+
+def test_a_state_refuses_pickling_and_names_what_to_store_instead(initial: Any) -> None:
+    # It failed with "'UIStreamState' object has no attribute '_built'" (pure) on its way out of
+    # pickle; copies stay the state itself (immutable).
+    import copy
+    import pickle
+
+    state = start_ui_stream(initial, "call-p", 1)
+    for protocol in range(pickle.HIGHEST_PROTOCOL + 1):
+        with pytest.raises(TypeError, match="cannot be pickled: store its checkpoint, frame_count, byte_count and "
+                                            "retired_types, and rebuild it with resume_ui_stream"):
+            pickle.dumps(state, protocol=protocol)
+    assert copy.copy(state) is state and copy.deepcopy(state) is state
