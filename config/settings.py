@@ -124,10 +124,11 @@ class Settings(BaseSettings):
     batch_size: int = Field(default=32, ge=1, le=1_000)
     """Entries a partition reads (and writes in one pipelined round trip) per turn."""
     cache_bytes: int = Field(default=512 * 1024 * 1024, ge=1024 * 1024, le=1 << 40)
-    """Estimated memory of the process-wide generation cache (checkpoint bytes × 24 + 2 KiB per entry); least
-    recently used entries go first. It also bounds a dispatcher round: once its decided, unsettled writes
-    hold an eighth of this, the round settles them before deciding more; and the restored snapshots that cold
-    sessions holding the same document share are kept within another eighth (estimated alike)."""
+    """Estimated memory of the process-wide generation cache (checkpoint bytes × 24, retired types' JSON × 6,
+    128 per call id and 2 KiB per entry); least recently used entries go first. It also bounds a dispatcher
+    round: once its decided, unsettled writes hold an eighth of this, the round settles them before deciding
+    more; the restored snapshots that cold sessions holding the same document share, and the parsed plain
+    documents of host actions, are each kept within another eighth (estimated alike)."""
     state_key: SecretStr | None = None
     """Key of the seal over every stored generation (HMAC-SHA256, at least 32 bytes; the same for every worker
     of a deployment). A cold session whose record's seal verifies is restored without validating its tree

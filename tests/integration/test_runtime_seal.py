@@ -24,9 +24,8 @@ from tests.integration.test_runtime_tools import (
 from workers.redisio.keys import generation_field, ui_field
 from workers.redisio.scripts import GenerationRead, StoredGeneration
 from workers.redisio.seal import SEAL_VERSION, Seal, facts_text, parse_facts, retired_of, snapshot_digest
-from workers.sessions.cache import estimate
 from workers.sessions.snapshots import SnapshotShelf
-from workers.sessions.store import FIELDS, READ_AHEAD_SHARE, SharedCache, Store
+from workers.sessions.store import FIELDS, READ_AHEAD_SHARE, SharedCache, Store, record_estimate
 
 pytestmark = pytest.mark.integration
 KEY = "k" * 32
@@ -425,7 +424,7 @@ def test_a_read_ahead_counts_a_cut_record_as_the_whole_record_it_caches(runtime:
     shelf = SnapshotShelf(max_bytes=1 << 30)
     first = sealed_store(runtime, sessions[0], shelf).current(sessions[0], UI_ID)
     assert first is not None and first.stream_state() is not None and shelf.known()
-    each = estimate(first.checkpoint)
+    each = record_estimate(first)
     counted = CountedRedis(connection_pool=CountingPool(runtime.redis.connection_pool))  # type: ignore[arg-type]
     cache = SharedCache(max_bytes=READ_AHEAD_SHARE * (2 * each - 1))  # the share holds one generation, not two
     store = Store(redis=counted, keys=runtime.client.keys, partition=runtime.client.partition(sessions[1]),

@@ -13,8 +13,15 @@ from core.json.safe import assert_safe_json
 from core.limits import UI_LIMITS
 from tests.integration.conftest import Runtime, big_document, cursor_args, example
 from workers.redisio.keys import generation_field
-from workers.sessions.cache import estimate
-from workers.sessions.store import _COMPARED, READ_AHEAD_SHARE, Generation, SharedCache, Store, call_id_of
+from workers.sessions.store import (
+    _COMPARED,
+    READ_AHEAD_SHARE,
+    Generation,
+    SharedCache,
+    Store,
+    call_id_of,
+    record_estimate,
+)
 from workers.streams import tools
 from workers.wire.entry import dumps
 
@@ -610,7 +617,7 @@ def test_a_read_ahead_caches_no_more_than_its_share_of_the_cache_the_earliest_ca
     runtime.stop()
     record = plain_store(runtime).of_source(sessions[0], "open-1")[1]
     assert record is not None
-    each = estimate(record.checkpoint)  # the three checkpoints are alike but for the session
+    each = record_estimate(record)  # the three records are alike but for the session
     counted = CountedRedis(connection_pool=CountingPool(runtime.redis.connection_pool))  # type: ignore[arg-type]
     # The read-ahead's share holds one generation and not two.
     cache = SharedCache(max_bytes=READ_AHEAD_SHARE * (2 * each - 1))
@@ -698,7 +705,7 @@ def test_a_session_evicted_from_the_cache_is_cold_again_read_ahead_and_read_in_o
     one (with its batch's read-ahead, else at its decision in one `generation.lua` round trip),
     not with one read for its uiId and another of every possible ledger field."""
     sessions, expected = cold_sessions(runtime, 10)
-    each = estimate(expected[0][1].checkpoint if expected[0][1] else "")
+    each = record_estimate(expected[0][1])
     counted = CountedRedis(connection_pool=CountingPool(runtime.redis.connection_pool))  # type: ignore[arg-type]
     # Eight generations at a time; a read-ahead caches one (its share, an eighth).
     cache = SharedCache(max_bytes=READ_AHEAD_SHARE * each + each // 2)

@@ -7,13 +7,63 @@ import json
 from pathlib import Path
 
 from core.stream.lifecycle import start_ui_stream
-from workers.sessions.cache import ENTRY_OVERHEAD, MISSING, PARSED_FACTOR, GenerationCache, estimate
-from workers.sessions.store import Generation
+from workers.sessions.cache import (
+    CALL_ID_BYTES,
+    ENTRY_OVERHEAD,
+    MISSING,
+    PARSED_FACTOR,
+    RETIRED_FACTOR,
+    GenerationCache,
+    estimate,
+)
+from workers.sessions.store import Generation, record_estimate
 
 
 def test_an_entry_is_estimated_at_its_parsed_size() -> None:
     assert estimate("x" * 1000) == ENTRY_OVERHEAD + PARSED_FACTOR * 1000
     assert estimate(None) == ENTRY_OVERHEAD
+
+
+def test_a_generation_s_retired_types_and_call_ids_count_in_its_estimate() -> None:
+    expected = ENTRY_OVERHEAD + PARSED_FACTOR * 10 + RETIRED_FACTOR * 1000 + 3 * CALL_ID_BYTES
+    assert estimate("x" * 10, "r" * 1000, 3) == expected
+    record = Generation(ui_id="u", generation=1, source="c", seq=2, revision=1, status="streaming", frames=2, bytes=20,
+                        checkpoint="x" * 10, last_call="c", last_digest="d", last_receipt="{}",
+                        call_ids=frozenset({"a:", "b:"}), retired="r" * 1000)
+    assert record_estimate(record) == estimate("x" * 10, "r" * 1000, 2)
+    assert record_estimate(None) == estimate(None)
+
+
+def test_a_generation_that_removed_thousands_of_ids_holds_no_more_than_its_estimate() -> None:
+    # An audit: 31 rounds of adding and removing a 190-node Card left a 356-byte checkpoint and 5,921
+    # retired ids: the state held 1.3 MB where the estimate counted 10.6 KB (124 rounds: 451x), and a
+    # worker's RSS grew ~9 MB a session within a cache that counted 0.04 MB.
+    import gc
+    import tracemalloc
+
+    import orjson
+
+    from core.stream.lifecycle import advance_ui_stream, resume_ui_stream
+
+    state = start_ui_stream({"version": "1.1", "id": "d", "mode": "interactive_ui", "title": "t", "state": {},
+                             "derived": {}, "actions": {},
+                             "root": {"id": "root", "type": "Card", "props": {"title": "r"}, "children": []}}, "c", 1)
+    for n in range(31):
+        children = [{"id": f"n{n:04d}x{i:03d}" + "a" * 55, "type": "Text", "props": {"text": "x"}} for i in range(190)]
+        state = advance_ui_stream(state, {"type": "add", "parentId": "root", "index": 0, "node": {
+            "id": f"g{n:04d}" + "b" * 59, "type": "Card", "props": {"title": "g"}, "children": children}})
+        state = advance_ui_stream(state, {"type": "remove", "nodeId": f"g{n:04d}" + "b" * 59}).without_history()
+    checkpoint, retired = orjson.dumps(state.checkpoint).decode(), orjson.dumps(dict(state.retired_types)).decode()
+    gc.collect()
+    tracemalloc.start()
+    try:
+        resumed = resume_ui_stream(orjson.loads(checkpoint), frame_count=state.frame_count,
+                                   byte_count=state.byte_count, retired_types=orjson.loads(retired))
+        held = tracemalloc.get_traced_memory()[0]
+    finally:
+        tracemalloc.stop()
+    assert len(resumed.retired_types) == 31 * 191
+    assert held + len(retired) <= estimate(checkpoint, retired, 62)
 
 
 def test_a_cached_none_is_not_a_miss() -> None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from redis import Redis
 
@@ -29,6 +29,7 @@ from ..wire.entry import InputEntry, parse_body
 from ..wire.errors import StaleCache
 from .jobs import JobQueue
 from .outcomes import RESULT_BODY_BYTES, OutcomeHandler
+from .plain import PLAIN_SHARE, PlainDocuments
 from .reaper import Reaper
 from .receipts import ReceiptChange
 from .requests import REQUEST_BODY_BYTES, ActionDecision, ActionHandler, ReceiptWriter, now_ms
@@ -39,10 +40,12 @@ log = logging.getLogger(__name__)
 
 @dataclass(frozen=True)
 class ActionServices:
-    """What every partition of a pool shares: the capability catalog and the RQ queue."""
+    """What every partition of a pool shares: the capability catalog, the RQ queue and the parsed
+    plain documents."""
 
     catalog: Catalog
     jobs: JobQueue
+    plain: PlainDocuments = field(default_factory=PlainDocuments)
 
     @classmethod
     def of(cls, settings: Settings, redis: RedisClient, rq_redis: Redis | None = None) -> ActionServices:
@@ -55,7 +58,8 @@ class ActionServices:
         if rq_redis is None:
             shared = settings.rq_redis_url is None or settings.rq_redis_url == settings.redis_url
             rq_redis = redis if shared and isinstance(redis, Redis) else connect_server(settings.rq_url)
-        return cls(catalog=catalog, jobs=JobQueue(redis=rq_redis, settings=settings, catalog=catalog))
+        return cls(catalog=catalog, jobs=JobQueue(redis=rq_redis, settings=settings, catalog=catalog),
+                   plain=PlainDocuments(max_bytes=settings.cache_bytes // PLAIN_SHARE))
 
 
 class PartitionOperations:
@@ -75,7 +79,7 @@ class PartitionOperations:
         self._jobs = services.jobs
         writer = ReceiptWriter(settings=settings, keys=keys, partition=partition)
         self._requests = ActionHandler(settings=settings, keys=keys, partition=partition, store=store,
-                                       catalog=services.catalog, redis=redis, writer=writer)
+                                       catalog=services.catalog, redis=redis, writer=writer, plain=services.plain)
         self._outcomes = OutcomeHandler(catalog=services.catalog, redis=redis, writer=writer)
         self._reaper = Reaper(redis=redis, keys=keys, partition=partition, jobs=services.jobs,
                               outcomes=self._outcomes, heartbeat_ms=settings.job_heartbeat_ms)

@@ -11,7 +11,6 @@ code; nothing here writes to Redis.  Job reports (`kind=result`) are decided in
 from __future__ import annotations
 
 import time
-from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -25,7 +24,6 @@ from core import (
     UIStateError,
     assert_valid_state,
     hash_canonical_json,
-    parse_document,
     parse_ui_action_query,
     parse_ui_action_receipt,
     parse_ui_action_reserve_request,
@@ -36,9 +34,10 @@ from core import (
 from ..redisio.client import RedisClient
 from ..redisio.keys import Keys
 from ..sessions.store import Store
-from ..wire.entry import InputEntry, dumps, loads, ok_reply
+from ..wire.entry import InputEntry, dumps, ok_reply
 from ..wire.errors import ErrorCode, HostError
 from ..wire.names import ACTION_NAMES, served_tools
+from .plain import PlainDocuments
 from .receipts import (
     MAX_PER_REF,
     NEW,
@@ -56,7 +55,6 @@ from .receipts import (
 )
 
 REQUEST_BODY_BYTES = 32_768 + 1_024  # maxActionRequestBytes and the envelope's room
-_PLAIN_CACHE = 256
 
 
 def now_ms() -> int:
@@ -130,7 +128,7 @@ class ActionHandler:
     """Validates the action requests of one partition against its persisted state."""
 
     def __init__(self, *, settings: Settings, keys: Keys, partition: int, store: Store, catalog: Catalog,
-                 redis: RedisClient, writer: ReceiptWriter) -> None:
+                 redis: RedisClient, writer: ReceiptWriter, plain: PlainDocuments) -> None:
         self._settings = settings
         self._keys = keys
         self._partition = partition
@@ -138,7 +136,7 @@ class ActionHandler:
         self._capabilities = catalog
         self._redis = redis
         self._writer = writer
-        self._plain: OrderedDict[str, Any] = OrderedDict()  # content digest -> parsed plain document
+        self._plain = plain
 
     def decide(self, entry_id: str, entry: InputEntry, body: dict[str, Any], reply_key: str) -> ActionDecision:
         """Validate one action request; raise `HostError` for any rejection."""
@@ -344,11 +342,4 @@ class ActionHandler:
             raise HostError("no document with that sourceCallId and uiId in this session",
                             code=ErrorCode.UNKNOWN_DOCUMENT)
         digest, _, text = stored
-        if digest in self._plain:
-            self._plain.move_to_end(digest)
-            return self._plain[digest]
-        document = parse_document(loads(text))
-        self._plain[digest] = document
-        while len(self._plain) > _PLAIN_CACHE:
-            self._plain.popitem(last=False)
-        return document
+        return self._plain.parsed(digest, text)

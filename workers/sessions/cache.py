@@ -8,6 +8,10 @@ checkpoint's size (tracemalloc, 10- and 200-component documents); a worker's RSS
 `PARSED_FACTOR` times its checkpoint, plus a fixed overhead, and the least recently used
 entries are evicted while the estimates add up to more than `IUI_CACHE_BYTES`.  Only the dispatcher thread uses it.
 
+The retired types (every id a generation's patches removed, with its type: up to ~25,000 in 256
+frames) and the call ledger's ids are counted beside the checkpoint (`RETIRED_FACTOR`,
+`CALL_ID_BYTES`): they grow with the generation while its checkpoint may stay small.
+
 The estimate holds for a long generation too: the state a worker caches keeps no earlier
 frames (`UIStreamState.without_history`) and the document cache sweeps the facts of
 replaced nodes (`core.document._revalidation`).  Before, a state grew by ~2.8 KiB a patch
@@ -25,6 +29,11 @@ from typing import Final, Generic, Literal, TypeVar
 
 PARSED_FACTOR = 24  # estimated bytes held per checkpoint byte once the state is parsed
 ENTRY_OVERHEAD = 2_048  # the record, its key and the cache's own bookkeeping
+# Bytes held per byte of a generation's retired types' JSON (the ids its patches removed, with
+# their types): the record's text (1x), the state's retired map and its lineage's id -> type
+# table (tracemalloc: 3.6x for 5,921 ids, 3.3x for 23,684), with a margin.
+RETIRED_FACTOR = 6
+CALL_ID_BYTES = 128  # one call id of a generation's ledger: its 33-character text and its set slot
 V = TypeVar("V")
 
 
@@ -37,9 +46,12 @@ class Missing(enum.Enum):
 MISSING: Final = Missing.MISSING  # `get` of a key that is not cached (None is a cached "no generation")
 
 
-def estimate(checkpoint: str | None) -> int:
-    """The bytes an entry is assumed to hold."""
-    return ENTRY_OVERHEAD + PARSED_FACTOR * len(checkpoint or "")
+def estimate(checkpoint: str | None, retired: str = "", call_ids: int = 0) -> int:
+    """The bytes an entry is assumed to hold: its checkpoint parsed, its retired types' JSON and
+    its call ledger's ids (a generation that added and removed many nodes holds far more than its
+    checkpoint says: ~9 MB where the checkpoint alone counted 10 KB)."""
+    return (ENTRY_OVERHEAD + PARSED_FACTOR * len(checkpoint or "") + RETIRED_FACTOR * len(retired)
+            + CALL_ID_BYTES * call_ids)
 
 
 class GenerationCache(Generic[V]):

@@ -167,6 +167,13 @@ K = TypeVar("K", bound=Hashable)
 T = TypeVar("T")
 
 
+def record_estimate(record: Generation | None) -> int:
+    """What the cache counts for a record (`estimate` of its checkpoint, retired types and call ids)."""
+    if record is None:
+        return estimate(None)
+    return estimate(record.checkpoint, record.retired, len(record.call_ids))
+
+
 class Store:
     """Cached reads of one partition's session state."""
 
@@ -316,7 +323,10 @@ class Store:
         one, its envelope's and the shelved snapshot's that makes it whole (a little more than the
         whole text's: the bound stays conservative)."""
         text = self._shelved_text(found) if found.cut else None
-        return estimate(found.fields[0] if found.fields else None) + (estimate(text) if text is not None else 0)
+        fields = dict(zip(FIELDS, found.fields, strict=False))
+        calls = len((fields.get("calls") or "").split()) + len(found.ledger)
+        return (estimate(fields.get("checkpoint"), fields.get("retired") or "", calls)
+                + (estimate(text) if text is not None else 0))
 
     def _has(self, session: str, source: str) -> bool:
         """True if `of_source` would answer from the cache."""
@@ -392,7 +402,7 @@ class Store:
 
     def _keep(self, session: str, ui_id: str, record: Generation | None) -> None:
         self._touch(session).add(ui_id)
-        self._cache.put((self._scope, session, ui_id), record, estimate(record.checkpoint if record else None))
+        self._cache.put((self._scope, session, ui_id), record, record_estimate(record))
 
     def _remember_source(self, session: str, source: str, ui_id: str) -> None:
         """`_remember` of the uiId a session's sourceCallId opened, kept in `_sources_of` too."""
