@@ -35,7 +35,7 @@ from core.document.model import DocumentModel, ParsedDocument
 from core.errors import UISchemaError
 from core.json._text import utf16_length
 from core.json.safe import assert_safe_json
-from core.limits import MAX_REVISION, MESSAGE_LENGTH
+from core.limits import MAX_REVISION, MESSAGE_LENGTH, UI_LIMITS
 from core.stream._checkpoint import (
     ENVELOPE_ORDER,
     MAX_SEQ,
@@ -59,19 +59,21 @@ class HeldBytes:
     """Which held (validated, frozen) values `==` could confuse with other JSON, by object.
 
     One generation's memo; entries keep their value alive, so an `id` is never reused while
-    it is a key.  A layout's flag is its own entries' and its children's (`_layout_flag`), so
+    it is a key.  A layout's flag is its own entries' and its children's, so
     a new layout on a patch's path costs its own entries, never its subtree: encoding each
     whole held subtree cost a deep document's frame tens of milliseconds, and keeping those
     bytes grew the memo by ~0.8 MB a frame (an audit: 193 MB after 250 frames).  The memo is
-    emptied once it holds `limit` entries (`MEMO_LIMIT`), which drops the layouts a generation replaced.
+    emptied once it holds `limit` entries (`MEMO_LIMIT`) or `MEMO_BYTES` of values, which drops the
+    values a generation replaced.
     """
 
-    __slots__ = ("_limit", "_lists", "_memo")
+    __slots__ = ("_limit", "_lists", "_memo", "_pinned")
 
     def __init__(self, limit: int = 0) -> None:
         self._memo: dict[int, tuple[Any, bool]] = {}
         self._lists: dict[int, tuple[list[Any], tuple[int, ...]]] = {}
         self._limit = limit or MEMO_LIMIT
+        self._pinned = 0  # JSON bytes of the values the memo keeps alive (a layout's own entries)
 
     def ambiguous(self, value: Any) -> bool:
         """Whether `==` could take a bool of a new value for a number of this one, or back."""
@@ -79,38 +81,42 @@ class HeldBytes:
         if entry is not None and entry[0] is value:
             return entry[1]
         children = value.get("children") if isinstance(value, dict) else None
-        flag = self._layout_flag(value, children) if isinstance(children, list) else _ambiguous_json(value)
-        self._make_room()
+        if isinstance(children, list):
+            own = orjson.dumps({key: item for key, item in value.items() if key != "children"})
+            flag = _AMBIGUOUS.search(own) is not None or any(map(self.ambiguous, children))
+        else:
+            own = orjson.dumps(value)
+            flag = _AMBIGUOUS.search(own) is not None
+        self._make_room(len(own))
         self._memo[id(value)] = (value, flag)
         return flag
-
-    def _layout_flag(self, layout: Mapping[str, Any], children: list[Any]) -> bool:
-        own = {key: item for key, item in layout.items() if key != "children"}
-        return _ambiguous_json(own) or any(map(self.ambiguous, children))
 
     def ambiguous_children(self, held: list[Any]) -> tuple[int, ...]:
         """The positions of the `ambiguous` children of a held children list."""
         entry = self._lists.get(id(held))
         if entry is None or entry[0] is not held:
             positions = tuple(i for i, flag in enumerate(map(self.ambiguous, held)) if flag)
-            self._make_room()
+            self._make_room(0)
             entry = self._lists[id(held)] = (held, positions)
         return entry[1]
 
-    def _make_room(self) -> None:
-        if len(self._memo) >= self._limit or len(self._lists) >= self._limit:
+    def _make_room(self, size: int) -> None:
+        """Empty the memo before it holds `limit` entries or `MEMO_BYTES` of values: an entry keeps
+        its value alive, and the values a generation replaced are of no further use."""
+        if len(self._memo) >= self._limit or len(self._lists) >= self._limit or self._pinned + size > MEMO_BYTES:
             self._memo.clear()
             self._lists.clear()
+            self._pinned = 0
+        self._pinned += size
 
 
 # Entries of one generation's memo before it is emptied: a 200-component document's held values
 # (nodes, their entries, children lists) are a few thousand; a generation replaces at most 256
 # frames' paths.
 MEMO_LIMIT = 16_384
-
-
-def _ambiguous_json(value: Any) -> bool:
-    return _AMBIGUOUS.search(orjson.dumps(value)) is not None
+# JSON bytes of the values the memo keeps alive before it is emptied: four documents at their limit,
+# so a generation whose frames each replace a large node does not keep every replaced one.
+MEMO_BYTES = 4 * UI_LIMITS["maxDocumentBytes"]
 
 
 # A held (frozen) value prints a bool as true/false and the numbers 0 and 1 as 0 and 1 (integral

@@ -91,6 +91,11 @@ class _Lineage:
         return self._index
 
 
+# Frames a receiver's incremental path keeps unhashed (the full path hashes each at once): their
+# digests are asked for only by a repeated seq or a reader of `digests`, and each unhashed frame
+# keeps what it changed alive.
+RECEIVER_PENDING = 16
+
 _STATE_FIELDS = ("checkpoint", "status", "frame_count", "byte_count", "_log", "_memo", "_built")
 
 
@@ -376,7 +381,8 @@ def _accept_incrementally(current: UIStreamState, frame: Any) -> UIStreamState |
     types = {**info.node_types, **retired} if retired else info.node_types
     successor = _Lineage(lineage.cache, info, None, types, document["root"], lineage.held_bytes, retired)
     try:
-        return _state(checkpoint, current, size, DigestLog(current._log, envelope["seq"], checkpoint), successor)
+        log = DigestLog(current._log, envelope["seq"], checkpoint, pending=RECEIVER_PENDING)
+        return _state(checkpoint, current, size, log, successor)
     except UIStreamError:
         return None  # over the generation's budget: the full check reports it
 
