@@ -49,3 +49,20 @@ def test_the_remembered_sources_stay_bounded_and_forget_drops_only_what_is_still
     assert store.ui_of_source("s0", "open") == "evicted-then-read"
     store.forget(f"s{sessions - 1}")
     assert (f"s{sessions - 1}", "open") not in store._sources and f"s{sessions - 1}" not in store._sources_of
+
+
+def test_a_session_s_remembered_ui_ids_are_pruned_to_the_cached_ones() -> None:
+    # An audit: every uiId an open named (refused opens too) stayed in the session's set while it was
+    # used: 80,000 opens held 13 MB beyond the cache's budget.  The cache holds 512 here.
+    from workers.sessions.store import PRUNE_UI_IDS, SharedCache, record_estimate
+
+    redis = fakeredis.FakeRedis()
+    store = Store(redis=redis, keys=Keys("iui-test"), partition=0,
+                  cache=SharedCache(max_bytes=512 * record_estimate(None)))
+    for n in range(20_000):
+        store._keep("s1", f"ui-{n}", None)
+    remembered = store._touched["s1"][1]
+    assert len(remembered) < 2 * PRUNE_UI_IDS
+    assert f"ui-{19_999}" in remembered and store.holds("s1")
+    store.forget("s1")  # what it remembers is still enough to drop every cached entry of the session
+    assert not store.holds("s1") and len(store._cache) == 0

@@ -38,6 +38,7 @@ FIELDS = ("checkpoint", "snapshot_digest", *REQUIRED_FIELDS[1:], "facts", "seal"
 _FACTS_AT = FIELDS.index("facts")
 CACHE_SIZE = 4_096  # sessions whose counters and sources one partition remembers
 DEFAULT_CACHE_BYTES = 64 * 1024 * 1024  # a Store built without the process's shared cache
+PRUNE_UI_IDS = 512  # a session's remembered uiIds are pruned to the cached ones from this many on
 READ_AHEAD_SHARE = 8  # a read-ahead caches at most 1/8 of the cache's budget (as the cache estimates)
 
 
@@ -401,8 +402,18 @@ class Store:
             self._remember_source(session, record.source, record.ui_id)
 
     def _keep(self, session: str, ui_id: str, record: Generation | None) -> None:
-        self._touch(session).add(ui_id)
+        ui_ids = self._touch(session)
+        ui_ids.add(ui_id)
         self._cache.put((self._scope, session, ui_id), record, record_estimate(record))
+        if len(ui_ids) >= PRUNE_UI_IDS and len(ui_ids) & (len(ui_ids) - 1) == 0:
+            self._prune(session, ui_ids)
+
+    def _prune(self, session: str, ui_ids: set[str]) -> None:
+        """Forget the uiIds of a session whose entries the cache evicted.  The set only grows
+        while the session is used (every uiId an open names, refused ones included: ~200 bytes
+        each, 80,000 opens held 13 MB), so it is pruned each time its size reaches a power of two
+        from `PRUNE_UI_IDS` on: amortized O(1) an open."""
+        ui_ids.intersection_update([ui_id for ui_id in ui_ids if self._cache.holds((self._scope, session, ui_id))])
 
     def _remember_source(self, session: str, source: str, ui_id: str) -> None:
         """`_remember` of the uiId a session's sourceCallId opened, kept in `_sources_of` too."""
