@@ -255,7 +255,8 @@ def test_a_resync_keeps_the_order_the_page_showed(page: Any) -> None:
     from tests.browser.test_documents import example
 
     first = stream_frames(example("stream-initial"), [{"type": "complete"}], call="call-a")[-1]
-    second = stream_frames(example("stream-initial"), [{"type": "complete"}], call="call-b")[-1]
+    # another UI (one view per uiId: the same uiId from another call would be its next generation)
+    second = stream_frames({**example("stream-initial"), "id": "second-ui"}, [{"type": "complete"}], call="call-b")[-1]
     answer = json.loads((ANSWERS / "final-answer.json").read_text())
     events = [{"type": "block", "message_id": "m1", "version": i, "block": b}
               for i, b in enumerate(answer["published_blocks"], 1)]

@@ -104,7 +104,7 @@ def test_a_snapshot_the_views_cannot_read_is_one_error_box_and_other_uis_keep_up
         page: Any, change: dict[str, Any], problem: str) -> None:
     # seed 000 §10: "未知版本降级显示错误"; a `root: null` once threw on every render, with no box
     good = stream_frames(load("stream-initial"), [*load("stream-mutations")], call="call-good")
-    bad = stream_frames(load("stream-initial"), [], call="call-bad")[0]
+    bad = stream_frames({**load("stream-initial"), "id": "bad-ui"}, [], call="call-bad")[0]  # another UI
     bad["snapshot"].update(change)
     page.evaluate("() => window.harness.session()")
     page.evaluate("frame => window.harness.frame(frame)", good[0])

@@ -102,6 +102,22 @@ def test_duplicate_stale_and_older_generation_frames_are_dropped(page: Any) -> N
     assert page.locator("article.document").count() == 1
 
 
+def test_a_new_generation_of_a_ui_opened_by_another_call_replaces_its_view(page: Any) -> None:
+    # Each generation is opened by its own call: a view per (call, UI) kept every generation on the
+    # page, with actions the host refuses as stale, until a resync dropped them.
+    first = stream_frames(NOTE_STREAM, NOTE_EVENTS[:2], call="call-1")
+    page.evaluate("() => window.harness.session()")
+    frames_of(page, first[:2])
+    second = stream_frames({**NOTE_STREAM, "title": "Second try"}, [], call="call-2", generation=2)
+    frames_of(page, second)
+    frames_of(page, first[2:])  # a late frame of the older generation
+    assert page.locator("article.document").count() == 1
+    assert page.locator("article.document header h2").inner_text() == "Second try"
+    same = stream_frames({**NOTE_STREAM, "title": "Not mine"}, [], call="call-3", generation=2)
+    frames_of(page, same)  # the same generation from another call: not this view's
+    assert page.locator("article.document header h2").inner_text() == "Second try"
+
+
 def test_external_actions_are_disabled_until_the_stream_is_complete(page: Any) -> None:
     frames = stream_frames(example("actions-file-reader"), [{"type": "complete"}])
     page.evaluate("() => window.harness.session()")

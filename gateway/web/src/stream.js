@@ -1,6 +1,9 @@
 /**
- * Frames of the component stream grouped into views, one per (sourceCallId, uiId), showing the
- * latest generation (seed 000 §12).
+ * Frames of the component stream grouped into views, one per uiId, showing its latest generation
+ * (seed 000 §12: an older generation does not overwrite the current view).  Each generation is
+ * opened by its own call, so a view keyed by (sourceCallId, uiId) kept every generation an agent
+ * opened, shown with its actions that the host refuses as stale, until a resync (which sends
+ * each UI's latest frame) dropped them: 256 generations of a 200 KB document held 53 MB.
  *
  * Every frame carries a full snapshot, so a view is simply the newest acceptable frame: an
  * older generation, a seq at or before the one shown (a duplicate or a late frame) and
@@ -20,9 +23,9 @@ import { hasOwn, isObject } from './expression.js';
 
 const TERMINAL = new Map([['complete', 'complete'], ['cancel', 'cancel'], ['error', 'error']]);
 
-/** The view a frame belongs to. @param {Record<string, any>} frame */
+/** The view a frame belongs to: its UI's. @param {Record<string, any>} frame */
 export function viewKey(frame) {
-  return `${frame.sourceCallId}\u0000${frame.uiId}`;
+  return String(frame.uiId);
 }
 
 /**
@@ -51,7 +54,7 @@ export function applyFrame(views, frame) {
 /** @param {StreamView} previous @param {Record<string, any>} frame */
 function accepts(previous, frame) {
   if (frame.generation !== previous.generation) return frame.generation > previous.generation;
-  return previous.status === 'streaming' && frame.seq > previous.seq;
+  return frame.sourceCallId === previous.sourceCallId && previous.status === 'streaming' && frame.seq > previous.seq;
 }
 
 /** The documentRef an action of this view refers to (seed 000 §11). @param {StreamView} view */
