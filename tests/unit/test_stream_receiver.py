@@ -272,14 +272,21 @@ def test_a_subscriber_of_a_deep_document_holds_memory_for_its_document_not_for_e
     # An audit: the memo kept each held layout's whole JSON bytes, and each frame's path built new
     # layouts: 16 levels above a 380-row Table, 120 frames held ~100 MB (250 frames 230 MB), each
     # frame encoding the whole spine.  Now a few MB whatever the frame count.
-    import tracemalloc
-
     producer = start_ui_stream(chain_with_table(16, 380), "call-d", 1)
     frames = [orjson.dumps(producer.checkpoint)]
     for n in range(1, 120):
         producer = advance_ui_stream(producer, {"type": "update", "nodeId": "t", "props": {"text": f"x{n}"}})
         frames.append(orjson.dumps(producer.checkpoint))
     del producer
+    held, grown = followed(frames)
+    assert held.checkpoint["seq"] == 120
+    assert grown < 20_000_000
+
+
+def followed(frames: list[bytes]) -> tuple[UIStreamState, int]:
+    """A subscriber's state after every frame, and the bytes it allocated and kept meanwhile."""
+    import tracemalloc
+
     tracemalloc.start()
     try:
         held = None
@@ -288,8 +295,8 @@ def test_a_subscriber_of_a_deep_document_holds_memory_for_its_document_not_for_e
         grown = tracemalloc.get_traced_memory()[0]
     finally:
         tracemalloc.stop()
-    assert held is not None and held.checkpoint["seq"] == 120
-    assert grown < 20_000_000
+    assert held is not None
+    return held, grown
 
 
 def test_the_memo_emptied_at_its_limit_flags_every_value_as_before():
@@ -307,8 +314,6 @@ def test_the_memo_emptied_at_its_limit_flags_every_value_as_before():
 def test_a_subscriber_keeps_a_bounded_number_of_frames_unhashed_and_the_producer_s_digests():
     # An audit: the incremental path left every frame unhashed until `digests` was read, and an
     # unhashed frame keeps what it changed alive: 128 frames each replacing a 60 KB Table held 40 MB.
-    import tracemalloc
-
     from core.stream.lifecycle import RECEIVER_PENDING
 
     columns = [{"key": f"c{i:02d}", "label": f"C{i}"} for i in range(32)]
@@ -325,15 +330,7 @@ def test_a_subscriber_keeps_a_bounded_number_of_frames_unhashed_and_the_producer
         producer = advance_ui_stream(producer, {"type": "update", "nodeId": "tbl",
                                                 "props": {"columns": columns, "rows": rows(n)}})
         frames.append(orjson.dumps(producer.checkpoint))
-    tracemalloc.start()
-    try:
-        held = None
-        for frame in frames:
-            held = accept_checkpoint(held, orjson.loads(frame))
-        grown = tracemalloc.get_traced_memory()[0]
-    finally:
-        tracemalloc.stop()
-    assert held is not None
+    held, grown = followed(frames)
     unhashed, log = 0, held._log
     while log is not None:
         unhashed += log._frame is not None
