@@ -108,8 +108,9 @@ class Settings(BaseSettings):
     max_answer_blocks_per_session: int = Field(default=256, ge=1, le=100_000)
     """answer-ui@1 blocks (distinct message and block ids) a session may hold; then `answer_capacity`."""
     session_ttl_s: int = Field(default=7 * 86_400, ge=0, le=366 * 86_400)
-    """Sliding expiry of all of a session's keys, in seconds (default 7 days), refreshed by each of its calls;
-    `0`: never expire."""
+    """Sliding expiry of all of a session's keys, in seconds (default 7 days), refreshed together by each of its
+    calls, accepted or refused (not by a call refused as another identity's session); `0`: never expire. A
+    queued RQ job waits at most this long."""
     metrics_port: int = Field(default=0, ge=0, le=65_535)
     """`iui worker` serves Prometheus metrics on this port (`--metrics-port`); `0`: off."""
     metrics_addr: str = Field(default="0.0.0.0", min_length=1, max_length=253, pattern=r"^[A-Za-z0-9.:\-]+$")

@@ -110,3 +110,35 @@ def test_an_expired_session_starts_afresh_although_its_owner_cached_it(runtime: 
     assert runtime.generation(SESSION, "sales-report", 1)["seq"] == "1"  # committed, not a cached resend
     second = runtime.call(SESSION, OPEN, {"document": example("stream-initial.json")}, call="open-2")
     assert second["error"]["code"] == "generation_capacity"
+
+
+def test_every_kind_of_call_slides_the_session_s_action_and_answer_keys_too(runtime: Runtime) -> None:
+    # An audit: stream and plain calls slid only the four base keys, so a session kept alive by them
+    # lost its operations (their requestId index) and answers first: a retried reserve with the same
+    # requestId became a second operation, its capability run twice.
+    runtime.configure(session_ttl_s=4).start()
+    opened = frame = start_session(runtime)
+    partition = runtime.client.partition(SESSION)
+    keys = runtime.client.keys
+    hashes = (keys.operations(partition, SESSION), keys.answers(partition, SESSION), keys.views(partition, SESSION))
+    streams = (keys.receipt_log(partition, SESSION), keys.agent_inbox(partition, SESSION),
+               keys.answer_log(partition, SESSION))
+    assert set(hashes + streams) == set(keys.action_keys(partition, SESSION) + keys.answer_keys(partition, SESSION))
+    for number, kind in enumerate(("patch", "plain", "rejected")):
+        for key in hashes:
+            runtime.redis.hset(key, "probe", "1")
+        for key in streams:
+            runtime.redis.xadd(key, {"probe": "1"})
+        for key in hashes + streams:
+            runtime.redis.pexpire(key, 500)
+        if kind == "patch":
+            reply = runtime.call(SESSION, PATCH, {**cursor_args(frame), "mutation": retitle(number)}, call="patch-1")
+            assert reply["ok"], reply
+            frame = reply["result"]["frame"]
+        elif kind == "plain":
+            assert runtime.call(SESSION, PLAIN, {"document": example("compound-interest.json")}, call="plain-2")["ok"]
+        else:
+            stale = runtime.call(SESSION, PATCH, {**cursor_args(opened), "mutation": retitle(number)}, call="p-2")
+            assert stale["error"]["code"] == "cursor_conflict"
+        ttls = [runtime.redis.pttl(key) for key in hashes + streams]
+        assert all(ttl > 3_000 for ttl in ttls), (kind, ttls)

@@ -7,6 +7,7 @@ and job reports (which carry their operation's secret) are not checked.
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import pytest
@@ -55,3 +56,33 @@ def test_principal_without_project_is_a_malformed_entry(runtime: Runtime) -> Non
     reply = send(runtime, "catalog", {}, kind="action", principal="alice")
     assert reply["error"]["code"] == "malformed_entry"
     assert runtime.redis.hget(runtime.client.keys.session(runtime.client.partition("s-own"), "s-own"), "owner") is None
+
+
+def test_a_stranger_s_refused_calls_do_not_keep_a_session_alive(runtime: Runtime) -> None:
+    # An audit: each refused call slid the session's expiry, so a stranger who knew a session id kept
+    # it alive for ever, past its owner's last call.
+    runtime.configure(session_ttl_s=3).start()
+    assert send(runtime, OPEN, {"document": example("stream-initial.json")}, call="open-1", **ALICE)["ok"]
+    key = runtime.client.keys.session(runtime.client.partition("s-own"), "s-own")
+    time.sleep(1.5)
+    before = runtime.redis.pttl(key)
+    reply = send(runtime, OPEN, {"document": example("stream-initial.json")}, call="open-2",
+                 principal="mallory", project="demo")
+    assert reply["error"]["code"] == "unknown_session"
+    assert 0 < runtime.redis.pttl(key) <= before
+
+
+def test_an_owner_is_trusted_no_longer_than_its_session_may_live(runtime: Runtime) -> None:
+    # An audit (a session TTL under a minute): the worker trusted a cached owner for 60 s, the session
+    # expired meanwhile, the owner's next open made the session hash anew without an owner, and the
+    # next identity to call took the session with the owner's generations.
+    runtime.configure(session_ttl_s=2).start()
+    assert send(runtime, OPEN, {"document": example("stream-initial.json")}, call="open-1", **ALICE)["ok"]
+    key = runtime.client.keys.session(runtime.client.partition("s-own"), "s-own")
+    time.sleep(2.3)
+    assert runtime.redis.exists(key) == 0
+    assert send(runtime, OPEN, {"document": example("stream-initial.json")}, call="open-2", **ALICE)["ok"]
+    assert runtime.redis.hget(key, "owner") == b"alice demo" and runtime.redis.hget(key, "epoch") is not None
+    reply = send(runtime, OPEN, {"document": example("stream-initial.json")}, call="open-3",
+                 principal="mallory", project="demo")
+    assert reply["error"]["code"] == "unknown_session"

@@ -96,8 +96,7 @@ class PartitionOperations:
             decision = self._outcomes.decide(entry_id, entry, body, reply_key)
         if decision.change is None:
             self._scripts.reply(self._lease, self._input, self._fence, entry_id, reply_key, decision.reply,
-                                self._keys.session_keys(self._partition, entry.session)
-                                + self._keys.action_keys(self._partition, entry.session))
+                                self._keys.sliding_keys(self._partition, entry.session))
             return "resent" if entry.name == "reserve" else "accepted"
         self._commit(decision.change, decision)
         return "accepted"

@@ -100,7 +100,7 @@ class ReceiptWriter:
         return ReceiptChange(
             operations_key=k.operations(p, session), log_key=k.receipt_log(p, session),
             active_key=k.active_operations(p), inbox_key=k.agent_inbox(p, session),
-            reply_key=reply_key or k.operations(p, session), expiry_keys=tuple(k.session_keys(p, session)),
+            reply_key=reply_key or k.operations(p, session), expiry_keys=k.sliding_keys(p, session),
             entry_id=entry_id, operation_id=op, expected=expected, status=str(receipt["status"]),
             receipt=receipt_json(receipt), created_at=created_at, updated_at=int(receipt["updatedAt"]),
             reply=reply, channel=k.receipt_channel(p, session), log_max=self._settings.receipt_log_max,

@@ -90,4 +90,4 @@ class PartitionAnswers:
     def _reply(self, entry_id: str, entry: InputEntry, reply_key: str, reply: str) -> None:
         k, p, s = self._keys, self._partition, entry.session
         self._scripts.reply(self._lease, self._input, self._fence, entry_id, reply_key, reply,
-                            k.session_keys(p, s) + k.answer_keys(p, s))
+                            k.sliding_keys(p, s))

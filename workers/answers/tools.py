@@ -212,7 +212,7 @@ class AnswerHandler:
         return AnswerPlan(
             answers_key=k.answers(p, s), log_key=k.answer_log(p, s), tombstone_key=k.tombstone(p, s),
             reply_key=k.reply(p, s, entry.request),
-            expiry_keys=k.answer_keys(p, s) + k.session_keys(p, s), op=op, message_id=message_id,
+            expiry_keys=k.sliding_keys(p, s), op=op, message_id=message_id,
             block_id=block_id, expected_turn=turn.turn, expected_digest=turn.digest,
             expected_version=turn.version, stored=stored, phase=phase, digest=digest, event=event,
             channel=k.answer_channel(p, s), reply=ok_reply_text(entry.request, result), call=entry.call,

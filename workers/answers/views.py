@@ -198,7 +198,7 @@ class ViewHandler:
         k, p, s = self._keys, self._partition, entry.session
         plan = ViewPutPlan(
             views_key=k.views(p, s), answers_key=k.answers(p, s), tombstone_key=k.tombstone(p, s),
-            reply_key=k.reply(p, s, entry.request), expiry_keys=k.answer_keys(p, s) + k.session_keys(p, s),
+            reply_key=k.reply(p, s, entry.request), expiry_keys=k.sliding_keys(p, s),
             record=self.record_id(entry, message_id, block_id), block_field=block_field(message_id, block_id),
             digest=record.digest, expected_revision=record.revision, state=text, size=size,
             basis=dumps(view_state_basis(record.block)), request_id=request_id, receipt=content + " " + result_text,

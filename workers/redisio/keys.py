@@ -156,6 +156,18 @@ class Keys:
         return (self.answers(partition, session), self.answer_log(partition, session),
                 self.views(partition, session))
 
+    def sliding_keys(self, partition: int, session: str) -> tuple[str, ...]:
+        """Every key of a session whose expiry slides with its calls: the base keys, the action keys
+        and the answer keys.  A call of any kind refreshes all of them, so they expire together: a
+        session whose stream calls kept its base keys alive while its operations expired took a
+        retried reserve (the same requestId) as a new operation, and ran its capability twice."""
+        return (self.session_keys(partition, session) + self.action_keys(partition, session)
+                + self.answer_keys(partition, session))
+
+    def other_sliding_keys(self, partition: int, session: str) -> tuple[str, ...]:
+        """`sliding_keys` but the base keys (which the stream scripts take by name)."""
+        return self.action_keys(partition, session) + self.answer_keys(partition, session)
+
 
 def ui_field(ui_id: str) -> str:
     """Session hash field holding the latest generation of a uiId."""

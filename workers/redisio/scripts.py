@@ -259,6 +259,7 @@ class CommitPlan:
         "frame",
         "generations_increment",
         "new_generation",
+        "other_keys",
         "reply",
         "reply_key",
         "session_field",
@@ -270,8 +271,10 @@ class CommitPlan:
     def __init__(self, *, session_keys: tuple[str, str, str, str], reply_key: str, expected_seq: int,
                  expected_generation: int, new_generation: int, frame: str, reply: str, channel: str,
                  ui_field: str, field_prefix: str, session_field: str = "", session_value: str = "",
-                 generations_increment: int = 0, fields: Sequence[tuple[str, str | int]] = ()) -> None:
+                 generations_increment: int = 0, fields: Sequence[tuple[str, str | int]] = (),
+                 other_keys: tuple[str, ...] = ()) -> None:
         self.session_keys: Final = session_keys  # Keys.session_keys: session, generations, frame log, plain
+        self.other_keys: Final = other_keys  # Keys.other_sliding_keys: their expiry slides with the commit
         self.reply_key: Final = reply_key
         self.expected_seq: Final = expected_seq
         self.expected_generation: Final = expected_generation
@@ -477,11 +480,13 @@ class Scripts:
         deliveries = {text(entry_id): integer(count) for entry_id, count in field_map(flat).items()}
         return ReadBatch(entries, deliveries, text(cursor))
 
-    def owner(self, lease_key: str, session_key: str, fence: str, identity: str) -> str:
-        """The session's owner ("<principal> <project>"), recording `identity` if it has none; raises `Fenced`."""
+    def owner(self, lease_key: str, session_key: str, fence: str, identity: str) -> tuple[str, int]:
+        """The session's owner ("<principal> <project>"), recording `identity` if it has none, and
+        the session hash's time to live in ms (-1: none); raises `Fenced`."""
         result = self._call("owner", [lease_key, session_key], [fence, identity, self._session_ttl_ms])
         check_owner(reply_code(result), lease_key)
-        return text(array(result)[1])
+        _, owner, pttl = array(result)
+        return text(owner), integer(pttl)
 
     def commit(self, lease_key: str, input_key: str, fence: str, entry_id: str, plan: CommitPlan) -> None:
         """Apply one accepted call atomically; raises `Fenced` or `StaleCache`."""
@@ -490,7 +495,7 @@ class Scripts:
     def commit_call(self, lease_key: str, input_key: str, fence: str, entry_id: str, plan: CommitPlan) -> ScriptCall:
         """`commit` as a call to run now or in a `ScriptBatch`."""
         session, generations, frame_log, plain = plan.session_keys
-        keys = [lease_key, input_key, generations, session, frame_log, plain, plan.reply_key]
+        keys = [lease_key, input_key, generations, session, frame_log, plain, plan.reply_key, *plan.other_keys]
         args: list[EncodableT] = [fence, self._group, entry_id, plan.expected_seq, plan.expected_generation,
                            plan.new_generation, plan.frame, self._frame_log_max,
                            self._frame_log_max_bytes, plan.reply, self._reply_ttl_ms, plan.channel,
@@ -522,14 +527,17 @@ class Scripts:
                           _fenced_check(lease_key))
 
     def plain(self, lease_key: str, input_key: str, fence: str, entry_id: str,
-              session_keys: tuple[str, str, str, str], fields: PlainFields, reply_key: str, reply: str) -> None:
+              session_keys: tuple[str, str, str, str], fields: PlainFields, reply_key: str, reply: str,
+              other_keys: Sequence[str] = ()) -> None:
         """Store a plain document under its call id, reply and ack; raises `Fenced` or `StaleCache`."""
-        self.run(self.plain_call(lease_key, input_key, fence, entry_id, session_keys, fields, reply_key, reply))
+        self.run(self.plain_call(lease_key, input_key, fence, entry_id, session_keys, fields, reply_key, reply,
+                                 other_keys))
 
     def plain_call(self, lease_key: str, input_key: str, fence: str, entry_id: str,
                    session_keys: tuple[str, str, str, str], fields: PlainFields, reply_key: str,
-                   reply: str) -> ScriptCall:
-        """`plain` as a call to run now or in a `ScriptBatch`."""
+                   reply: str, other_keys: Sequence[str] = ()) -> ScriptCall:
+        """`plain` as a call to run now or in a `ScriptBatch`; `other_keys` (`Keys.other_sliding_keys`)
+        slide with it."""
         session, generations, frame_log, plain = session_keys
 
         def check(result: Reply) -> None:
@@ -539,7 +547,8 @@ class Scripts:
                 raise StaleCache("the call id already holds a plain document")
             if code is Code.FULL:
                 raise StaleCache("the session's plain documents are at capacity")
-        return ScriptCall("plain", [lease_key, input_key, plain, session, generations, frame_log, reply_key],
+        return ScriptCall("plain", [lease_key, input_key, plain, session, generations, frame_log, reply_key,
+                                    *other_keys],
                           [fence, self._group, entry_id, fields.document_field, fields.document, fields.ui_field,
                            fields.ui_id, fields.digest_field, fields.digest, self._max_plain, reply,
                            self._reply_ttl_ms, self._session_ttl_ms], check)

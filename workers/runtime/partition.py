@@ -394,8 +394,11 @@ class PartitionConsumer:
             return self._apply(entry_id, fields, reply_key)
         except HostError as error:
             reply = error_reply(request, error)
+            # A call refused as another identity's session slides nothing of it: a stranger's refused
+            # calls kept a session alive past its owner's last call.
+            sliding = () if error.code is ErrorCode.UNKNOWN_SESSION else self._session_keys(session)
             return _Write(self._scripts.reply_call(self._lease, self._input, self.fence, entry_id, reply_key, reply,
-                                                   self._session_keys(session)), "rejected", rejection=error.code)
+                                                   sliding), "rejected", rejection=error.code)
 
     def _apply(self, entry_id: str, fields: dict[str, str], reply_key: str) -> _Write | str:
         entry = parse_entry(fields)
@@ -426,7 +429,9 @@ class PartitionConsumer:
             assert decision.plain is not None
             return _Write(self._scripts.plain_call(self._lease, self._input, self.fence, entry_id,
                                                    self._keys.session_keys(self.partition, session), decision.plain,
-                                                   reply_key, reply), "accepted")
+                                                   reply_key, reply,
+                                                   self._keys.other_sliding_keys(self.partition, session)),
+                          "accepted")
         return _Write(self._scripts.reply_call(self._lease, self._input, self.fence, entry_id, reply_key, reply,
                                                self._session_keys(session)), "resent")
 
@@ -495,7 +500,7 @@ class PartitionConsumer:
         """The keys whose expiry a call of `session` slides (none for another partition's session)."""
         if partition_of(session, self._settings.partitions) != self.partition:
             return ()
-        return self._keys.session_keys(self.partition, session) + self._keys.answer_keys(self.partition, session)
+        return self._keys.sliding_keys(self.partition, session)
 
     def _dead(self, entry_id: str, fields: dict[str, str], reason: str, message: str,
               reply_key: str = "", request: str = "") -> None:

@@ -9,8 +9,11 @@ producer that holds Redis credentials and needs no tenancy (an agent harness spe
 job reports prove themselves with the operation's secret instead.
 
 The partition owner is the session's only writer, so its cache of owners is exact while the
-lease lasts; an entry is re-read after `FRESH_S`, so an owner that expired with its session
-is not remembered for long.
+lease lasts and the session lives: an owner is trusted for `FRESH_S`, and never past the time
+its session hash could expire (its TTL when read, less `EXPIRY_MARGIN_S` for the commits of the
+round still to run).  Trusted past it (a session TTL under a minute), an owner outlived its
+session: the next commit made the session hash anew without one, and the next identity to call
+took the session and its generations (an audit).
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from ..wire.entry import InputEntry
 from ..wire.errors import ErrorCode, HostError, MalformedEntry
 
 FRESH_S = 60.0  # a cached owner is read again after this long
+EXPIRY_MARGIN_S = 5.0  # a cached owner is read again this long before its session hash could expire
 CAPACITY = 4_096  # sessions whose owner a partition remembers (least recently used go first; store.CACHE_SIZE)
 
 
@@ -33,7 +37,7 @@ class SessionOwners:
         self._scripts = scripts
         self._lease = lease_key
         self._fence = fence
-        self._known: OrderedDict[str, tuple[str, float]] = OrderedDict()
+        self._known: OrderedDict[str, tuple[str, float, float]] = OrderedDict()  # session -> (owner, read, until)
 
     def check(self, entry: InputEntry, session_key: str) -> None:
         """Raise `HostError(unknown_session)` unless the entry's identity owns its session
@@ -49,11 +53,12 @@ class SessionOwners:
     def _owner(self, session: str, session_key: str, identity: str) -> str:
         now = time.monotonic()
         known = self._known.get(session)
-        if known is not None and now - known[1] < FRESH_S:
+        if known is not None and now < known[2]:
             self._known.move_to_end(session)
             return known[0]
-        owner = self._scripts.owner(self._lease, session_key, self._fence, identity)
-        self._known[session] = (owner, now)
+        owner, ttl_ms = self._scripts.owner(self._lease, session_key, self._fence, identity)
+        trusted = FRESH_S if ttl_ms < 0 else min(FRESH_S, ttl_ms / 1000 - EXPIRY_MARGIN_S)
+        self._known[session] = (owner, now, now + trusted)
         self._known.move_to_end(session)
         self._forget_stale(now)
         return owner

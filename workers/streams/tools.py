@@ -378,7 +378,8 @@ class ToolHandler:
         k, p, s = self._keys, self._partition, entry.session
         previous = current.generation if current else 0
         return CommitPlan(
-            session_keys=k.session_keys(p, s), reply_key=k.reply(p, s, entry.request),
+            session_keys=k.session_keys(p, s), other_keys=k.other_sliding_keys(p, s),
+            reply_key=k.reply(p, s, entry.request),
             expected_seq=0 if fresh else record.seq - 1,
             expected_generation=previous, new_generation=record.generation,
             frame=record.checkpoint,

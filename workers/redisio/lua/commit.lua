@@ -12,6 +12,7 @@
 -- KEYS[5]  frame log stream of the session (field frame)
 -- KEYS[6]  plain-document hash of the session (only its expiry is refreshed here)
 -- KEYS[7]  reply list of the request
+-- KEYS[8..] the session's other keys (actions, answers): only their expiry is refreshed, with KEYS[3..6]
 -- ARGV[1]  caller's fence ("<epoch>:<owner>", as lease_acquire returned it)
 -- ARGV[2]  consumer group name
 -- ARGV[3]  input entry id
@@ -120,7 +121,11 @@ end
 
 redis.call('RPUSH', reply_list, reply)
 redis.call('PEXPIRE', reply_list, reply_ttl_ms)
-for _, key in ipairs({generations, session, frame_log, plain}) do
+local sliding = {generations, session, frame_log, plain}
+for i = 8, #KEYS do
+  sliding[#sliding + 1] = KEYS[i]
+end
+for _, key in ipairs(sliding) do
   if session_ttl_ms == '0' then
     redis.call('PERSIST', key)
   else

@@ -7,7 +7,9 @@
 -- ARGV[1]  caller's fence ("<epoch>:<owner>", as lease_acquire returned it)
 -- ARGV[2]  the entry's identity, "<principal> <project>" (neither holds a space)
 -- ARGV[3]  session time-to-live in milliseconds for a session hash this creates ("0": never expires)
--- Returns  {'ok', owner}  the session's owner (ARGV[2] when the session had none)
+-- Returns  {'ok', owner, pttl}  the session's owner (ARGV[2] when the session had none) and the
+--                               session hash's time to live in ms (-1: it never expires), until
+--                               which the caller may trust the owner without asking again
 --          {'fenced'}     the lease is gone or held under another fence (nothing written)
 local lease, session = KEYS[1], KEYS[2]
 local fence, identity, session_ttl_ms = ARGV[1], ARGV[2], ARGV[3]
@@ -23,4 +25,4 @@ if redis.call('HSETNX', session, 'owner', identity) == 1 then
     redis.call('PEXPIRE', session, session_ttl_ms)  -- a new session hash slides like the others
   end
 end
-return {'ok', redis.call('HGET', session, 'owner')}
+return {'ok', redis.call('HGET', session, 'owner'), redis.call('PTTL', session)}

@@ -7,6 +7,7 @@
 -- KEYS[5]  generations hash of the session (expiry only)
 -- KEYS[6]  frame log stream of the session (expiry only)
 -- KEYS[7]  reply list of the request
+-- KEYS[8..] the session's other keys (actions, answers): only their expiry is refreshed, with KEYS[3..6]
 -- ARGV[1]  caller's fence ("<epoch>:<owner>", as lease_acquire returned it)
 -- ARGV[2]  consumer group name
 -- ARGV[3]  input entry id
@@ -44,7 +45,11 @@ end
 redis.call('HSET', plain, document_field, document, ui_field, ui_id, digest_field, digest)
 redis.call('RPUSH', reply_list, reply)
 redis.call('PEXPIRE', reply_list, reply_ttl_ms)
-for _, key in ipairs({plain, session, generations, frame_log}) do
+local sliding = {plain, session, generations, frame_log}
+for i = 8, #KEYS do
+  sliding[#sliding + 1] = KEYS[i]
+end
+for _, key in ipairs(sliding) do
   if session_ttl_ms == '0' then
     redis.call('PERSIST', key)
   else
