@@ -107,6 +107,9 @@ class Settings(BaseSettings):
     """Plain `intelligent_ui` documents a session may hold; then `plain_capacity`."""
     max_answer_blocks_per_session: int = Field(default=256, ge=1, le=100_000)
     """answer-ui@1 blocks (distinct message and block ids) a session may hold; then `answer_capacity`."""
+    max_answer_turns_per_session: int = Field(default=256, ge=1, le=100_000)
+    """answer turns (distinct message ids, each with its final answer of up to 100,000 UTF-16 units) a session
+    may hold; then `answer_capacity`."""
     session_ttl_s: int = Field(default=7 * 86_400, ge=0, le=366 * 86_400)
     """Sliding expiry of all of a session's keys, in seconds (default 7 days), refreshed together by each of its
     calls, accepted or refused (not by a call refused as another identity's session); `0`: never expire. A

@@ -187,6 +187,20 @@ def test_the_session_block_capacity_rejects_new_blocks_but_allows_replacements(r
     assert client.present_answer(SESSION, "msg-1", published()[1])["ok"]
 
 
+def test_the_session_turn_capacity_rejects_new_turns_but_not_the_current_one(runtime: Runtime) -> None:
+    # An audit: a final answer naming no blocks started a turn the block capacity never counted, and
+    # each turn keeps its final answer for the session's life: ~14 MB after 100 maximal answers.
+    runtime.configure(max_answer_turns_per_session=2).start()
+    client = answers(runtime)
+    assert client.final_answer(SESSION, "msg-1", "first", [])["ok"]
+    assert client.present_answer(SESSION, "msg-2", published()[0])["ok"]
+    before = stored(runtime)
+    assert_rejected(runtime, client.final_answer(SESSION, "msg-3", "third", []), "answer_capacity", before, 2)
+    assert_rejected(runtime, client.present_answer(SESSION, "msg-3", published()[1]), "answer_capacity", before, 2)
+    assert client.present_answer(SESSION, "msg-2", published()[1])["ok"]  # the current turn goes on
+    assert client.final_answer(SESSION, "msg-2", "second", [])["ok"]
+
+
 def test_answer_keys_slide_with_the_session_expiry(runtime: Runtime) -> None:
     runtime.configure(session_ttl_s=600).start()
     answers(runtime).present_answer(SESSION, "msg-1", published()[1])

@@ -30,6 +30,7 @@ def answer_limits(settings: Settings) -> AnswerLimits:
     """The bounds the answer scripts enforce, from the settings and the seed's fixed limits."""
     return AnswerLimits(log_max=settings.frame_log_max, log_max_bytes=settings.frame_log_max_bytes,
                         max_blocks=settings.max_answer_blocks_per_session,
+                        max_turns=settings.max_answer_turns_per_session,
                         max_state_bytes=UI_VIEW_STATE_LIMITS["maxBlockStateBytes"],
                         max_session_bytes=UI_VIEW_STATE_LIMITS["maxSessionStateBytes"],
                         max_receipts=UI_VIEW_STATE_LIMITS["maxReceipts"],

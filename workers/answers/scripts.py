@@ -76,6 +76,7 @@ class AnswerLimits:
     log_max: int
     log_max_bytes: int
     max_blocks: int
+    max_turns: int
     max_state_bytes: int
     max_session_bytes: int
     max_receipts: int
@@ -99,7 +100,7 @@ class AnswerScripts:
         args: list[EncodableT] = [fence, self._group, entry_id, p.op, p.message_id, p.block_id, p.expected_turn,
                            p.expected_digest, p.expected_version, p.stored, p.phase, p.digest, p.event, p.channel,
                            lim.log_max, lim.log_max_bytes, lim.max_blocks, p.reply, lim.session_ttl_ms,
-                           lim.reply_ttl_ms, p.call, p.call_digest, p.result]
+                           lim.reply_ttl_ms, p.call, p.call_digest, p.result, lim.max_turns]
         code = reply_code(run_script(self._scripts["answer"], keys, args))
         check_owner(code, lease_key)
         if code is not Code.OK:

@@ -56,6 +56,7 @@ class Turn:
     closed: bool
     known: bool  # the message id names a turn already seen
     blocks: int
+    turns: int
     digest: str
     version: int
     phase: str
@@ -139,6 +140,12 @@ class AnswerHandler:
         if turn.known and message_id != turn.turn:
             raise HostError("the message id names an earlier turn; its blocks can no longer change",
                             code=ErrorCode.TURN_CLOSED)
+        turns = self._settings.max_answer_turns_per_session
+        if not turn.known and turn.turns >= turns:
+            # Each turn keeps its blocks and final answer for the session's life: uncounted, one agent
+            # grew a session's answers hash by ~10 KB a turn without end (~14 MB at 100 maximal answers).
+            raise HostError(f"the session already holds {turns} answer turns; no new turn can start",
+                            code=ErrorCode.ANSWER_CAPACITY)
         if entry.name == PRESENT:
             return self._present(entry, args, message_id, turn, call_digest)
         return self._final(entry, args, message_id, turn, call_digest)
@@ -148,11 +155,11 @@ class AnswerHandler:
         pipe = self._redis.pipeline(transaction=False)
         pipe.exists(self._keys.tombstone(self._partition, session))
         pipe.hmget(answers, ["turn", f"f:{message_id}", f"t:{message_id}", "blocks", f"d:{mb}", f"v:{mb}",
-                             f"p:{mb}", "last_call", "last_digest", "last_result"])
+                             f"p:{mb}", "last_call", "last_digest", "last_result", "turns"])
         deleted, values = pipe.execute()
-        turn, final, listed, blocks, digest, version, phase, call, digest_of_call, result = array(values)
+        turn, final, listed, blocks, digest, version, phase, call, digest_of_call, result, turns = array(values)
         return Turn(deleted=bool(deleted), turn=text(turn), closed=final is not None, known=listed is not None,
-                    blocks=integer(blocks or 0), digest=text(digest) if block_id else "",
+                    blocks=integer(blocks or 0), turns=integer(turns or 0), digest=text(digest) if block_id else "",
                     version=integer(version or 0) if block_id else 0, phase=text(phase) if block_id else "",
                     last_call=text(call), last_digest=text(digest_of_call), last_result=text(result))
 

@@ -5,7 +5,7 @@
 -- sliding expiry together.  Never parses JSON: blocks, events and replies are opaque strings.
 -- KEYS[1]  lease hash of the partition (fencing: field fence)
 -- KEYS[2]  input stream of the partition (XACK)
--- KEYS[3]  answers hash of the session: turn (current message id), blocks (count),
+-- KEYS[3]  answers hash of the session: turn (current message id), blocks (count), turns (count),
 --          log_bytes, last_call / last_digest / last_result (the adjacent-resend ledger),
 --          t:<m> (block ids of turn m, space separated), f:<m> (final answer JSON: the turn is
 --          closed), b:<m>:<b> block JSON, p:<m>:<b> phase, d:<m>:<b> schema digest,
@@ -33,12 +33,13 @@
 -- ARGV[17] blocks a session may hold
 -- ARGV[18] reply JSON, ARGV[19] session time-to-live in ms ("0": never), ARGV[20] reply ttl ms
 -- ARGV[21] call id, ARGV[22] call digest, ARGV[23] result JSON (the adjacent-resend ledger)
+-- ARGV[24] turns a session may hold (a new message id beyond it writes nothing)
 -- Returns  {'ok'}       committed
 --          {'fenced'}   the lease is gone or held under another fence (nothing written)
 --          {'gap'}      an older entry of the partition is still pending (nothing written)
 --          {'deleted'}  the session was deleted (nothing written)
 --          {'stale'}    the turn or the block is not what the caller read (nothing written)
---          {'full'}     the session holds ARGV[17] blocks (nothing written)
+--          {'full'}     the session holds ARGV[17] blocks or ARGV[24] turns (nothing written)
 local lease, input, answers, log, tombstone, reply_list = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
 local FIRST_EXPIRY_KEY = 7  -- KEYS[7..]: the session's keys whose expiry slides
 local fence, group, entry_id = ARGV[1], ARGV[2], ARGV[3]
@@ -48,6 +49,7 @@ local stored, phase, digest, event, channel = ARGV[10], ARGV[11], ARGV[12], ARGV
 local max_count, max_bytes, max_blocks = tonumber(ARGV[15]), tonumber(ARGV[16]), tonumber(ARGV[17])
 local reply, session_ttl_ms, reply_ttl_ms = ARGV[18], ARGV[19], ARGV[20]
 local call, call_digest, result = ARGV[21], ARGV[22], ARGV[23]
+local max_turns = tonumber(ARGV[24])
 
 if redis.call('HGET', lease, 'fence') ~= fence then
   return {'fenced'}
@@ -65,6 +67,12 @@ end
 local turn_blocks = redis.call('HGET', answers, 't:' .. m)
 if (m ~= turn and turn_blocks) or redis.call('HEXISTS', answers, 'f:' .. m) == 1 then
   return {'stale'}
+end
+if not turn_blocks then  -- a new turn: counted, as each keeps its fields (and final answer) for the session's life
+  if tonumber(redis.call('HGET', answers, 'turns') or '0') >= max_turns then
+    return {'full'}
+  end
+  redis.call('HINCRBY', answers, 'turns', 1)
 end
 if op == 'block' then
   local mb = m .. ':' .. block_id
