@@ -134,7 +134,8 @@ class ErrorCode(StrEnum):
     PHASE_CHANGED = "phase_changed"
     """The block id was published in this turn with the other phase."""
     ANSWER_CAPACITY = "answer_capacity"
-    """The session holds `IUI_MAX_ANSWER_BLOCKS_PER_SESSION` blocks; no new block."""
+    """The session holds `IUI_MAX_ANSWER_BLOCKS_PER_SESSION` blocks (no new block) or
+    `IUI_MAX_ANSWER_TURNS_PER_SESSION` turns (no new turn)."""
     SESSION_DELETED = "session_deleted"
     """The session's answers and view states were deleted (tombstone)."""
     UNKNOWN_BLOCK = "unknown_block"
