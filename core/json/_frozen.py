@@ -99,7 +99,7 @@ CONTAINER_KINDS = OBJECT_KINDS | ARRAY_KINDS
 SCALAR_KINDS: frozenset[type] = frozenset((str, int, float, bool, type(None)))
 
 
-_EXACT_INTEGERS = 2.0**53
+EXACT_INTEGERS = 2.0**53  # every integer within +-2**53 is a double (and prints as its own digits)
 _MAGNITUDE = 1e15  # UI_LIMITS["maxNumberMagnitude"] (core.limits imports nothing of this module's)
 _KEPT = frozenset((str, int, bool, type(None)))  # scalars `freeze` returns as they are
 
@@ -138,7 +138,7 @@ def _frozen_item(item: Any) -> Any:
     if kind is str or kind is int or kind is bool or item is None:
         return item
     if kind is float:
-        return int(item) if item.is_integer() and -_EXACT_INTEGERS <= item <= _EXACT_INTEGERS else item
+        return int(item) if item.is_integer() and -EXACT_INTEGERS <= item <= EXACT_INTEGERS else item
     return freeze(item)
 
 

@@ -16,6 +16,7 @@ import math
 from typing import TypeGuard
 
 from core.errors import UIExpressionError
+from core.json._frozen import EXACT_INTEGERS
 from core.json._pow import v8_pow
 from core.limits import UI_LIMITS
 
@@ -60,9 +61,6 @@ def _shortest_digits(x: float) -> tuple[str, int]:
     return digits, n + (int(exponent) if exponent else 0)
 
 
-_EXACT_INTEGERS = 2.0**53
-
-
 def float_is_plain(x: float) -> bool:
     """orjson prints `1.0` and `1e-6` where JS prints `1` and `0.000001`, elsewhere the same.
 
@@ -75,7 +73,7 @@ def js_number_string(value: int | float) -> str:
     """`String(value)` as JavaScript prints it (`1.0 -> "1"`, `1e21 -> "1e+21"`)."""
     if type(value) is int and -(10**21) < value < 10**21:
         return str(value)
-    if type(value) is float and value.is_integer() and -_EXACT_INTEGERS <= value <= _EXACT_INTEGERS:
+    if type(value) is float and value.is_integer() and -EXACT_INTEGERS <= value <= EXACT_INTEGERS:
         # Every integer up to 2**53 is a double, so its own digits are the shortest that name it,
         # as JS prints it (-0 as "0"); above, JS pads the shortest digits with zeros.
         return str(int(value))

@@ -59,12 +59,12 @@ class HeldBytes:
     """Which held (validated, frozen) values `==` could confuse with other JSON, by object.
 
     One generation's memo; entries keep their value alive, so an `id` is never reused while
-    it is a key.  A layout's flag is its own entries' and its children's, so
-    a new layout on a patch's path costs its own entries, never its subtree: encoding each
-    whole held subtree cost a deep document's frame tens of milliseconds, and keeping those
-    bytes grew the memo by ~0.8 MB a frame (an audit: 193 MB after 250 frames).  The memo is
-    emptied once it holds `limit` entries (`MEMO_LIMIT`) or `MEMO_BYTES` of values, which drops the
-    values a generation replaced.
+    it is a key.  A layout's flag is its own entries' and its children's, so a new layout on
+    a patch's path costs its own entries, never its subtree: encoding each whole held subtree
+    cost a deep document's frame tens of milliseconds, and keeping those bytes grew the memo by
+    ~0.8 MB a frame (an audit: 193 MB after 250 frames).  The memo is emptied once it holds
+    `limit` entries (`MEMO_LIMIT`) or `MEMO_BYTES` of values, which drops the values a
+    generation replaced.
     """
 
     __slots__ = ("_limit", "_lists", "_memo", "_pinned")
