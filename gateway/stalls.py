@@ -14,6 +14,7 @@ before (the protocol aborts it once its last bytes waited as long, `gateway.prot
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from typing import Any
 
 from sse_starlette import EventSourceResponse
@@ -32,7 +33,7 @@ class StreamResponse(EventSourceResponse):
     """sse-starlette's response; a client that takes no bytes for `send_timeout` is `stalled()`
     (counted) and logged in one line, and the stream ends with `ClientStalled`."""
 
-    def __init__(self, *args: Any, stalled: Any, **options: Any) -> None:
+    def __init__(self, *args: Any, stalled: Callable[[], None], **options: Any) -> None:
         super().__init__(*args, **options)
         self._stalled = stalled
 

@@ -123,9 +123,9 @@ def sse(gateway: Gateway, content: AsyncIterator[ServerSentEvent]) -> EventSourc
     no bytes for `IUI_GATEWAY_SEND_TIMEOUT_S` is dropped (`gateway.stalls`)."""
     return StreamResponse(content, stalled=gateway.metrics.stalled_streams.inc,
                           send_timeout=gateway.settings.gateway_send_timeout_s,
-                               ping=0,  # the stream sends its own heartbeat
-                               shutdown_grace_period=STOP_GRACE_S,
-                               headers={"cache-control": "no-store", "x-accel-buffering": "no"})
+                          ping=0,  # the stream sends its own heartbeat
+                          shutdown_grace_period=STOP_GRACE_S,
+                          headers={"cache-control": "no-store", "x-accel-buffering": "no"})
 
 
 async def events(request: Request) -> EventSourceResponse:

@@ -107,25 +107,30 @@ function withFrame(data, frame) {
  * @param {Snapshot} data @param {any} receipt @returns {Snapshot}
  */
 function withReceipt(data, receipt) {
-  const operations = new Map(data.operations);
-  return addReceipt(operations, receipt) ? { ...data, operations } : data;
+  const operation = joined(data.operations, receipt);
+  return operation ? { ...data, operations: new Map(data.operations).set(operation.operationId, operation) } : data;
+}
+
+/** `withReceipt` on a Map of the caller's (a resync's, filled once). @param {Map<string, Operation>} operations @param {any} receipt */
+function addReceipt(operations, receipt) {
+  const operation = joined(operations, receipt);
+  if (operation) operations.set(operation.operationId, operation);
 }
 
 /**
- * `withReceipt` on a Map of the caller's: whether the receipt changed it.
- * @param {Map<string, Operation>} operations @param {any} receipt @returns {boolean}
+ * The receipt's operation with the receipt joined to its timeline, or null when it changes nothing.
+ * @param {Map<string, Operation>} operations @param {any} receipt @returns {Operation | null}
  */
-function addReceipt(operations, receipt) {
-  if (!isObject(receipt) || typeof receipt.operationId !== 'string' || typeof receipt.status !== 'string') return false;
+function joined(operations, receipt) {
+  if (!isObject(receipt) || typeof receipt.operationId !== 'string' || typeof receipt.status !== 'string') return null;
   const previous = operations.get(receipt.operationId);
   const timeline = previous ? previous.timeline : [];
   const last = timeline[timeline.length - 1];
-  if (timeline.some((r) => r.status === receipt.status) || (last && TERMINAL.has(last.status))) return false;
-  operations.set(receipt.operationId, {
+  if (timeline.some((r) => r.status === receipt.status) || (last && TERMINAL.has(last.status))) return null;
+  return {
     operationId: receipt.operationId, requestId: String(receipt.requestId), actionId: String(receipt.actionId),
     documentRef: isObject(receipt.documentRef) ? receipt.documentRef : {}, timeline: [...timeline, receipt],
-  });
-  return true;
+  };
 }
 
 /** @param {Snapshot} data @param {any} event @returns {Snapshot} */
