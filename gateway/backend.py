@@ -75,6 +75,9 @@ class Subscription(Protocol):
     async def unsubscribe(self, channels: Sequence[str]) -> None:
         """Remove channels."""
 
+    async def settled(self) -> None:
+        """Return once Redis has applied every command sent before (while `messages()` is read)."""
+
     def messages(self) -> AsyncIterator[str]:
         """The channel name of each message as it arrives (raises on a lost connection)."""
 

@@ -5,6 +5,9 @@ position, so every event it hands out carries its log id, arrives in log order, 
 is lost when a message is (a restart of Redis, a dropped connection, a frame published before
 the gateway subscribed).  The subscription is supervised: after any error it connects again,
 subscribes to every channel its feeds need, and wakes every feed, which reads what it missed.
+Only the hub's own tasks send pub/sub commands (the supervisor, and `_keep`, which brings the
+subscribed channels in line with the routed ones after each change): a stream never does, so a
+client gone mid-command cannot cut one half-done on the connection every stream shares.
 A feed exists while a local stream of its session does; each stream gets the feed's entries on
 a bounded queue, and one that falls behind is marked overflowed (its stream then ends).  When
 the process stops (`Hub.close`), every listener is closed: each stream ends as its lifetime ends,
@@ -17,7 +20,7 @@ import asyncio
 import contextlib
 import logging
 from collections import deque
-from collections.abc import AsyncIterator, Callable, Collection, Sequence
+from collections.abc import AsyncIterator, Callable, Collection
 
 from workers.redisio.connection import Backoff
 
@@ -205,10 +208,16 @@ class Hub:
         self._feeds: dict[str, SessionFeed] = {}
         self._by_channel: dict[str, tuple[SessionFeed, str]] = {}  # channel -> its feed and log
         self._subscription: Subscription | None = None
+        self._subscribed: set[str] = set()  # the channels SUBSCRIBEd on `_subscription`
         self._connected = asyncio.Event()
-        self._lock = asyncio.Lock()
+        self._lock = asyncio.Lock()  # joins: one feed is made at a time
+        self._commands = asyncio.Lock()  # the subscription's commands, and its replacement
+        self._changed = asyncio.Event()  # the routed channels changed: the keeper brings Redis in line
+        self._kept: list[asyncio.Future[None]] = []  # joins waiting for the keeper's next pass
+        self._woken = True  # every feed read after the current subscription took its channels
         self._task: asyncio.Task[None] | None = None
-        self._releases: set[asyncio.Task[None]] = set()  # retired feeds being stopped and unsubscribed
+        self._keeper: asyncio.Task[None] | None = None
+        self._releases: set[asyncio.Task[None]] = set()  # retired feeds being stopped
         self.left = 0  # listeners that left: streams that ended (the heap policy counts them)
         self.reconnects = 0
         self.closed = False  # the process stops: no stream waits for more
@@ -222,13 +231,15 @@ class Hub:
     def start(self) -> None:
         """Start the supervised subscription."""
         self._task = asyncio.create_task(self._supervise(), name="iui-hub")
+        self._keeper = asyncio.create_task(self._keep(), name="iui-hub-channels")
 
     async def stop(self) -> None:
         """Stop the subscription and every feed."""
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
+        for task in (self._task, self._keeper):
+            if task is not None:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
         for feed in list(self._feeds.values()):
             await feed.stop()
         self._feeds.clear()
@@ -251,7 +262,9 @@ class Hub:
 
         A join cancelled or failed before its listener is added (a client gone while the stream
         starts, Redis away) leaves no feed behind: a feed left without listeners would keep its
-        channels forever, and the session's later streams would share its dead reading."""
+        channels forever, and the session's later streams would share its dead reading.  The join
+        never sends a pub/sub command itself (`_keep` does): a client gone at that moment would
+        cancel it half-done on the connection every stream shares."""
         listener = Listener(session, life, self._capacity, self._max_bytes)
         async with self._lock:
             feed = self._feeds.get(session)
@@ -263,9 +276,7 @@ class Hub:
                     self._by_channel[channel] = (feed, kind)
                 self._feeds[session] = feed
                 try:
-                    if self._subscription is not None and self.connected:
-                        with contextlib.suppress(Exception):  # a lost connection: the supervisor subscribes again
-                            await self._subscription.subscribe(channels)
+                    await self._kept_in_line()
                     await feed.start()
                 except BaseException:
                     self._retire(feed)
@@ -274,6 +285,16 @@ class Hub:
         if self.closed:  # the process stops, or began to while this one joined
             listener.close()
         return listener
+
+    async def _kept_in_line(self) -> None:
+        """Wait for the keeper's pass that subscribes what is routed now (none while disconnected:
+        the next subscription subscribes every routed channel, and wakes every feed)."""
+        if not self.connected:
+            return
+        passed = asyncio.get_running_loop().create_future()
+        self._kept.append(passed)
+        self._changed.set()
+        await passed  # a cancelled join stops waiting here; the keeper's command runs to its end
 
     def leave(self, listener: Listener) -> None:
         """Remove a listener; the last one of a session retires its feed and its channels.
@@ -289,25 +310,57 @@ class Hub:
             self._retire(feed)
 
     def _retire(self, feed: SessionFeed) -> None:
-        """Forget a feed now; stop it and unsubscribe its channels in a task of the hub's own."""
+        """Forget a feed and its channels now (the keeper unsubscribes them, unless the session is
+        joined again first); stop its reading in a task of the hub's own."""
         if self._feeds.get(feed.session) is feed:
             del self._feeds[feed.session]
-        channels = self._backend.channels(feed.session)
-        for channel in channels:
+        for channel in self._backend.channels(feed.session):
             if self._by_channel.get(channel, (None,))[0] is feed:
                 del self._by_channel[channel]
-        task = asyncio.create_task(self._release(feed, channels), name=f"iui-release-{feed.session}")
+        self._changed.set()
+        task = asyncio.create_task(feed.stop(), name=f"iui-release-{feed.session}")
         self._releases.add(task)
         task.add_done_callback(self._releases.discard)
 
-    async def _release(self, feed: SessionFeed, channels: Sequence[str]) -> None:
-        await feed.stop()
-        async with self._lock:
-            if feed.session in self._feeds:  # joined again meanwhile: the new feed needs the channels
-                return
-            if self._subscription is not None and self.connected:
-                with contextlib.suppress(Exception):  # a lost connection: a reconnect subscribes only what is routed
-                    await self._subscription.unsubscribe(channels)
+    async def _keep(self) -> None:
+        """The channels' keeper: after each change, SUBSCRIBE what is routed and not subscribed,
+        UNSUBSCRIBE what is subscribed and no longer routed.  A failed command makes the subscription
+        a lost one: the supervisor makes a new one with every routed channel."""
+        while True:
+            await self._changed.wait()
+            self._changed.clear()
+            passed, self._kept = self._kept, []
+            async with self._commands:
+                await self._bring_in_line()
+            for waiter in passed:
+                if not waiter.done():
+                    waiter.set_result(None)
+
+    async def _bring_in_line(self) -> None:
+        subscription = self._subscription
+        if subscription is None or not self.connected:
+            return  # the next subscription subscribes every routed channel
+        wanted = set(self._by_channel)
+        gone, new = self._subscribed - wanted, wanted - self._subscribed
+        try:
+            if gone:
+                await subscription.unsubscribe(sorted(gone))
+                self._subscribed -= gone
+            if new:
+                await subscription.subscribe(sorted(new))
+                self._subscribed |= new
+            if new or not self._woken:
+                # A stream reads where the logs end once Redis has its channels (a SUBSCRIBE only
+                # sent could be applied after that read, and a publish between them go unheard).
+                await subscription.settled()
+            if not self._woken:  # a new subscription: every feed reads what it missed
+                self._woken = True
+                for feed in self._feeds.values():
+                    feed.wake()
+        except Exception as error:
+            log.warning("gateway: a pub/sub command failed (%s); subscribing again", type(error).__name__)
+            self._connected.clear()
+            await subscription.close()  # its reader fails: the supervisor replaces it
 
     @property
     def sessions(self) -> int:
@@ -332,17 +385,22 @@ class Hub:
             await asyncio.sleep(backoff.next())
 
     async def _connect(self) -> None:
-        """Connect, subscribe to every channel the feeds need, then wake every feed to read what it missed."""
+        """Connect and subscribe to every channel the feeds need; the keeper wakes every feed to read
+        what it missed once Redis applied the SUBSCRIBE (`_bring_in_line`)."""
         subscription = await self._backend.subscription()
-        async with self._lock:
-            await subscription.subscribe(list(self._by_channel))
-            self._subscription = subscription
+        async with self._commands:
+            wanted = set(self._by_channel)
+            try:
+                await subscription.subscribe(sorted(wanted))
+            except BaseException:
+                await subscription.close()
+                raise
+            self._subscription, self._subscribed, self._woken = subscription, wanted, False
             self._connected.set()
             self.reconnects += 1
             if self._on_connect is not None:
                 self._on_connect()
-            for feed in self._feeds.values():
-                feed.wake()
+        self._changed.set()  # the keeper wakes every feed once Redis has the channels
 
     async def _listen(self) -> None:
         assert self._subscription is not None

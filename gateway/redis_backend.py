@@ -11,13 +11,16 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import time
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Mapping, Sequence
 from importlib import resources
 from typing import Any, Protocol, cast
 
 import orjson
 import redis.asyncio as aioredis
+from redis.asyncio.retry import Retry
+from redis.backoff import NoBackoff
 
 from workers.answers.tools import block_event, final_event
 from workers.redisio.connection import TRANSIENT_ERRORS, Backoff, text
@@ -29,7 +32,8 @@ from .cursor import StreamId, format_id, parse_id
 
 LOG_FIELDS = {"frame": "frame", "receipt": "receipt", "answer": "event"}  # each log's one field
 LAG_FRESH_S = 0.25  # a partition's lag is read again after this long
-PONG_TIMEOUT_S = 5.0  # a new pub/sub connection's PING must be answered within this (as connecting)
+PONG_TIMEOUT_S = 5.0  # a pub/sub connection's PING must be answered within this (as connecting, and when quiet)
+PING_AFTER_S = 30.0  # a pub/sub connection without a message for this long sends a PING
 FAKE_POLL_S = 0.002  # fakeredis answers BLMOVE at once: the demo polls LMOVE instead
 
 
@@ -70,6 +74,7 @@ class RedisBackend:
         self._bounds = redis.register_script(
             resources.files("gateway").joinpath("lua/log_bounds.lua").read_text("utf-8"))
         self._lags: dict[int, tuple[float, int]] = {}
+        self._pubsub_connections: aioredis.ConnectionPool | None = None  # made at the first subscription
 
     @classmethod
     async def of(cls, redis: aioredis.Redis | AsyncRedis, *, prefix: str, partitions: int) -> RedisBackend:
@@ -246,8 +251,11 @@ class RedisBackend:
 
     async def subscription(self) -> RedisSubscription:
         """A new pub/sub connection whose PING was answered (raises `BackendUnavailable` when Redis
-        is unreachable, or gives no PONG within `PONG_TIMEOUT_S`)."""
-        pubsub = self._redis.pubsub(ignore_subscribe_messages=True)
+        is unreachable, or gives no PONG within `PONG_TIMEOUT_S`).
+
+        Its connection comes from a pool of its own, without redis-py's health check and retries:
+        both could make the connection again behind the hub's back (see `RedisSubscription`)."""
+        pubsub = aioredis.Redis(connection_pool=self._pubsub_pool()).pubsub(ignore_subscribe_messages=True)
         try:
             await pubsub.ping()  # only sent: a pub/sub reply is read as a message
             await _pong(pubsub)
@@ -256,33 +264,110 @@ class RedisBackend:
             raise BackendUnavailable(str(error)) from None
         return RedisSubscription(pubsub)
 
+    def _pubsub_pool(self) -> Any:
+        """The pool of pub/sub connections: the client's connection options, no health check (its
+        PING's answer would be read by whichever task subscribes, beside the hub's reader), no retry
+        (a retry reconnects, and redis-py then subscribes again what it remembers)."""
+        if self._pubsub_connections is None:
+            pool = cast(Any, self._redis).connection_pool
+            if self._fake:  # the demo's fakeredis: one process, no connection to lose
+                return pool
+            options = {**pool.connection_kwargs, "health_check_interval": 0, "retry": Retry(NoBackoff(), 0)}
+            self._pubsub_connections = aioredis.ConnectionPool(connection_class=pool.connection_class, **options)
+        return self._pubsub_connections
+
     async def close(self) -> None:
-        """Close the connection pool."""
+        """Close the connection pools."""
         await self._redis.aclose()
+        if self._pubsub_connections is not None:
+            await self._pubsub_connections.aclose()
 
 
 class RedisSubscription:
-    """A `redis.asyncio` PubSub whose channels change while one task reads it."""
+    """A `redis.asyncio` PubSub whose channels change while one task reads it; its connection is
+    never made again: a lost one ends `messages()`, and the hub makes a new subscription.
+
+    redis-py reconnects a PubSub on its own (a read on a dropped connection, a retry) and then
+    subscribes again the channels *it* remembers, among them channels whose UNSUBSCRIBE was sent
+    and not yet confirmed: they stayed subscribed for the process's life, and the hub, never told,
+    did not wake its feeds to read what was written while no connection listened.  A connect
+    callback tells such a reconnect, and `messages()` raises at once.  A quiet connection is
+    probed: a PING after `PING_AFTER_S` without a message, answered within `PONG_TIMEOUT_S`."""
 
     def __init__(self, pubsub: Any) -> None:
         self._pubsub = pubsub
+        self._remade = False
+        pubsub.connection.register_connect_callback(self._connected_again)
+        self._settling: dict[str, asyncio.Future[None]] = {}  # PING tokens whose PONG is awaited
+        self._tokens = itertools.count(1)
+
+    async def _connected_again(self, connection: Any) -> None:
+        self._remade = True
 
     async def subscribe(self, channels: Sequence[str]) -> None:
         """SUBSCRIBE channels."""
         if channels:
-            await self._pubsub.subscribe(*channels)
+            await self._command(self._pubsub.subscribe(*channels))
 
     async def unsubscribe(self, channels: Sequence[str]) -> None:
         """UNSUBSCRIBE channels."""
         if channels:
-            await self._pubsub.unsubscribe(*channels)
+            await self._command(self._pubsub.unsubscribe(*channels))
+
+    async def settled(self) -> None:
+        """Return once Redis has applied every command sent before (its answer to a PING comes after
+        theirs, and `messages()`' reader hands it over); `BackendUnavailable` after `PONG_TIMEOUT_S`."""
+        token = f"iui-settled-{next(self._tokens)}"
+        answered = asyncio.get_running_loop().create_future()
+        self._settling[token] = answered
+        try:
+            await self._command(self._pubsub.ping(token))
+            async with asyncio.timeout(PONG_TIMEOUT_S):
+                await answered
+        except TimeoutError:
+            raise BackendUnavailable("no answer to PING on the pub/sub connection") from None
+        finally:
+            self._settling.pop(token, None)
+
+    async def _command(self, sent: Awaitable[Any]) -> None:
+        try:
+            await sent
+        except UNAVAILABLE as error:
+            raise BackendUnavailable(str(error)) from None
+        self._check()
+
+    def _check(self) -> None:
+        if self._remade:
+            raise BackendUnavailable("the pub/sub connection was lost")
 
     async def messages(self) -> AsyncIterator[str]:
-        """The channel of every message; a lost connection raises."""
+        """The channel of every message; a lost connection (or a PING unanswered) raises
+        `BackendUnavailable`."""
+        heard = time.monotonic()  # the last message, or PONG
+        pinged: float | None = None
         while True:
-            message = await self._pubsub.get_message(timeout=1.0)
-            if message is not None and message.get("type") == "message":
-                yield text(message["channel"])
+            try:
+                message = await self._pubsub.get_message(timeout=1.0)
+            except UNAVAILABLE as error:
+                raise BackendUnavailable(str(error)) from None
+            self._check()
+            now = time.monotonic()
+            if message is not None:
+                heard, pinged = now, None
+                if message.get("type") == "message":
+                    yield text(message["channel"])
+                elif message.get("type") == "pong":
+                    self._answered(text(message.get("data") or b""))
+            elif pinged is not None and now - pinged > PONG_TIMEOUT_S:
+                raise BackendUnavailable("no answer to PING on the pub/sub connection")
+            elif pinged is None and now - heard > PING_AFTER_S:
+                await self._command(self._pubsub.ping())
+                pinged = now
+
+    def _answered(self, token: str) -> None:
+        waiter = self._settling.get(token)
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
 
     async def close(self) -> None:
         """Close the pub/sub connection."""

@@ -18,22 +18,51 @@ LIFE = SessionInfo("alice demo", 1)
 
 
 class Subscription:
+    """Channels as Redis would hold them; a command can be held at a gate, or fail once; a
+    cancelled command is recorded (on redis-py, it leaves the connection in an unknown state)."""
+
     def __init__(self) -> None:
         self.channels: set[str] = set()
-        self.messages_in: asyncio.Queue[str] = asyncio.Queue()
+        self.messages_in: asyncio.Queue[str | None] = asyncio.Queue()
+        self.gate: asyncio.Event | None = None
+        self.settle_gate: asyncio.Event | None = None  # Redis has not applied the commands yet
+        self.failure: Exception | None = None
+        self.cancelled = 0
+        self.closed = False
+
+    async def _command(self) -> None:
+        if self.failure is not None:
+            failure, self.failure = self.failure, None
+            raise failure
+        if self.gate is not None:
+            try:
+                await self.gate.wait()
+            except asyncio.CancelledError:
+                self.cancelled += 1
+                raise
 
     async def subscribe(self, channels: Sequence[str]) -> None:
+        await self._command()
         self.channels.update(channels)
 
     async def unsubscribe(self, channels: Sequence[str]) -> None:
+        await self._command()
         self.channels.difference_update(channels)
 
+    async def settled(self) -> None:
+        await self._command()
+        if self.settle_gate is not None:
+            await self.settle_gate.wait()
+
     async def messages(self) -> AsyncIterator[str]:
-        while True:
-            yield await self.messages_in.get()
+        while (channel := await self.messages_in.get()) is not None:
+            yield channel
+        raise ConnectionError("closed")
 
     async def close(self) -> None:
-        pass
+        self.closed = True
+        self.channels.clear()  # Redis drops a closed connection's channels
+        self.messages_in.put_nowait(None)
 
 
 class Backend:
@@ -43,6 +72,7 @@ class Backend:
         self.delay_s = 0.0
         self.failure: Exception | None = None
         self.subscription_made = Subscription()
+        self.made = 0  # subscriptions made: each is one (re)connect
         self.reads = 0
         self.log: list[LogEntry] = []  # the frame log
         self.life: SessionInfo | None = LIFE  # the session's owner record
@@ -52,6 +82,9 @@ class Backend:
         return (f"{session}:frame", f"{session}:receipt", f"{session}:answer")
 
     async def subscription(self) -> Subscription:
+        self.made += 1
+        if self.subscription_made.closed:
+            self.subscription_made = Subscription()
         return self.subscription_made
 
     async def bounds(self, session: str) -> dict[str, LogBounds]:
@@ -196,6 +229,73 @@ def test_a_page_read_while_the_owner_record_changed_goes_to_no_stream() -> None:
         assert await bobs.next(0.1) is None
         hub.leave(alices)
         hub.leave(bobs)
+        await hub.stop()
+
+    asyncio.run(run())
+
+
+def test_a_stream_cancelled_while_its_channels_are_subscribed_never_cuts_the_command() -> None:
+    """An audit of a flaky test: a stream's join sent SUBSCRIBE itself, so a client gone at that
+    moment cancelled a command on the shared pub/sub connection (redis-py then drops the connection
+    and makes it again, subscribing what it remembers).  Commands are the hub's own task's."""
+    async def run() -> None:
+        backend = Backend()
+        hub = await connected_hub(backend)
+        subscription = backend.subscription_made
+        subscription.gate = asyncio.Event()
+        joining = asyncio.create_task(hub.join("s1", LIFE))
+        await asyncio.sleep(0.01)  # its SUBSCRIBE is on its way
+        joining.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await joining
+        subscription.gate.set()
+        await settled(hub)
+        assert subscription.cancelled == 0
+        assert hub.sessions == 0 and subscription.channels == set()
+        await hub.stop()
+
+    asyncio.run(run())
+
+
+def test_a_failed_subscribe_makes_a_new_subscription_with_every_channel_streams_need() -> None:
+    """An audit: a failed SUBSCRIBE was ignored, and the session's stream got no live event."""
+    async def run() -> None:
+        backend = Backend()
+        hub = await connected_hub(backend)
+        backend.subscription_made.failure = ConnectionError("reset")
+        listener = await hub.join("s1", LIFE)
+        for _ in range(100):
+            if backend.made == 2 and hub.connected:
+                break
+            await asyncio.sleep(0.01)
+        assert backend.made == 2 and hub.reconnects == 2
+        assert backend.subscription_made.channels == set(backend.channels("s1"))
+        reads = backend.reads
+        await backend.subscription_made.messages_in.put("s1:frame")
+        await settled(hub)
+        assert backend.reads > reads  # the new subscription wakes the feed
+        hub.leave(listener)
+        await settled(hub)
+        assert backend.subscription_made.channels == set()
+        await hub.stop()
+
+    asyncio.run(run())
+
+
+def test_a_stream_reads_where_the_logs_end_only_once_redis_applied_its_subscribe() -> None:
+    """A review: a SUBSCRIBE only sent could be applied after the stream read where the logs end,
+    and an entry published between the two went unheard until the session's next one."""
+    async def run() -> None:
+        backend = Backend()
+        hub = await connected_hub(backend)
+        subscription = backend.subscription_made
+        subscription.settle_gate = asyncio.Event()
+        joining = asyncio.create_task(hub.join("s1", LIFE))
+        await settled(hub)
+        assert subscription.channels == set(backend.channels("s1")) and not joining.done()
+        subscription.settle_gate.set()
+        listener = await asyncio.wait_for(joining, 1.0)
+        hub.leave(listener)
         await hub.stop()
 
     asyncio.run(run())
