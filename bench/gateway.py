@@ -329,6 +329,41 @@ async def fanout(stack: Stack, args: argparse.Namespace, producer: Producer) -> 
             f"{_ms(replies, 0.5)} ms, p99 {_ms(replies, 0.99)} ms")
 
 
+async def storm(stack: Stack, args: argparse.Namespace, producer: Producer) -> str:
+    """Streams asked for all at once (browsers reconnecting after a gateway restart), until each
+    has its session's first frame: over as many sessions (a feed, its channels' SUBSCRIBE and the
+    logs' ends read for each) and over one session (one feed), alternated round by round."""
+    distinct = [f"storm-{n}" for n in range(args.storm)]
+    for session in [*distinct, "storm-one"]:
+        await producer.open(session)
+    auth = token("viewer")
+
+    async def first_frame(session: str) -> None:
+        reader, writer = await stream(stack.port, session, auth)
+        try:
+            await anext(frames(reader))
+        finally:
+            writer.close()
+
+    async def round_of(sessions: list[str]) -> float:
+        started = time.perf_counter()
+        await asyncio.gather(*(first_frame(session) for session in sessions))
+        elapsed = time.perf_counter() - started
+        await asyncio.sleep(1.0)  # the streams' feeds retire and unsubscribe before the next round
+        return elapsed
+
+    figures: dict[str, list[float]] = {"distinct": [], "one": []}
+    for _ in range(args.rounds):
+        figures["distinct"].append(await round_of(distinct))
+        figures["one"].append(await round_of(["storm-one"] * args.storm))
+    low = {name: min(values) * 1000 for name, values in figures.items()}
+    mid = {name: statistics.median(values) * 1000 for name, values in figures.items()}
+    return (f"storm: {args.storm} streams asked for at once, until each has its first frame, {args.rounds} "
+            f"alternated rounds: over {args.storm} sessions min {low['distinct']:.0f} / median "
+            f"{mid['distinct']:.0f} ms; over one session {low['one']:.0f} / {mid['one']:.0f} ms; "
+            f"ratio of medians {mid['distinct'] / mid['one']:.2f}")
+
+
 async def resume(stack: Stack, args: argparse.Namespace, producer: Producer) -> str:
     session = "resume"
     await producer.open(session)
@@ -438,8 +473,8 @@ def _ms(values: list[float], q: float) -> str:
 
 async def run(stack: Stack, args: argparse.Namespace) -> None:
     producer = Producer(stack.url)
-    parts = {"idle": idle, "fanout": fanout, "resume": resume, "calls": calls, "limit": limit}
-    for part in args.only or ("idle", "fanout", "resume", "calls"):
+    parts = {"idle": idle, "fanout": fanout, "resume": resume, "calls": calls, "limit": limit, "storm": storm}
+    for part in args.only or ("idle", "fanout", "resume", "calls", "storm"):
         print(part, "...", flush=True)
         print(await parts[part](stack, args, producer), flush=True)
     await producer.redis.aclose()
@@ -459,7 +494,10 @@ def main(argv: list[str]) -> int:
                         help="the gateway's IUI_GATEWAY_MAX_CONNECTIONS (default: unset, what its open files "
                              "allow; with --only limit: 1,000)")
     parser.add_argument("--over", type=int, default=500)
-    parser.add_argument("--only", action="append", choices=["idle", "fanout", "resume", "calls", "limit"])
+    parser.add_argument("--storm", type=int, default=500, help="streams asked for at once (storm)")
+    parser.add_argument("--rounds", type=int, default=3, help="alternated rounds (storm)")
+    parser.add_argument("--only", action="append",
+                        choices=["idle", "fanout", "resume", "calls", "limit", "storm"])
     args = parser.parse_args(argv)
     if "limit" in (args.only or ()) and len(set(args.only)) > 1:
         parser.error("--only limit runs alone: its gateway's connection limit would refuse the other parts' streams")

@@ -106,10 +106,11 @@ class Backend(Protocol):
     async def bounds(self, session: str) -> dict[str, LogBounds]:
         """The bounds of the session's three logs, by kind."""
 
-    async def read(self, session: str, kind: str, after: StreamId, count: int
-                   ) -> tuple[list[LogEntry], SessionInfo | None]:
-        """Up to `count` entries of one log after `after`, oldest first, and the session's owner
-        record read in the same transaction (the life the entries belong to)."""
+    async def read(self, session: str, after: Mapping[str, StreamId], count: int
+                   ) -> tuple[dict[str, list[LogEntry]], SessionInfo | None]:
+        """Up to `count` entries of each log named in `after` (by kind) after its position, oldest
+        first, and the session's owner record, all read in one transaction (the life the entries
+        belong to)."""
 
     async def snapshot(self, session: str) -> Snapshot:
         """The session's current state."""

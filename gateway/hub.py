@@ -100,6 +100,7 @@ class SessionFeed:
         self._dirty: set[str] = set()  # the logs pub/sub said changed since the last read
         self._wake = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
+        self.ready: asyncio.Future[bool] = asyncio.get_running_loop().create_future()  # started (True) or failed
 
     async def start(self) -> None:
         """Begin at the logs' current ends (the caller subscribed before: nothing newer is missed)."""
@@ -178,14 +179,16 @@ async def merged(backend: Backend, session: str, after: Cursor, kinds: Collectio
     """Every entry of the session's logs `kinds` after `after`, merged in id order (ties: frame,
     receipt, answer), read a page at a time; the owner record each read saw is added to `lives`."""
     position = {kind: after.at(kind) for kind in LOG_KINDS}
-    buffers: dict[str, list[LogEntry]] = {kind: [] for kind in LOG_KINDS}
+    buffers: dict[str, deque[LogEntry]] = {kind: deque() for kind in LOG_KINDS}
     done: set[str] = {kind for kind in LOG_KINDS if kind not in kinds}
     while True:
-        for kind in LOG_KINDS:
-            if not buffers[kind] and kind not in done:
-                page, life = await backend.read(session, kind, position[kind], PAGE)
-                lives.append(life)
-                buffers[kind] = page
+        # Every log whose page ran out, in one transaction (a stream's start reads all three at once).
+        wanted = {kind: position[kind] for kind in LOG_KINDS if not buffers[kind] and kind not in done}
+        if wanted:
+            pages, life = await backend.read(session, wanted, PAGE)
+            lives.append(life)
+            for kind, page in pages.items():
+                buffers[kind] = deque(page)
                 if len(page) < PAGE:
                     done.add(kind)
                 if page:
@@ -194,7 +197,7 @@ async def merged(backend: Backend, session: str, after: Cursor, kinds: Collectio
         if not heads:
             return
         _, _, kind = min(heads)
-        yield buffers[kind].pop(0)
+        yield buffers[kind].popleft()
 
 
 class Hub:
@@ -210,7 +213,6 @@ class Hub:
         self._subscription: Subscription | None = None
         self._subscribed: set[str] = set()  # the channels SUBSCRIBEd on `_subscription`
         self._connected = asyncio.Event()
-        self._lock = asyncio.Lock()  # joins: one feed is made at a time
         self._commands = asyncio.Lock()  # the subscription's commands, and its replacement
         self._changed = asyncio.Event()  # the routed channels changed: the keeper brings Redis in line
         self._kept: list[asyncio.Future[None]] = []  # joins waiting for the keeper's next pass
@@ -264,27 +266,39 @@ class Hub:
         starts, Redis away) leaves no feed behind: a feed left without listeners would keep its
         channels forever, and the session's later streams would share its dead reading.  The join
         never sends a pub/sub command itself (`_keep` does): a client gone at that moment would
-        cancel it half-done on the connection every stream shares."""
+        cancel it half-done on the connection every stream shares.  Joins of other sessions do not
+        wait for this one (the keeper subscribes their channels in one pass); joins of the same
+        session wait for the first one's start and share its feed."""
         listener = Listener(session, life, self._capacity, self._max_bytes)
-        async with self._lock:
+        while True:
             feed = self._feeds.get(session)
             if feed is None:
-                feed = SessionFeed(self._backend, session)
-                channels = self._backend.channels(session)
-                # Routed before subscribing, so no message of the channels is dropped meanwhile.
-                for channel, kind in zip(channels, LOG_KINDS, strict=True):
-                    self._by_channel[channel] = (feed, kind)
-                self._feeds[session] = feed
+                feed = self._new_feed(session)
                 try:
                     await self._kept_in_line()
                     await feed.start()
                 except BaseException:
+                    feed.ready.set_result(False)  # the joins waiting for it look again
                     self._retire(feed)
                     raise
+                feed.ready.set_result(True)
+            elif not feed.ready.done():
+                await asyncio.shield(feed.ready)  # another join starts it (cancelled: only this wait is)
+                continue  # look again: it failed, or its listeners all left meanwhile, or it is live
             feed.listeners.add(listener)
+            break
         if self.closed:  # the process stops, or began to while this one joined
             listener.close()
         return listener
+
+    def _new_feed(self, session: str) -> SessionFeed:
+        """A session's feed, routed (so no message of its channels is dropped while it subscribes)
+        and found by the session's other joins, which wait for its start."""
+        feed = SessionFeed(self._backend, session)
+        for channel, kind in zip(self._backend.channels(session), LOG_KINDS, strict=True):
+            self._by_channel[channel] = (feed, kind)
+        self._feeds[session] = feed
+        return feed
 
     async def _kept_in_line(self) -> None:
         """Wait for the keeper's pass that subscribes what is routed now (none while disconnected:
@@ -330,11 +344,15 @@ class Hub:
             await self._changed.wait()
             self._changed.clear()
             passed, self._kept = self._kept, []
-            async with self._commands:
-                await self._bring_in_line()
-            for waiter in passed:
-                if not waiter.done():
-                    waiter.set_result(None)
+            try:
+                async with self._commands:
+                    await self._bring_in_line()
+            except Exception:  # a defect: the joins must not wait for ever, nor later changes go unheard
+                log.exception("gateway: the pub/sub channels' keeper failed a pass")
+            finally:
+                for waiter in passed:
+                    if not waiter.done():
+                        waiter.set_result(None)
 
     async def _bring_in_line(self) -> None:
         subscription = self._subscription

@@ -202,16 +202,18 @@ class RedisBackend:
                                 parse_id(text(row[1])) if text(row[1]) else None, int(row[2]) > int(row[3]))
                 for kind, row in zip(keys, rows, strict=True)}
 
-    async def read(self, session: str, kind: str, after: StreamId, count: int
-                   ) -> tuple[list[LogEntry], SessionInfo | None]:
-        """Entries of one log after `after` (exclusive), oldest first, with the owner record of the
-        same moment (MULTI: one round trip; the log and the session hash share a slot)."""
+    async def read(self, session: str, after: Mapping[str, StreamId], count: int
+                   ) -> tuple[dict[str, list[LogEntry]], SessionInfo | None]:
+        """Entries of the logs named in `after` after their positions (exclusive), oldest first,
+        with the owner record of the same moment (MULTI: one round trip; the logs and the session
+        hash share a slot)."""
+        logs = self._log_keys(session)
         async with self._redis.pipeline(transaction=True) as pipe:
-            pipe.xrange(self._log_keys(session)[kind], min=f"({format_id(after)}", count=count)
+            for kind, position in after.items():
+                pipe.xrange(logs[kind], min=f"({format_id(position)}", count=count)
             pipe.hmget(self.keys.session(self._partition(session), session), "owner", "epoch")
-            rows, (owner, epoch) = await pipe.execute()
-        field = LOG_FIELDS[kind].encode()
-        entries = [LogEntry(kind, parse_id(text(entry_id)), text(fields.get(field, b""))) for entry_id, fields in rows]
+            *pages, (owner, epoch) = await pipe.execute()
+        entries = {kind: _entries(kind, rows) for kind, rows in zip(after, pages, strict=True)}
         return entries, _owner_record(owner, epoch)
 
     async def snapshot(self, session: str) -> Snapshot:
@@ -406,6 +408,12 @@ def _answer_events(answers: Mapping[str, str]) -> list[str]:
 def _bytes(value: Any) -> bytes | None:
     """A bulk reply as bytes (None stays None)."""
     return None if value is None else bytes(value) if isinstance(value, (bytes, bytearray)) else str(value).encode()
+
+
+def _entries(kind: str, rows: list[Any]) -> list[LogEntry]:
+    """An XRANGE reply of a `kind` log as its entries."""
+    field = LOG_FIELDS[kind].encode()
+    return [LogEntry(kind, parse_id(text(entry_id)), text(fields.get(field, b""))) for entry_id, fields in rows]
 
 
 def _owner_record(owner: bytes | None, epoch: bytes | None) -> SessionInfo | None:

@@ -4,12 +4,14 @@ native stream across gateway restarts."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import shutil
 import socket
 import subprocess
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -40,15 +42,26 @@ def need_node() -> None:
 
 def run_node(script: str, *args: str, timeout: float = 90) -> Any:
     """Run one of `tests/gateway/node/*.mjs` where `.ci/node`'s packages resolve; its JSON output."""
+    with node_process(script, *args) as node:
+        out, err = node.communicate(timeout=timeout)
+    assert node.returncode == 0, err[-3000:]
+    return json.loads(out)
+
+
+@contextlib.contextmanager
+def node_process(script: str, *args: str) -> Iterator[subprocess.Popen[str]]:
+    """One of `tests/gateway/node/*.mjs`, started where `.ci/node`'s packages resolve (killed on exit)."""
     need_node()
     copy = NODE_PACKAGES / f"run-{script}"
     copy.write_text((Path(__file__).with_name("node") / script).read_text())
+    node = subprocess.Popen(["node", str(copy), *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
-        run = subprocess.run(["node", str(copy), *args], capture_output=True, text=True, timeout=timeout, check=False)
+        yield node
     finally:
+        if node.poll() is None:
+            node.kill()
+            node.communicate()
         copy.unlink()
-    assert run.returncode == 0, run.stderr[-3000:]
-    return json.loads(run.stdout)
 
 
 def agui_events(gateway: GatewayProcess, seconds: float, **headers: str) -> list[Any]:
@@ -305,16 +318,18 @@ def test_a_javascript_eventsource_resumes_across_gateway_restarts(redis_url: str
     gateway = GatewayProcess(redis_url).start()
     try:
         agent = Agent(runtime)
-        def produce_and_crash() -> None:
+        with node_process("eventsource_follow.mjs", f"{gateway.url}/v1/sessions/s1/events",
+                          token(role="viewer"), "61") as node:
+            # Crashes begin once it follows (it wrote "live" at its first frame): before, a client that
+            # started late could find the gateway down at each try and connect once, after them all.
+            assert node.stderr is not None and node.stderr.readline() == "live\n"
             for _ in range(3):
                 agent.patch(15, pause=0.02)
                 gateway.restart()
             agent.patch(15, pause=0.02)
-
-        thread = threading.Thread(target=produce_and_crash, daemon=True)
-        thread.start()
-        out = run_node("eventsource_follow.mjs", f"{gateway.url}/v1/sessions/s1/events", token(role="viewer"), "61")
-        thread.join()
+            out_text, err = node.communicate(timeout=90)
+        assert node.returncode == 0, err[-3000:]
+        out = json.loads(out_text)
         # every frame once, in order; at least one reconnection (crashes during a 3 s retry wait share one)
         assert "timeout" not in out and out["seqs"] == list(range(1, 62)) and out["opens"] >= 2
     finally:

@@ -8,6 +8,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 import httpx
@@ -30,10 +31,23 @@ def test_a_gateway_started_before_redis_waits_then_serves() -> None:
     env = {**os.environ, "IUI_REDIS_URL": f"redis://127.0.0.1:{redis_port}/0", "IUI_GATEWAY_JWT_SECRET": SECRET,
            "IUI_GATEWAY_PORT": str(port), "IUI_PARTITIONS": "4"}
     gateway = subprocess.Popen([sys.executable, "-m", "workers.cli", "gateway"], env=env,
-                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    lines: list[str] = []
+
+    def read() -> None:
+        assert gateway.stderr is not None
+        for line in gateway.stderr:
+            lines.append(line.rstrip("\n"))
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
     redis = None
     try:
-        time.sleep(2.0)
+        # Redis starts once the gateway found it unavailable (a fixed sleep was shorter than the
+        # gateway's start-up on a busy machine: it then never saw Redis away)
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline and not any("Redis unavailable" in line for line in lines):
+            time.sleep(0.05)
         assert gateway.poll() is None, "the gateway exited instead of waiting for Redis"
         assert _refused(f"http://127.0.0.1:{port}/healthz"), "the gateway bound its port before Redis answered"
         with tempfile.TemporaryDirectory() as directory:
@@ -43,7 +57,8 @@ def test_a_gateway_started_before_redis_waits_then_serves() -> None:
                 time.sleep(0.1)
             assert httpx.get(f"http://127.0.0.1:{port}/readyz", timeout=5).status_code == 200
             gateway.terminate()
-            _, err = gateway.communicate(timeout=10)
+            gateway.wait(timeout=10)
+            reader.join(timeout=10)
     finally:
         if gateway.poll() is None:
             gateway.kill()
@@ -51,7 +66,6 @@ def test_a_gateway_started_before_redis_waits_then_serves() -> None:
         if redis is not None:
             redis.kill()
             redis.wait()
-    lines = err.decode().splitlines()
     waiting = next(i for i, line in enumerate(lines) if line.startswith("iui gateway: waiting for Redis at"))
     serving = next(i for i, line in enumerate(lines) if line.startswith("iui gateway: serving on"))
     assert waiting < serving

@@ -255,9 +255,10 @@ def test_the_gateway_user_runs_every_redis_call_of_the_gateway(acl_server: AclSe
             assert (await backend.session(session)) == SessionInfo("alice demo", 1)  # HMGET
             for _ in range(2):  # EVALSHA (SCRIPT LOAD after NOSCRIPT): XINFO STREAM and EXISTS of the three logs
                 assert all(b.last is not None and not b.trimmed for b in (await backend.bounds(session)).values())
-            for kind in ("frame", "receipt", "answer"):  # XRANGE of each log, in a MULTI with the owner record
-                entries, life = await backend.read(session, kind, (0, 0), 10)
-                assert len(entries) == 1 and life == SessionInfo("alice demo", 1)
+            # XRANGE of each log, in a MULTI with the owner record
+            pages, life = await backend.read(session, dict.fromkeys(("frame", "receipt", "answer"), (0, 0)), 10)
+            assert [len(entries) for entries in pages.values()] == [1, 1, 1]
+            assert life == SessionInfo("alice demo", 1)
             snapshot = await backend.snapshot(session)  # HGETALL session, HMGET gen, HGETALL ops and answers
             assert snapshot.frames == ['{"seq":1}'] and snapshot.receipts == ['{"operationId":"op1"}']
             await backend.put_ticket("d" * 64, '{"session":"x"}', 60)  # SET EX

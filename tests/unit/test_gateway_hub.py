@@ -12,7 +12,7 @@ from collections.abc import AsyncIterator, Sequence
 import pytest
 
 from gateway.backend import LOG_KINDS, LogBounds, LogEntry, SessionInfo
-from gateway.hub import Hub
+from gateway.hub import PAGE, Hub
 
 LIFE = SessionInfo("alice demo", 1)
 
@@ -73,6 +73,7 @@ class Backend:
         self.failure: Exception | None = None
         self.subscription_made = Subscription()
         self.made = 0  # subscriptions made: each is one (re)connect
+        self.held: dict[str, asyncio.Event] = {}  # sessions whose logs' ends are read once set
         self.reads = 0
         self.log: list[LogEntry] = []  # the frame log
         self.life: SessionInfo | None = LIFE  # the session's owner record
@@ -89,20 +90,24 @@ class Backend:
 
     async def bounds(self, session: str) -> dict[str, LogBounds]:
         await asyncio.sleep(self.delay_s)
+        if session in self.held:
+            await self.held[session].wait()
         if self.failure is not None:
             raise self.failure
         return dict.fromkeys(LOG_KINDS, LogBounds(None, None, False))
 
-    async def read(self, session: str, kind: str, after: object, count: int
-                   ) -> tuple[list[LogEntry], SessionInfo | None]:
-        """The frame log's entries after `after`, with the record of that moment (as one transaction)."""
+    async def read(self, session: str, after: dict[str, tuple[int, int]], count: int
+                   ) -> tuple[dict[str, list[LogEntry]], SessionInfo | None]:
+        """The frame log's entries after its position (the other logs are empty), with the record
+        of that moment (as one transaction)."""
         self.reads += 1
         life = self.life
         if self.life_after_read is not None:
             self.life = self.life_after_read
-        if kind != "frame":
-            return [], life
-        return [entry for entry in self.log if entry.id > after][:count], life
+        pages: dict[str, list[LogEntry]] = {kind: [] for kind in after}
+        if "frame" in after:
+            pages["frame"] = [entry for entry in self.log if entry.id > after["frame"]][:count]
+        return pages, life
 
     async def session(self, session: str) -> SessionInfo | None:
         return self.life
@@ -214,17 +219,18 @@ def test_a_feed_hands_a_page_only_to_streams_of_the_life_it_was_read_in() -> Non
 
 
 def test_a_page_read_while_the_owner_record_changed_goes_to_no_stream() -> None:
-    """A review: a page whose reads saw two owner records (alice's frame log, then bob's receipt
-    log) was of no one life; it goes to no stream."""
+    """A review: a page whose reads saw two owner records (alice's first page of the frame log,
+    then bob's rest of it) was of no one life; it goes to no stream."""
     async def run() -> None:
         backend = Backend()
         hub = await connected_hub(backend)
         bob = SessionInfo("bob other", 2)
         alices, bobs = await hub.join("s1", LIFE), await hub.join("s1", bob)
-        backend.log.append(LogEntry("frame", (1, 0), '{"alice":1}'))
+        backend.log.extend(LogEntry("frame", (n, 0), f'{{"alice":{n}}}') for n in range(1, PAGE + 2))
         backend.life_after_read = bob  # alice's session expires, bob's begins, between two reads
-        hub._feeds["s1"].wake()  # every log: three reads, the first in alice's life
+        hub._feeds["s1"].wake()  # two reads: a full page in alice's life, then the last entry in bob's
         await settled(hub)
+        assert backend.reads == 2
         assert alices.closed and bobs.closed
         assert await bobs.next(0.1) is None
         hub.leave(alices)
@@ -296,6 +302,57 @@ def test_a_stream_reads_where_the_logs_end_only_once_redis_applied_its_subscribe
         subscription.settle_gate.set()
         listener = await asyncio.wait_for(joining, 1.0)
         hub.leave(listener)
+        await hub.stop()
+
+    asyncio.run(run())
+
+
+def test_a_session_s_join_does_not_wait_for_another_session_s_start() -> None:
+    """A review: every join waited on one lock while a feed started (a SUBSCRIBE, its PONG and the
+    logs' ends read): a thousand browsers reconnecting after a restart started one at a time."""
+    async def run() -> None:
+        backend = Backend()
+        hub = await connected_hub(backend)
+        backend.held["slow"] = asyncio.Event()
+        slow = asyncio.create_task(hub.join("slow", LIFE))
+        await settled(hub)
+        quick = await asyncio.wait_for(hub.join("quick", LIFE), 1.0)
+        assert not slow.done()
+        backend.held["slow"].set()
+        hub.leave(await slow)
+        hub.leave(quick)
+        await settled(hub)
+        assert hub.sessions == 0 and backend.subscription_made.channels == set()
+        await hub.stop()
+
+    asyncio.run(run())
+
+
+def test_joins_of_one_session_share_its_feed_and_outlive_a_cancelled_first_join() -> None:
+    async def run() -> None:
+        backend = Backend()
+        hub = await connected_hub(backend)
+        backend.held["s1"] = asyncio.Event()
+        first = asyncio.create_task(hub.join("s1", LIFE))
+        await settled(hub)
+        second = asyncio.create_task(hub.join("s1", LIFE))
+        third = asyncio.create_task(hub.join("s1", LIFE))
+        await settled(hub)
+        first.cancel()  # its client went while the feed started
+        with pytest.raises(asyncio.CancelledError):
+            await first
+        backend.held["s1"].set()
+        listeners = await asyncio.wait_for(asyncio.gather(second, third), 1.0)
+        assert hub.sessions == 1 and backend.subscription_made.channels == set(backend.channels("s1"))
+        assert listeners[0] is not listeners[1]
+        reads = backend.reads
+        await backend.subscription_made.messages_in.put("s1:frame")
+        await settled(hub)
+        assert backend.reads > reads  # the feed they share reads
+        for listener in listeners:
+            hub.leave(listener)
+        await settled(hub)
+        assert hub.sessions == 0 and backend.subscription_made.channels == set()
         await hub.stop()
 
     asyncio.run(run())

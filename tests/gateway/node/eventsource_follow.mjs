@@ -1,6 +1,7 @@
 // Follows a session's native event stream with the `eventsource` package (a real, non-Python
 // EventSource: its own reconnection, with Last-Event-ID and the server's retry), until `count`
-// frames arrived, then prints their seq numbers and how often it (re)connected.
+// frames arrived, then prints their seq numbers and how often it (re)connected. It writes "live"
+// to standard error when its first frame came (its caller may then begin to crash the gateway).
 // argv: <url> <bearer token> <count>
 import { EventSource } from "eventsource";
 
@@ -13,6 +14,7 @@ const source = new EventSource(url, {
 source.addEventListener("open", () => { opens += 1; });
 source.addEventListener("frame", (event) => {
   seqs.push(JSON.parse(event.data).seq);
+  if (seqs.length === 1) process.stderr.write("live\n");
   if (seqs.length >= Number(count)) {
     source.close();
     process.stdout.write(JSON.stringify({ seqs, opens }));
