@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from tests.integration.conftest import Runtime, cursor_args, example
+from workers.sessions.owners import CLAIM_TTL_S
 
 pytestmark = pytest.mark.integration
 OPEN, PATCH = "intelligent_ui_open", "intelligent_ui_patch"
@@ -86,3 +87,39 @@ def test_an_owner_is_trusted_no_longer_than_its_session_may_live(runtime: Runtim
     reply = send(runtime, OPEN, {"document": example("stream-initial.json")}, call="open-3",
                  principal="mallory", project="demo")
     assert reply["error"]["code"] == "unknown_session"
+
+
+def test_a_session_whose_every_call_was_refused_lives_only_as_long_as_its_claim(runtime: Runtime) -> None:
+    # An audit: a first call refused (an invalid document) recorded its owner for the session's whole
+    # TTL (7 days by default), and each refused call slid it again: an agent's token left a key a
+    # week for every session id it tried.  A claim alone lives CLAIM_TTL_S past its last owner check.
+    runtime.configure(session_ttl_s=3600).start()
+    key = runtime.client.keys.session(runtime.client.partition("s-own"), "s-own")
+    claim_ms = CLAIM_TTL_S * 1000
+    for call in ("open-1", "open-2"):
+        refused = send(runtime, OPEN, {"document": {"version": "nope"}}, call=call, **ALICE)
+        assert refused["error"]["code"] == "invalid_document", refused
+        assert runtime.redis.hget(key, "owner") == b"alice demo"  # claimed: another identity is refused meanwhile
+        assert 0 < runtime.redis.pttl(key) <= claim_ms
+    stranger = send(runtime, OPEN, {"document": example("stream-initial.json")}, call="open-x",
+                    principal="mallory", project="demo")
+    assert stranger["error"]["code"] == "unknown_session"
+    opened = send(runtime, OPEN, {"document": example("stream-initial.json")}, call="open-3", **ALICE)
+    assert opened["ok"], opened
+    assert runtime.redis.pttl(key) > claim_ms  # the first accepted call gives it the session's TTL
+    refused = send(runtime, OPEN, {"document": {"version": "nope"}}, call="open-4", **ALICE)
+    assert refused["error"]["code"] == "invalid_document"
+    assert runtime.redis.pttl(key) > 3_500_000  # a session with content slides on its refusals as before
+
+
+def test_a_claim_with_content_in_its_other_keys_is_not_cut_short(runtime: Runtime) -> None:
+    # A session whose accepted calls wrote only its action keys (a catalog read writes nothing; a
+    # reserve writes the operations hash) keeps its owner as long as that content.
+    runtime.configure(session_ttl_s=3600).start()
+    key = runtime.client.keys.session(runtime.client.partition("s-own"), "s-own")
+    other = runtime.client.keys.operations(runtime.client.partition("s-own"), "s-own")
+    runtime.redis.hset(other, "req:r-1", "op-1")  # content of the session, as an accepted reserve leaves it
+    runtime.redis.pexpire(other, 3_600_000)
+    assert send(runtime, "catalog", {}, kind="action", **ALICE)["ok"]
+    assert runtime.redis.hget(key, "owner") == b"alice demo"
+    assert CLAIM_TTL_S * 1000 < runtime.redis.pttl(key) <= 3_600_000

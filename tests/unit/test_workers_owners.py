@@ -18,7 +18,8 @@ class Scripts:
         self.reads = 0
         self.ttl_ms = ttl_ms  # the session hash's PTTL owner.lua answers (-1: no expiry)
 
-    def owner(self, lease: str, session_key: str, fence: str, identity: str) -> tuple[str, int]:
+    def owner(self, lease: str, session_keys: tuple[str, ...], fence: str, identity: str,
+              claim_ttl_ms: int) -> tuple[str, int]:
         self.reads += 1
         return identity, self.ttl_ms
 
@@ -34,11 +35,11 @@ def test_owners_read_a_minute_ago_are_forgotten_as_new_sessions_come(monkeypatch
     scripts: Any = Scripts()
     cache = SessionOwners(scripts=scripts, lease_key="lease", fence="f")
     for n in range(100):
-        cache.check(entry(f"old-{n}"), f"s:old-{n}")
-    cache.check(entry("old-0"), "s:old-0")  # within the minute: from the cache
+        cache.check(entry(f"old-{n}"), (f"s:old-{n}",))
+    cache.check(entry("old-0"), ("s:old-0",))  # within the minute: from the cache
     assert scripts.reads == 100 and len(cache._known) == 100
     clock[0] += FRESH_S
-    cache.check(entry("new"), "s:new")
+    cache.check(entry("new"), ("s:new",))
     assert len(cache._known) == 1 and scripts.reads == 101
 
 
@@ -46,7 +47,7 @@ def test_at_most_capacity_owners_are_kept(monkeypatch: pytest.MonkeyPatch) -> No
     monkeypatch.setattr(owners.time, "monotonic", lambda: 1000.0)
     cache = SessionOwners(scripts=Scripts(), lease_key="lease", fence="f")  # type: ignore[arg-type]
     for n in range(CAPACITY + 10):
-        cache.check(entry(f"s{n}"), f"s:s{n}")
+        cache.check(entry(f"s{n}"), (f"s:s{n}",))
     assert len(cache._known) == CAPACITY and "s0" not in cache._known and f"s{CAPACITY + 9}" in cache._known
 
 
@@ -60,10 +61,10 @@ def test_an_owner_is_trusted_no_longer_than_its_session_hash_may_live(
     monkeypatch.setattr(owners.time, "monotonic", lambda: clock[0])
     scripts = Scripts(ttl_ms)
     cache = SessionOwners(scripts=scripts, lease_key="lease", fence="f")  # type: ignore[arg-type]
-    cache.check(entry("s"), "s:s")
+    cache.check(entry("s"), ("s:s",))
     clock[0] += max(trusted_s - 0.01, 0.0)
-    cache.check(entry("s"), "s:s")
+    cache.check(entry("s"), ("s:s",))
     assert scripts.reads == (1 if trusted_s > 0.01 else 2)
     clock[0] += 0.02
-    cache.check(entry("s"), "s:s")
+    cache.check(entry("s"), ("s:s",))
     assert scripts.reads == (2 if trusted_s > 0.01 else 3)

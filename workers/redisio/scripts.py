@@ -480,10 +480,14 @@ class Scripts:
         deliveries = {text(entry_id): integer(count) for entry_id, count in field_map(flat).items()}
         return ReadBatch(entries, deliveries, text(cursor))
 
-    def owner(self, lease_key: str, session_key: str, fence: str, identity: str) -> tuple[str, int]:
+    def owner(self, lease_key: str, session_keys: tuple[str, ...], fence: str, identity: str,
+              claim_ttl_ms: int) -> tuple[str, int]:
         """The session's owner ("<principal> <project>"), recording `identity` if it has none, and
-        the session hash's time to live in ms (-1: none); raises `Fenced`."""
-        result = self._call("owner", [lease_key, session_key], [fence, identity, self._session_ttl_ms])
+        the session hash's time to live in ms (-1: none); a session holding nothing but its owner's
+        record expires `claim_ttl_ms` after this (`session_keys`: `Keys.sliding_keys`, the session
+        hash first); raises `Fenced`."""
+        result = self._call("owner", [lease_key, *session_keys],
+                            [fence, identity, self._session_ttl_ms, claim_ttl_ms])
         check_owner(reply_code(result), lease_key)
         _, owner, pttl = array(result)
         return text(owner), integer(pttl)

@@ -405,7 +405,7 @@ class PartitionConsumer:
         if partition_of(entry.session, self._settings.partitions) != self.partition:
             raise HostError(f"session belongs to partition {partition_of(entry.session, self._settings.partitions)},"
                             f" not {self.partition}", code=ErrorCode.WRONG_PARTITION)
-        self._owners.check(entry, self._keys.session(self.partition, entry.session))
+        self._owners.check(entry, self._keys.sliding_keys(self.partition, entry.session))
         if handles(entry):  # answer-ui@1 tools and view-state requests (workers.answer_runtime)
             self._flush()  # they read committed state
             return self._answers.apply(entry_id, entry, reply_key)

@@ -14,6 +14,12 @@ its session hash could expire (its TTL when read, less `EXPIRY_MARGIN_S` for the
 round still to run).  Trusted past it (a session TTL under a minute), an owner outlived its
 session: the next commit made the session hash anew without one, and the next identity to call
 took the session and its generations (an audit).
+
+A session holding nothing but its owner record (a claim: every call of it so far was refused,
+or only read) expires `CLAIM_TTL_S` after its owner's last check, not a session TTL later: an
+audit found that an agent's token left a key for 7 days for every session id whose first call
+was refused.  Its first accepted call gives it the session's TTL (the writing scripts' sliding
+expiry); refusals do not slide a claim (`reply.lua`).
 """
 
 from __future__ import annotations
@@ -26,6 +32,7 @@ from ..wire.entry import InputEntry
 from ..wire.errors import ErrorCode, HostError, MalformedEntry
 
 FRESH_S = 60.0  # a cached owner is read again after this long
+CLAIM_TTL_S = 300  # a session holding nothing but its owner record expires this long after its owner's last check
 EXPIRY_MARGIN_S = 5.0  # a cached owner is read again this long before its session hash could expire
 CAPACITY = 4_096  # sessions whose owner a partition remembers (least recently used go first; store.CACHE_SIZE)
 
@@ -39,24 +46,25 @@ class SessionOwners:
         self._fence = fence
         self._known: OrderedDict[str, tuple[str, float, float]] = OrderedDict()  # session -> (owner, read, until)
 
-    def check(self, entry: InputEntry, session_key: str) -> None:
+    def check(self, entry: InputEntry, session_keys: tuple[str, ...]) -> None:
         """Raise `HostError(unknown_session)` unless the entry's identity owns its session
-        (recording it when the session has no owner yet); entries without one pass."""
+        (recording it when the session has no owner yet); entries without one pass.
+        `session_keys`: the session's `Keys.sliding_keys`, its hash first."""
         if (entry.principal is None and entry.project is None) or entry.kind == "result":
             return
         if entry.principal is None or entry.project is None:
             raise MalformedEntry("entry fields 'principal' and 'project' come together")
         identity = f"{entry.principal} {entry.project}"
-        if self._owner(entry.session, session_key, identity) != identity:
+        if self._owner(entry.session, session_keys, identity) != identity:
             raise HostError("no such session", code=ErrorCode.UNKNOWN_SESSION)
 
-    def _owner(self, session: str, session_key: str, identity: str) -> str:
+    def _owner(self, session: str, session_keys: tuple[str, ...], identity: str) -> str:
         now = time.monotonic()
         known = self._known.get(session)
         if known is not None and now < known[2]:
             self._known.move_to_end(session)
             return known[0]
-        owner, ttl_ms = self._scripts.owner(self._lease, session_key, self._fence, identity)
+        owner, ttl_ms = self._scripts.owner(self._lease, session_keys, self._fence, identity, CLAIM_TTL_S * 1000)
         trusted = FRESH_S if ttl_ms < 0 else min(FRESH_S, ttl_ms / 1000 - EXPIRY_MARGIN_S)
         self._known[session] = (owner, now, now + trusted)
         self._known.move_to_end(session)
