@@ -50,6 +50,12 @@ class Agent:
                 time.sleep(pause)
 
 
+def gauges(http: httpx.Client) -> list[str]:
+    """The gateway's stream and connection gauges and its subscription's reconnects (a failure's context)."""
+    names = ("iui_gateway_streams ", "iui_gateway_connections ", "iui_gateway_subscription_reconnects_total ")
+    return [line for line in http.get("/metrics").text.splitlines() if line.startswith(names)]
+
+
 def frame_seqs(received: list[Any]) -> list[int]:
     return [m.json()["seq"] for m in received if m.event == "frame"]
 
@@ -543,7 +549,8 @@ def test_streams_reset_while_they_start_leave_no_subscription_and_the_next_strea
     deadline = time.monotonic() + 10
     while runtime.redis.pubsub_channels("*cut-*") and time.monotonic() < deadline:
         time.sleep(0.1)
-    assert runtime.redis.pubsub_channels("*cut-*") == []
+    left = runtime.redis.pubsub_channels("*cut-*")
+    assert left == [], (left, gauges(http), [(c["addr"], c["sub"]) for c in runtime.redis.client_list(_type="pubsub")])
     follower = Follower(gateway.url, sessions[0], auth("viewer")).start()
     try:
         deadline = time.monotonic() + 10
