@@ -98,9 +98,10 @@ def auth(role: str = "user", sub: str = "alice", project: str = "demo") -> dict[
 
 
 @pytest.fixture(scope="module")
-def gateway_process(redis_server: str) -> Iterator[GatewayProcess]:
-    """One gateway process for a test module (its state is in Redis, flushed between tests)."""
-    process = GatewayProcess(redis_server).start()
+def gateway_process(redis_server: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[GatewayProcess]:
+    """One gateway process for a test module (its state is in Redis, flushed between tests); its
+    standard error goes to `process.log` (a failing test can show it)."""
+    process = GatewayProcess(redis_server, log=tmp_path_factory.mktemp("gateway") / "stderr.log").start()
     try:
         yield process
     finally:
