@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model, model_validator
 
 from core import UISchemaError, parse_ui_capability_descriptor
 
@@ -31,6 +31,8 @@ DEFAULT_CATALOG = Path(__file__).with_name("capabilities.toml")
 _CALLABLE = r"^[A-Za-z_][A-Za-z0-9_.]*:[A-Za-z_][A-Za-z0-9_]*$"
 _QUEUE = r"^[A-Za-z0-9_.\-]{1,64}$"
 CONTEXT_PARAMETER = "context"
+CONFIRMATION_TIMEOUT_S = 3_600.0  # an approval nobody gives within an hour is cancelled (`confirmationTimeout`)
+MAX_CONFIRMATION_TIMEOUT_S = 604_800.0  # a week: as long as a session outlives its last call by default
 
 
 class CatalogError(Exception):
@@ -65,7 +67,23 @@ class CapabilitySpec(BaseModel):
     callable: str = Field(pattern=_CALLABLE)
     result_fields: tuple[str, ...] = Field(alias="resultFields", max_length=32)
     timeout_s: float = Field(default=60.0, alias="timeout", gt=0, le=86_400)
+    # How long an operation waits for its approval; then the reaper cancels it (nothing ran).
+    # Absent: CONFIRMATION_TIMEOUT_S.  Only a capability that requires confirmation has one.
+    confirmation_timeout_s: float | None = Field(default=None, alias="confirmationTimeout", gt=0,
+                                                 le=MAX_CONFIRMATION_TIMEOUT_S)
     queue: str = Field(default="iui", pattern=_QUEUE)
+
+    @model_validator(mode="after")
+    def _confirmation_timeout_needs_confirmation(self) -> CapabilitySpec:
+        if self.confirmation_timeout_s is not None and not self.requires_confirmation:
+            raise ValueError("confirmationTimeout is for a capability with requiresConfirmation = true")
+        return self
+
+    @property
+    def approval_window_ms(self) -> int:
+        """How long an operation of this capability waits for its approval, in milliseconds."""
+        seconds = CONFIRMATION_TIMEOUT_S if self.confirmation_timeout_s is None else self.confirmation_timeout_s
+        return max(1, round(seconds * 1000))
 
 
 @dataclass(frozen=True)
@@ -220,9 +238,10 @@ def _spec(entry: Any, index: int, path: Path) -> CapabilitySpec:
         return CapabilitySpec.model_validate(entry)
     except ValidationError as error:
         first = error.errors()[0]
-        field = ".".join(str(part) for part in first.get("loc", ())) or "entry"
-        message = " ".join(str(first.get("msg", "invalid")).split())
-        raise CatalogError(f"capability catalog {path}: {label}: field {field!r}: {message}") from None
+        field = ".".join(str(part) for part in first.get("loc", ()))
+        message = " ".join(str(first.get("msg", "invalid")).split()).removeprefix("Value error, ")
+        where = f"field {field!r}: " if field else ""  # none: a rule between fields (the message names them)
+        raise CatalogError(f"capability catalog {path}: {label}: {where}{message}") from None
 
 
 def load_catalog(path: Path | str) -> Catalog:

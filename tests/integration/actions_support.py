@@ -55,6 +55,16 @@ resultFields = ["value"]
 timeout = 10
 
 [[capability]]
+id = "noop_hurried"
+title = "Do nothing after an approval given within a second"
+risk = "external"
+requiresConfirmation = true
+confirmationTimeout = 1
+callable = "tests.integration.action_capabilities:noop"
+resultFields = ["value"]
+timeout = 10
+
+[[capability]]
 id = "counter"
 title = "Count and sleep"
 risk = "external"
@@ -144,6 +154,7 @@ def actions_document(ui_id: str = "ops") -> dict[str, Any]:
         "actions": {
             "noop": tool("noop", {"value": state("value")}, {"value": "value"}),
             "confirmed": tool("noop_confirmed", {"value": state("value")}),
+            "hurried": tool("noop_hurried", {"value": state("value")}),
             "count": tool("counter", {"key": state("key"), "seconds": state("seconds")}, {"count": "count"}),
             "bad": tool("bad_result", {"value": state("value")}),
             "explode": tool("explode", {"value": state("value")}),

@@ -8,14 +8,16 @@ from __future__ import annotations
 
 import copy
 import json
+import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from core import parse_ui_action_receipt, parse_ui_action_receipt_list, parse_ui_capability_catalog
-from tests.integration.actions_support import VALUES, actions_document, configure, plain_ref
+from tests.integration.actions_support import VALUES, actions_document, configure, plain_ref, wait_status
 from tests.integration.conftest import Runtime, cursor_args, example
+from workers.actions.reaper import APPROVAL_EXPIRED
 
 pytestmark = pytest.mark.integration
 SESSION = "act-s1"
@@ -142,6 +144,52 @@ def test_confirmation_approve_queues_and_deny_cancels(rt: Runtime) -> None:
     bad = rt.client.action(SESSION, "confirm", {"operationId": first["operationId"], "decision": "yes"})
     assert code(bad) == "invalid_request"
     assert operations(rt) == before
+
+
+def approvals(rt: Runtime, session: str = SESSION) -> dict[str, float]:
+    """The partition's approvals index: operation id -> when its approval expires (Unix ms)."""
+    key = rt.client.keys.approvals(rt.client.partition(session))
+    return {member.decode().split(" ")[1]: score for member, score in rt.redis.zrange(key, 0, -1, withscores=True)}
+
+
+def test_an_approval_nobody_gives_expires_cancelled_and_a_late_confirm_is_refused(rt: Runtime) -> None:
+    hurried = reserve(rt, "hurried", request_id="h-1")["result"]["receipt"]
+    patient = reserve(rt, "confirmed", request_id="p-1")["result"]["receipt"]
+    op = hurried["operationId"]
+    assert approvals(rt) == {op: hurried["createdAt"] + 1_000,  # the capability's confirmationTimeout = 1
+                             patient["operationId"]: patient["createdAt"] + 3_600_000}  # the default, an hour
+    expired = wait_status(rt, SESSION, op, {"cancelled"}, timeout=10)
+    parse_ui_action_receipt(expired)
+    assert expired["message"] == APPROVAL_EXPIRED and "result" not in expired
+    assert expired["updatedAt"] >= hurried["createdAt"] + 1_000
+    log = rt.redis.xrange(rt.client.keys.receipt_log(rt.client.partition(SESSION), SESSION))
+    assert json.loads(log[-1][1][b"receipt"]) == expired  # logged (and published) as every change is
+    assert approvals(rt) == {patient["operationId"]: patient["createdAt"] + 3_600_000}
+    assert rt.client.get(SESSION, patient["operationId"])["result"]["receipt"]["status"] == "awaiting_confirmation"
+    before = operations(rt)
+    assert code(rt.client.confirm(SESSION, op, True)) == "not_awaiting_confirmation"
+    assert operations(rt) == before
+    assert not rt.redis.exists(f"rq:job:{op}")  # nothing was ever enqueued
+
+
+def test_an_approval_decided_in_time_leaves_the_index_and_is_kept_past_its_deadline(rt: Runtime) -> None:
+    approved, denied, cancelled = (reserve(rt, "hurried", request_id=f"d-{n}")["result"]["receipt"]["operationId"]
+                                   for n in range(3))
+    assert rt.client.confirm(SESSION, approved, True)["result"]["receipt"]["status"] == "queued"
+    assert rt.client.confirm(SESSION, denied, False)["result"]["receipt"]["message"] == "denied by the user"
+    assert rt.client.cancel(SESSION, cancelled)["result"]["receipt"]["status"] == "cancelled"
+    assert approvals(rt) == {}
+    time.sleep(1.5)  # past the deadline, and several reaper sweeps (every 0.1 s here)
+    statuses = {op: rt.client.get(SESSION, op)["result"]["receipt"]["status"] for op in (approved, denied, cancelled)}
+    assert statuses == {approved: "queued", denied: "cancelled", cancelled: "cancelled"}
+
+
+def test_an_approval_expires_under_the_next_owner_of_its_partition(rt: Runtime) -> None:
+    op = reserve(rt, "hurried", request_id="f-1")["result"]["receipt"]["operationId"]
+    rt.stop()  # the owner that reserved it is gone: the deadline is in Redis, not in its memory
+    rt.start()
+    assert wait_status(rt, SESSION, op, {"cancelled"}, timeout=10)["message"] == APPROVAL_EXPIRED
+    assert approvals(rt) == {}
 
 
 def test_cancel_of_queued_and_unconfirmed_operations_and_of_final_ones(rt: Runtime) -> None:

@@ -71,6 +71,34 @@ def test_an_invalid_catalog_fails_with_one_line(tmp_path: Path, text: str, fragm
     assert "\n" not in message and fragment in message, message
 
 
+def confirmed(timeout: str | None) -> str:
+    """A capability that requires confirmation, with `confirmationTimeout = <timeout>` unless None."""
+    text = entry().replace("requiresConfirmation = false", "requiresConfirmation = true")
+    return text if timeout is None else text + f"confirmationTimeout = {timeout}\n"
+
+
+@pytest.mark.parametrize(("timeout", "window_ms"), [(None, 3_600_000), ("0.25", 250), ("604800", 604_800_000)])
+def test_an_approval_waits_the_capabilitys_confirmation_timeout_or_an_hour(tmp_path: Path, timeout: str | None,
+                                                                          window_ms: int) -> None:
+    capability = load_catalog(write(tmp_path, confirmed(timeout))).get("read_file")
+    assert capability is not None and capability.spec.approval_window_ms == window_ms
+    assert "confirmationTimeout" not in capability.descriptor  # admin configuration, not the public descriptor
+
+
+@pytest.mark.parametrize(("text", "fragment"), [
+    (confirmed("0"), "greater than 0"),
+    (confirmed("-5"), "greater than 0"),
+    (confirmed("604801"), "less than or equal to 604800"),
+    (confirmed('"soon"'), "field 'confirmationTimeout'"),
+    (entry() + "confirmationTimeout = 60\n", "confirmationTimeout is for a capability with requiresConfirmation"),
+], ids=["zero", "negative", "over-a-week", "text", "without-confirmation"])
+def test_an_invalid_confirmation_timeout_fails_with_one_line(tmp_path: Path, text: str, fragment: str) -> None:
+    with pytest.raises(CatalogError) as caught:
+        load_catalog(write(tmp_path, text))
+    message = str(caught.value)
+    assert "\n" not in message and "capability 'read_file'" in message and fragment in message, message
+
+
 def titled(title: str, description: str = "") -> str:
     return entry().replace('title = "T"', f'title = "{title}"\ndescription = "{description}"')
 

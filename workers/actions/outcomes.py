@@ -96,6 +96,7 @@ class OutcomeHandler:
             return "failed", None, "the capability returned a result that is not a valid public action result"
 
     def verdict(self, session: str, record: Record, status: str, message: str) -> ReceiptChange:
-        """A change decided by the reaper (no entry, no reply): `unknown` or `failed`."""
+        """A change decided by the reaper (no entry, no reply): `unknown`, `failed`, or `cancelled`
+        (an approval that expired)."""
         receipt = record.changed(status, now_ms(), message=message)
         return self._writer.change(session, record, receipt)

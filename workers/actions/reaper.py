@@ -18,6 +18,11 @@ operations (`queued` and `running`, oldest first):
   may not have happened.  The verdict is only given while the partition stream holds nothing
   newer than what the owner has read, so an outcome report the job added just before its
   heartbeat lapsed is always applied first.
+
+It also cancels `awaiting_confirmation` operations whose approval expired (the capability's
+`confirmationTimeout` after the reserve), found by their deadline in the partition's approvals
+index: nothing ran, and a `confirm` that comes later is `not_awaiting_confirmation`.  A confirm
+already in the stream wins: verdicts are only committed when the stream is read to its end.
 """
 
 from __future__ import annotations
@@ -37,6 +42,7 @@ log = logging.getLogger(__name__)
 SWEEP_LIMIT = 256  # operations looked at per sweep
 START_GRACE_BEATS = 3  # RQ's `started` with no job heartbeat this long (plus a skew margin) is a dead job
 CLOCK_SKEW_MS = 5_000  # RQ's start time is the RQ worker host's clock, `now` is Redis's
+APPROVAL_EXPIRED = "the approval request expired before anyone approved it; nothing was run"
 
 
 @dataclass(frozen=True)
@@ -91,7 +97,23 @@ class Reaper:
                     verdicts.append(Verdict(self._outcomes.verdict(
                         session, record, "unknown", "the job was lost with its worker; it is not re-executed "
                         "and its side effect may or may not have happened"), record.capability, "unknown"))
+        verdicts += self._expired_approvals(now_ms)
         return verdicts if verdicts and quiet() else []
+
+    def _expired_approvals(self, now_ms: int) -> list[Verdict]:
+        """`cancelled` for each operation still awaiting an approval whose time is up."""
+        approvals = self._keys.approvals(self._partition)
+        due = [text(m) for m in array(self._redis.zrangebyscore(approvals, "-inf", now_ms, start=0, num=SWEEP_LIMIT))]
+        verdicts: list[Verdict] = []
+        for member in due:
+            session, _, op = member.partition(" ")
+            record = read_record(self._redis, self._keys.operations(self._partition, session), op)
+            if record is None or record.status != "awaiting_confirmation":
+                self._redis.zrem(approvals, member)  # the session expired, or it was decided: never wrong to drop
+                continue
+            verdicts.append(Verdict(self._outcomes.verdict(session, record, "cancelled", APPROVAL_EXPIRED),
+                                    record.capability, "cancelled"))
+        return verdicts
 
     def _lapsed(self, op: str, missing: bool, now_ms: int) -> bool:
         """A heartbeat missing at two sweeps a whole heartbeat apart.  One look is not enough: a

@@ -115,6 +115,7 @@ class ReceiptChange:
     active_key: str
     inbox_key: str
     reply_key: str
+    approvals_key: str
     expiry_keys: tuple[str, ...]
     entry_id: str  # "" for a change without an input entry (the reaper)
     operation_id: str
@@ -141,6 +142,7 @@ class ReceiptChange:
     ref_json: str = ""
     action_id: str = ""
     inbox_max: int = 1_024
+    approval_expires_ms: int = 0  # a change to awaiting_confirmation: when the reaper cancels it
 
 
 def read_record(redis: RedisClient, key: str, op: str) -> Record | None:

@@ -100,7 +100,8 @@ class ReceiptWriter:
         return ReceiptChange(
             operations_key=k.operations(p, session), log_key=k.receipt_log(p, session),
             active_key=k.active_operations(p), inbox_key=k.agent_inbox(p, session),
-            reply_key=reply_key or k.operations(p, session), expiry_keys=k.sliding_keys(p, session),
+            reply_key=reply_key or k.operations(p, session), approvals_key=k.approvals(p),
+            expiry_keys=k.sliding_keys(p, session),
             entry_id=entry_id, operation_id=op, expected=expected, status=str(receipt["status"]),
             receipt=receipt_json(receipt), created_at=created_at, updated_at=int(receipt["updatedAt"]),
             reply=reply, channel=k.receipt_channel(p, session), log_max=self._settings.receipt_log_max,
@@ -110,11 +111,11 @@ class ReceiptWriter:
 
     def create(self, session: str, receipt: Mapping[str, Any], *, entry_id: str, reply: str, reply_key: str,
                request_value: str, ref_ledger: str, job: str = "", capability: str = "", secret: str = "",
-               prompt: str = "") -> ReceiptChange:
+               prompt: str = "", approval_expires_ms: int = 0) -> ReceiptChange:
         """A new operation: the requestId index, the ref's ledger and the session's count too."""
         return self._base(session, str(receipt["operationId"]), receipt, entry_id=entry_id, reply=reply,
                           reply_key=reply_key, expected=NEW, created_at=int(receipt["createdAt"]), secret=secret,
-                          job=job, capability=capability,
+                          job=job, capability=capability, approval_expires_ms=approval_expires_ms,
                           request_field=request_field(str(receipt["requestId"])), request_value=request_value,
                           ledger_field=ref_ledger, prompt=prompt,
                           ref_json=dumps(receipt["documentRef"]), action_id=str(receipt["actionId"]))
@@ -254,11 +255,13 @@ class ActionHandler:
                     "status": "awaiting_confirmation" if capability.spec.requires_confirmation else "queued"}
         job = {"operationId": receipt["operationId"], "session": entry.session, "partition": self._partition,
                "prefix": self._keys.prefix, "capabilityId": capability.id, "arguments": arguments}
-        secret = "" if capability.spec.requires_confirmation else new_secret()
+        waits = capability.spec.requires_confirmation
+        secret = "" if waits else new_secret()
         reply = self._receipt_reply(entry, receipt)
         change = self._writer.create(entry.session, receipt, entry_id=entry_id, reply=reply, reply_key=reply_key,
                                      request_value=value, ref_ledger=ledger, job=dumps(job),
-                                     capability=capability.id, secret=secret)
+                                     capability=capability.id, secret=secret,
+                                     approval_expires_ms=now + capability.spec.approval_window_ms if waits else 0)
         return ActionDecision(reply, change, enqueue={**job, "secret": secret} if secret else None,
                               capability=capability.id)
 

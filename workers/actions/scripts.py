@@ -2,7 +2,7 @@
 
 Every status change of an operation is one fenced commit of `receipt.lua`: the status machine
 (`workers.actions.receipts.TRANSITIONS`, enforced again in Lua), the receipt fields, the
-active-operation index, the receipt log, the agent inbox, the publish and the reply together.
+active-operation and approval indexes, the receipt log, the agent inbox, the publish and the reply together.
 """
 
 from __future__ import annotations
@@ -28,12 +28,12 @@ class ReceiptScript:
         """Commit one receipt change (status machine in Lua); raises `Fenced` or `StaleCache`."""
         c = change
         keys = [lease_key, input_key, c.operations_key, c.log_key, c.active_key, c.inbox_key, c.reply_key,
-                *c.expiry_keys]
+                c.approvals_key, *c.expiry_keys]
         args: list[EncodableT] = [fence, self._group, c.entry_id, c.operation_id, c.expected, c.status, c.receipt,
                            c.created_at, c.updated_at, c.reply, self._reply_ttl_ms, c.channel, c.log_max,
                            c.session_ttl_ms, c.expected_secret, c.secret, c.job, c.capability, c.member,
                            c.request_field, c.request_value, c.ledger_field, c.max_per_ref, c.max_per_session,
-                           c.prompt, c.ref_json, c.action_id, c.inbox_max]
+                           c.prompt, c.ref_json, c.action_id, c.inbox_max, c.approval_expires_ms]
         result = run_script(self._script, keys, args)
         code = reply_code(result)
         check_owner(code, lease_key)

@@ -119,6 +119,11 @@ class Keys:
         """Sorted set of the partition's `queued` and `running` operations (`<session> <op>`), for the reaper."""
         return f"{self.tag(partition)}:ops:active"
 
+    def approvals(self, partition: int) -> str:
+        """Sorted set of the partition's `awaiting_confirmation` operations (`<session> <op>`), scored
+        by when their approval expires (Unix ms), for the reaper."""
+        return f"{self.tag(partition)}:ops:approvals"
+
     def heartbeat(self, partition: int, session: str, operation: str) -> str:
         """String kept alive (PX) by the job of a running operation."""
         return f"{self.tag(partition)}:hb:{session}:{operation}"

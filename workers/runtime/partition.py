@@ -121,7 +121,7 @@ class PartitionConsumer:
         self._unsettled: WriteBatch | None = None  # writes handed to the dispatcher to send (`take(defer=True)`)
         self._retry_at = 0.0
         self._next_reap = 0.0
-        self._active_operations: int | None = None  # queued/running operations at the last look
+        self._active_operations: int | None = None  # queued/running/awaiting operations at the last look
         self._operations_seen = False  # an action request or job report arrived since then
         self._backoff = Backoff(limit=settings.lease_renew_ms / 1000)  # a retry never outlasts a renewal
         self._heap = heap  # the process's collector policy, asked before each entry is decided
@@ -259,14 +259,16 @@ class PartitionConsumer:
         self._replay = True
 
     def _may_have_operations(self) -> bool:
-        """False while the partition is known to hold no queued or running operation.
+        """False while the partition is known to hold no queued or running operation, and none
+        awaiting its approval (which expires).
 
         An idle partition then costs no command per sweep: it is checked once, and again
         only after it took an action request or a job report (only those create or move one).
         """
         if self._operations_seen or self._active_operations is None:
             self._operations_seen = False
-            self._active_operations = int(self._redis.zcard(self._keys.active_operations(self.partition)))
+            self._active_operations = (int(self._redis.zcard(self._keys.active_operations(self.partition)))
+                                       + int(self._redis.zcard(self._keys.approvals(self.partition))))
         return self._active_operations > 0
 
     def _retry_later(self) -> None:

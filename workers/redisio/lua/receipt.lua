@@ -1,7 +1,7 @@
 -- receipt: commit one change of an operation's receipt atomically: fence, the status machine
 -- (CAS on the stored status, allowed transitions only, updatedAt >= createdAt, terminal
 -- states never change), the idempotency index and bounded ledgers for a new operation, then
--- the receipt fields, the active-operation index, the receipt log, the agent inbox, PUBLISH,
+-- the receipt fields, the active-operation and approval indexes, the receipt log, the agent inbox, PUBLISH,
 -- the reply, XACK and the session's sliding expiry together.  Never parses JSON: the receipt,
 -- the job payload and the reply are opaque strings; scalars arrive as separate arguments.
 -- KEYS[1]  lease hash of the partition (fencing: field fence)
@@ -12,7 +12,9 @@
 -- KEYS[5]  active operations of the partition: sorted set of "<session> <op>" (queued, running)
 -- KEYS[6]  agent inbox stream of the session (written only when ARGV[25] is not "")
 -- KEYS[7]  reply list of the request (written only when ARGV[10] is not "")
--- KEYS[8..] other keys of the session whose expiry slides with ARGV[14] (a missing key stays missing)
+-- KEYS[8]  approvals of the partition: sorted set of "<session> <op>" (awaiting_confirmation),
+--          scored by when the approval expires (ARGV[29]); the reaper cancels those past it
+-- KEYS[9..] other keys of the session whose expiry slides with ARGV[14] (a missing key stays missing)
 -- ARGV[1]  caller's fence ("<epoch>:<owner>", as lease_acquire returned it)
 -- ARGV[2]  consumer group name
 -- ARGV[3]  input entry id ("": a change without an entry, e.g. by the reaper; nothing is acked)
@@ -39,6 +41,7 @@
 -- ARGV[23] operations allowed per document ref, ARGV[24] operations allowed per session
 -- ARGV[25] agent prompt ("": no inbox entry), ARGV[26] documentRef JSON, ARGV[27] actionId,
 -- ARGV[28] maximum entries of the agent inbox
+-- ARGV[29] when the approval expires, Unix ms (a change to awaiting_confirmation only; else "0")
 -- Returns  {'ok'}                  committed
 -- nothing written by the other replies:
 --          {'fenced'}              the lease is gone or held under another fence
@@ -50,9 +53,9 @@
 --          {'session_full'}        the session holds ARGV[24] operations
 --          {'secret'}              the secret does not match
 --          {'before_created'}      updatedAt would be earlier than createdAt
-local lease, input, operations, log, active, inbox, reply_list =
-  KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7]
-local FIRST_EXPIRY_KEY = 8  -- KEYS[8..]: other keys of the session whose expiry slides
+local lease, input, operations, log, active, inbox, reply_list, approvals =
+  KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8]
+local FIRST_EXPIRY_KEY = 9  -- KEYS[9..]: other keys of the session whose expiry slides
 local fence, group, entry_id, op = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
 local expected, status, receipt, created_at, updated_at = ARGV[5], ARGV[6], ARGV[7], ARGV[8], ARGV[9]
 local reply, reply_ttl_ms, channel, log_max, session_ttl_ms = ARGV[10], ARGV[11], ARGV[12], ARGV[13], ARGV[14]
@@ -60,6 +63,7 @@ local expected_secret, secret, job, capability, member = ARGV[15], ARGV[16], ARG
 local request_field, request_value, ledger_field = ARGV[20], ARGV[21], ARGV[22]
 local max_per_ref, max_per_session = ARGV[23], ARGV[24]
 local prompt, ref_json, action_id, inbox_max = ARGV[25], ARGV[26], ARGV[27], ARGV[28]
+local approval_expires = ARGV[29]
 
 local allowed = {
   [''] = {queued = true, awaiting_confirmation = true, accepted = true},
@@ -124,6 +128,11 @@ if status == 'queued' or status == 'running' then
   redis.call('ZADD', active, updated_at, member)
 else
   redis.call('ZREM', active, member)
+end
+if status == 'awaiting_confirmation' then
+  redis.call('ZADD', approvals, approval_expires, member)
+elseif stored == 'awaiting_confirmation' then
+  redis.call('ZREM', approvals, member)
 end
 redis.call('XADD', log, 'MAXLEN', log_max, '*', 'receipt', receipt)
 if stored == '' and prompt ~= '' then
