@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from tests.integration.conftest import Runtime
+from workers.actions.rq_worker import WORKER_CLASS
 
 ROOT = Path(__file__).resolve().parents[2]
 CATALOG = '''
@@ -232,7 +233,8 @@ class RQWorkers:
     def start(self, count: int = 1) -> RQWorkers:
         for _ in range(count):
             process = subprocess.Popen(
-                [sys.executable, "-m", "rq.cli", "worker", "--url", self._runtime.redis_url, "--quiet", "iui"],
+                [sys.executable, "-m", "rq.cli", "worker", "--url", self._runtime.redis_url, "--quiet",
+                 "--worker-class", WORKER_CLASS, "iui"],
                 cwd=ROOT, env=self.environment(), start_new_session=True,
                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
             self.processes.append(process)

@@ -29,6 +29,7 @@ from gateway.backend import SessionInfo
 from gateway.identity import mint
 from gateway.redis_backend import RedisBackend
 from tests.gateway.sse import read_until
+from workers.actions.rq_worker import WORKER_CLASS
 from workers.client import Client
 from workers.observability.metrics import Metrics
 from workers.redisio.keys import Keys, partition_of
@@ -215,7 +216,8 @@ def test_rq_workers_run_jobs_as_the_worker_user(acl_server: AclServer, tmp_path:
     queue = Queue("iui", connection=acl_server.client("worker"))
     job = queue.enqueue("os.getcwd")
     done = subprocess.run([sys.executable, "-m", "rq.cli", "worker", "--burst", "--url", acl_server.url("worker"),
-                           "iui"], cwd=tmp_path, capture_output=True, text=True, timeout=60, check=False)
+                           "--worker-class", WORKER_CLASS, "iui"], cwd=tmp_path, capture_output=True, text=True,
+                          timeout=60, check=False)
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     job.refresh()
     assert job.get_status() == "finished" and job.return_value() == str(tmp_path)

@@ -28,6 +28,7 @@ from config.settings import SettingsError, load_settings
 from tests.integration.actions_support import VALUES, RQWorkers, actions_document, configure, plain_ref
 from tests.integration.cluster_support import REDIS_CLI, REDIS_SERVER, LocalCluster
 from tests.integration.conftest import FAST, Runtime, cursor_args, example
+from workers.actions.rq_worker import WORKER_CLASS
 from workers.client import AnswerClient, Client, ClientError
 from workers.observability.metrics import Metrics
 from workers.redisio.connection import TRANSIENT_ERRORS, connect, node_of
@@ -178,8 +179,8 @@ def test_an_action_runs_as_an_rq_job_on_the_plain_redis_and_reports_to_the_clust
     rq = RQWorkers(crt)
     environment = {**rq.environment(), "IUI_RQ_REDIS_URL": crt.rq_url}
     rq.processes.append(subprocess.Popen([sys.executable, "-m", "rq.cli", "worker", "--url", crt.rq_url, "--quiet",
-                                          "iui"], env=environment, start_new_session=True,
-                                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+                                          "--worker-class", WORKER_CLASS, "iui"], env=environment,
+                                         start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
     try:
         with crt.client.follow_receipts(session) as feed:  # SSUBSCRIBE: receipt.lua SPUBLISHes
             reply = crt.client.reserve(session, plain_ref("plain-1"), "noop", VALUES, timeout=10)

@@ -292,9 +292,12 @@ def test_rq_worker_hands_the_rq_url_to_rq_in_its_environment_never_on_the_comman
     monkeypatch.delenv("IUI_RQ_REDIS_URL", raising=False)
     main(["rq-worker", "--rq-option=--burst", "q1"])
     (_, argv, env), = calls
-    assert argv[1:] == ["-m", "rq.cli", "worker", "--burst", "q1"] and "s3cret" not in " ".join(argv)
+    assert argv[1:] == ["-m", "rq.cli", "worker", "--worker-class", "workers.actions.rq_worker.RQWorker", "--burst",
+                        "q1"] and "s3cret" not in " ".join(argv)
     assert env["RQ_REDIS_URL"] == "redis://worker:s3cret@redis:6379/0"
     assert env["IUI_REDIS_PASSWORD_FILE"] == os.environ["IUI_REDIS_PASSWORD_FILE"]  # the jobs read it again
+    main(["rq-worker", "--rq-option=--worker-class=rq.SimpleWorker", "q1"])  # a class of the operator's own
+    assert calls[-1][1][1:] == ["-m", "rq.cli", "worker", "--worker-class=rq.SimpleWorker", "q1"]
 
 
 def test_an_error_of_ours_is_its_message_and_a_foreign_one_keeps_its_class() -> None:

@@ -72,10 +72,19 @@ def cmd_rq_worker(args: argparse.Namespace) -> int:
 
     settings = _settings(args)
     queues = args.queues or load_catalog(settings.capabilities).queues
-    command = [sys.executable, "-m", "rq.cli", "worker", *args.rq_options, *queues]
+    command = [sys.executable, "-m", "rq.cli", "worker", *_worker_class(args.rq_options), *args.rq_options, *queues]
     # RQ reads its URL from RQ_REDIS_URL too: there it may carry a password, which argv shows to `ps`.
     os.execvpe(command[0], command, {**os.environ, "RQ_REDIS_URL": settings.rq_url})
     return 1  # not reached
+
+
+def _worker_class(rq_options: list[str]) -> list[str]:
+    """`--worker-class` of the project's `RQWorker` (which stops within a second), unless the
+    options name a class of their own."""
+    from workers.actions.rq_worker import WORKER_CLASS
+
+    named = any(option in ("-w", "--worker-class") or option.startswith("--worker-class=") for option in rq_options)
+    return [] if named else ["--worker-class", WORKER_CLASS]
 
 
 def add_action_commands(sub: Any, common: Callable[[argparse.ArgumentParser], None]) -> None:
