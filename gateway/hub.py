@@ -100,13 +100,15 @@ class SessionFeed:
         self._dirty: set[str] = set()  # the logs pub/sub said changed since the last read
         self._wake = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
+        self._stopped = False  # `stop()` ran: a start still reading the logs' ends begins no reading
         self.ready: asyncio.Future[bool] = asyncio.get_running_loop().create_future()  # started (True) or failed
 
     async def start(self) -> None:
         """Begin at the logs' current ends (the caller subscribed before: nothing newer is missed)."""
         bounds = await self._backend.bounds(self.session)
         self._position = {kind: bounds[kind].last or ZERO for kind in LOG_KINDS}
-        self._task = asyncio.create_task(self._run(), name=f"iui-feed-{self.session}")
+        if not self._stopped:  # stopped meanwhile (the hub stops): a task made now would outlive it
+            self._task = asyncio.create_task(self._run(), name=f"iui-feed-{self.session}")
 
     def wake(self, kind: str | None = None) -> None:
         """A log of the session (`kind`; None: any of them) may have grown."""
@@ -125,7 +127,8 @@ class SessionFeed:
                 listener.offer(entry)
 
     async def stop(self) -> None:
-        """Stop reading."""
+        """Stop reading (or, still starting, never begin)."""
+        self._stopped = True
         if self._task is not None:
             self._task.cancel()
             with contextlib.suppress(asyncio.CancelledError):

@@ -156,6 +156,25 @@ def test_a_join_cancelled_while_its_feed_starts_leaves_no_feed_and_no_channel() 
     asyncio.run(run())
 
 
+def test_a_feed_still_starting_when_the_hub_stops_begins_no_reading() -> None:
+    async def run() -> None:
+        backend = Backend()
+        hub = await connected_hub(backend)
+        backend.held["s1"] = asyncio.Event()
+        joining = asyncio.create_task(hub.join("s1", LIFE))
+        await settled(hub)  # subscribed, reading where the logs end
+        stopping = asyncio.create_task(hub.stop())
+        await settled(hub)
+        backend.held["s1"].set()  # the read ends after the hub stopped
+        await stopping
+        await asyncio.gather(joining, return_exceptions=True)
+        await settled(hub)
+        feeds = [task for task in asyncio.all_tasks() if task.get_name().startswith("iui-feed-")]
+        assert feeds == []  # before: a reading task made after the stop, cancelled by no one
+
+    asyncio.run(run())
+
+
 def test_a_join_whose_start_fails_leaves_no_feed_and_no_channel() -> None:
     async def run() -> None:
         backend = Backend()
