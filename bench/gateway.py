@@ -14,6 +14,11 @@
 - calls: `--calls` patches through `POST /v1/sessions/{s}/calls` with `--concurrency` in flight,
   against the same patches XADDed by a direct producer (redis.asyncio, same concurrency): calls/s
   of each and their ratio;
+- agui-opening: in this process, an AG-UI connection's opening (RUN_STARTED, the STATE_SNAPSHOT
+  of `--agui-uis` UIs at the document limit) written and encoded in one step with sse-starlette's
+  own event, as before, and a frame at a time (`gateway.agui._opening`, the heap relieved as the
+  gateway's policy does), alternated for `--rounds`: the event loop's longest stall during each
+  (what every other stream waited);
 - limit (only with `--only limit`): `--max-connections` event streams fill the gateway (started
   with `IUI_GATEWAY_MAX_CONNECTIONS` at that), then `--over` more connections each ask for a
   stream: how many were refused `overloaded` (all must be) and how fast (p50/p99), whether the
@@ -453,6 +458,74 @@ async def calls(stack: Stack, args: argparse.Namespace, producer: Producer) -> s
             f"median ratio {http / direct_rate:.2f}")
 
 
+async def agui_opening(stack: Stack, args: argparse.Namespace, producer: Producer) -> str:
+    from sse_starlette import ServerSentEvent
+
+    from bench.documents import maximal_document
+    from gateway.agui import AguiRenderer, _opening, encoded
+    from gateway.cursor import Cursor
+    from gateway.heap import relieve
+    from workers.runtime.heap import THRESHOLDS
+
+    document, cursor = maximal_document(), Cursor(1, (1, 0), (0, 0), (0, 0))
+    frames = [json.dumps({"uiId": f"u{n}", "type": "complete", "generation": 1, "seq": n + 1, "revision": 3,
+                          "sourceCallId": f"call-{n}", "snapshot": {**document, "id": f"u{n}"}})
+              for n in range(args.agui_uis)]
+
+    kept: list[Any] = []  # each opening's state and bytes, freed after its measure (`released`)
+
+    async def one_step() -> None:  # and encoded as sse-starlette's own event writes it
+        renderer = AguiRenderer("s")
+        kept.append((renderer, [ServerSentEvent.encode(encoded(event, cursor)) for event in renderer.start(frames)]))
+
+    async def framewise() -> None:  # and encoded as sse-starlette does (`ensure_bytes`)
+        renderer = AguiRenderer("s")
+        kept.append((renderer, [item if isinstance(item, bytes) else item.encode()
+                                async for item in _opening(renderer, frames, cursor, relieve)]))
+
+    thresholds = gc.get_threshold()
+    gc.set_threshold(*THRESHOLDS)  # the gateway's heap policy (`gateway.heap.keep_heap`)
+    gc.freeze()
+    stalls: dict[str, list[float]] = {"one step": [], "a frame at a time": []}
+    released: list[float] = []
+    try:
+        for _ in range(args.rounds):
+            for label, write in (("one step", one_step), ("a frame at a time", framewise)):
+                stalls[label].append(await _longest_stall(write))
+                started = time.perf_counter()
+                kept.clear()  # the stream ends: its state is freed
+                released.append(time.perf_counter() - started)
+                gc.freeze()  # the next one starts as the policy leaves a heap
+    finally:
+        gc.unfreeze()
+        gc.set_threshold(*thresholds)
+    figures = "; ".join(f"{label} min {min(v) * 1000:.1f} / median {statistics.median(v) * 1000:.1f} ms"
+                        for label, v in stalls.items())
+    size = sum(map(len, frames)) / 1e6
+    return (f"agui-opening: {args.agui_uis} UIs ({size:.1f} MB), the loop's longest stall: {figures}; "
+            f"freeing a stream's state at its end (either way) median {statistics.median(released) * 1000:.1f} ms")
+
+
+async def _longest_stall(work: Any) -> float:
+    """The longest the event loop went without running another task while `work()` ran."""
+    longest, running = 0.0, True
+
+    async def ticker() -> None:
+        nonlocal longest
+        last = time.perf_counter()
+        while running:
+            await asyncio.sleep(0)
+            now = time.perf_counter()
+            longest, last = max(longest, now - last), now
+
+    task = asyncio.create_task(ticker())
+    await asyncio.sleep(0)
+    await work()
+    running = False
+    await task
+    return longest
+
+
 def _title(node: dict[str, Any]) -> str:
     """The title of the patched node (`summary-card`) of a snapshot's tree."""
     if node.get("id") == "summary-card":
@@ -473,7 +546,8 @@ def _ms(values: list[float], q: float) -> str:
 
 async def run(stack: Stack, args: argparse.Namespace) -> None:
     producer = Producer(stack.url)
-    parts = {"idle": idle, "fanout": fanout, "resume": resume, "calls": calls, "limit": limit, "storm": storm}
+    parts = {"idle": idle, "fanout": fanout, "resume": resume, "calls": calls, "limit": limit, "storm": storm,
+             "agui-opening": agui_opening}
     for part in args.only or ("idle", "fanout", "resume", "calls", "storm"):
         print(part, "...", flush=True)
         print(await parts[part](stack, args, producer), flush=True)
@@ -495,9 +569,10 @@ def main(argv: list[str]) -> int:
                              "allow; with --only limit: 1,000)")
     parser.add_argument("--over", type=int, default=500)
     parser.add_argument("--storm", type=int, default=500, help="streams asked for at once (storm)")
-    parser.add_argument("--rounds", type=int, default=3, help="alternated rounds (storm)")
+    parser.add_argument("--rounds", type=int, default=3, help="alternated rounds (storm, agui-opening)")
+    parser.add_argument("--agui-uis", type=int, default=100, help="UIs at the document limit (agui-opening)")
     parser.add_argument("--only", action="append",
-                        choices=["idle", "fanout", "resume", "calls", "limit", "storm"])
+                        choices=["idle", "fanout", "resume", "calls", "limit", "storm", "agui-opening"])
     args = parser.parse_args(argv)
     if "limit" in (args.only or ()) and len(set(args.only)) > 1:
         parser.error("--only limit runs alone: its gateway's connection limit would refuse the other parts' streams")

@@ -20,9 +20,10 @@ then the receipt changes and answer events after the client's cursor, exactly on
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import uuid
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterable, Iterator
 from typing import Any
 
 import orjson
@@ -40,7 +41,7 @@ from pydantic import BaseModel
 from sse_starlette import ServerSentEvent
 
 from .cursor import Cursor
-from .events import Event, EventStream, sse_event
+from .events import LINE_END, Event, EventStream, sse_event
 from .json_patch import Patch, diff, pointer
 
 TERMINAL = ("complete", "cancel", "error")
@@ -73,8 +74,11 @@ class AguiRenderer:
     def start(self, frames: Iterable[str]) -> list[BaseEvent]:
         """RUN_STARTED, the state of `frames` (each UI's latest, as logged), a step per UI still
         streaming."""
-        parsed = [orjson.loads(text) for text in frames]
-        return [RunStartedEvent(thread_id=self.session, run_id=self.run_id), *self._snapshot(parsed)]
+        return self.begin([orjson.loads(text) for text in frames])
+
+    def begin(self, frames: Iterable[dict[str, Any]]) -> list[BaseEvent]:
+        """`start` of frames already decoded."""
+        return [RunStartedEvent(thread_id=self.session, run_id=self.run_id), *self._snapshot(frames)]
 
     def _snapshot(self, frames: Iterable[dict[str, Any]]) -> list[BaseEvent]:
         uis: dict[str, Any] = {}
@@ -178,12 +182,48 @@ def encoded(event: BaseEvent, cursor: Cursor) -> ServerSentEvent:
     return sse_event(data=event_json(event), id=cursor.text())
 
 
-async def agui_events(renderer: AguiRenderer, frames: list[str], start: Cursor,
-                      stream: EventStream) -> AsyncIterator[ServerSentEvent]:
+def _snapshot_parts(event: StateSnapshotEvent) -> Iterator[bytes]:
+    """`event_json` of a snapshot of the renderer's state (`{"uis": {...}}`), a UI at a time."""
+    head = orjson.dumps(event.model_dump(mode="json", by_alias=True, exclude={"snapshot"}))
+    yield head[:-1] + b',"snapshot":{"uis":{'  # the head holds `type`: never an empty object
+    for index, (ui_id, ui) in enumerate(event.snapshot["uis"].items()):
+        yield (b"," if index else b"") + orjson.dumps(ui_id) + b":" + orjson.dumps(ui)
+    yield b"}}}"
+
+
+async def _opening(renderer: AguiRenderer, frames: list[str], cursor: Cursor,
+                   relieve: Callable[[], None]) -> AsyncGenerator[ServerSentEvent | bytes, None]:
+    """The run and its snapshot, decoded and written a frame at a time with the event loop's other
+    work between them: a session of 100 UIs at the document limit (26 MB) stopped every stream of
+    the process for ~0.2 s while its snapshot was decoded, written and encoded (`python -m bench
+    gateway --only agui-opening`).  The snapshot is yielded as the SSE bytes themselves, a UI at a
+    time (orjson's JSON is one line; each piece is one body chunk of the response, which nothing
+    else writes meanwhile): never joined, nor decoded to text for sse-starlette to encode again.
+    `relieve` keeps the decoded frames from young collections (`gateway.heap.relieve`)."""
+    parsed = []
+    for text in frames:
+        parsed.append(orjson.loads(text))
+        relieve()
+        await asyncio.sleep(0)
+    for event in renderer.begin(parsed):
+        if not isinstance(event, StateSnapshotEvent):
+            yield encoded(event, cursor)
+            continue
+        opening = f"id: {cursor.text()}{LINE_END}data: ".encode()
+        for part in _snapshot_parts(event):
+            yield opening + part
+            opening = b""
+            await asyncio.sleep(0)  # a chunk's send need not wait: the loop's turn is taken here
+        yield (LINE_END + LINE_END).encode()
+
+
+async def agui_events(renderer: AguiRenderer, frames: list[str], start: Cursor, stream: EventStream,
+                      relieve: Callable[[], None] = lambda: None) -> AsyncIterator[ServerSentEvent | bytes]:
     """The AG-UI stream of one connection: the run, its snapshot, then every event rendered."""
     cursor = start
-    for event in renderer.start(frames):
-        yield encoded(event, cursor)
+    async with contextlib.aclosing(_opening(renderer, frames, cursor, relieve)) as opening:
+        async for written in opening:
+            yield written
     async with contextlib.aclosing(stream.events()) as events:  # closed with this one (routes/events.py)
         async for item in events:
             if item is None:

@@ -20,7 +20,7 @@ import asyncio
 import gc
 from collections.abc import Callable
 
-from workers.runtime.heap import THRESHOLDS
+from workers.runtime.heap import RELIEVE_AT, THRESHOLDS
 
 FULL_EVERY_S = 600.0
 FULL_AFTER_ENDED = 1_000  # ended streams: ~30 MiB of frozen cycles at most between two collections
@@ -42,4 +42,14 @@ async def keep_heap(every_s: float, ended: Callable[[], int]) -> None:
             since_full, ended_at_full = 0.0, count
             gc.unfreeze()
             gc.collect()
+        gc.freeze()
+
+
+def relieve() -> None:
+    """Freeze the young generation once it holds more than RELIEVE_AT objects, rather than let a
+    young collection walk them: decoding an AG-UI snapshot of 100 UIs at the document limit
+    (~320,000 objects the collector tracks, as long-lived as their stream) met three young
+    collections, 111-172 ms against 73-77 ms without them.  Only while `keep_heap` runs: what it
+    freezes is collected whole at its next full collection, like every other frozen object."""
+    if gc.get_count()[0] > RELIEVE_AT:
         gc.freeze()

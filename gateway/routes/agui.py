@@ -8,6 +8,7 @@ from __future__ import annotations
 from sse_starlette import EventSourceResponse
 from starlette.requests import Request
 
+from .. import heap
 from ..agui import AguiRenderer, agui_events
 from ..bodies import read_json
 from ..cursor import ZERO, Cursor
@@ -27,4 +28,10 @@ async def stream(request: Request) -> EventSourceResponse:
         raise not_found()  # expired (and created again, by anyone) since it was checked
     epoch = asked.info.epoch if asked.cursor.is_fresh() else asked.cursor.epoch
     start = Cursor(epoch, bounds["frame"].last or ZERO, asked.cursor.receipt, asked.cursor.answer)
-    return sse(asked.gateway, agui_events(AguiRenderer(asked.session), snapshot.frames, start, asked.stream(start)))
+    relieve = heap.relieve if asked.gateway.settings.gc_freeze_s > 0 else _nothing  # with the heap policy only
+    return sse(asked.gateway, agui_events(AguiRenderer(asked.session), snapshot.frames, start, asked.stream(start),
+                                          relieve))
+
+
+def _nothing() -> None:
+    """No heap relief: the collector is left as CPython configures it (`IUI_GC_FREEZE_S=0`)."""

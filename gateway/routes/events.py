@@ -118,7 +118,7 @@ async def _once_redis_answers(step: Callable[[], Awaitable[T]], deadline: float)
             await asyncio.sleep(min(backoff.next(), remaining))
 
 
-def sse(gateway: Gateway, content: AsyncIterator[ServerSentEvent]) -> EventSourceResponse:
+def sse(gateway: Gateway, content: AsyncIterator[ServerSentEvent | bytes]) -> EventSourceResponse:
     """A server-sent event response that is never cached or buffered by a proxy; a client that takes
     no bytes for `IUI_GATEWAY_SEND_TIMEOUT_S` is dropped (`gateway.stalls`)."""
     return StreamResponse(content, stalled=gateway.metrics.stalled_streams.inc,

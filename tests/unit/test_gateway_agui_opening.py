@@ -1,0 +1,119 @@
+"""An AG-UI connection's opening (RUN_STARTED, STATE_SNAPSHOT, the open steps) is decoded and
+written a frame at a time, with the event loop's other work between frames: a session of 100 UIs
+at the document limit (26 MB) stopped every stream of the gateway for ~0.2 s while its snapshot
+was decoded, written and encoded (`python -m bench gateway --only agui-opening`).  And an event
+whose fields hold no line break is written by `OneLineEvent` as sse-starlette writes it."""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import json
+from typing import Any
+
+import pytest
+from sse_starlette import ServerSentEvent
+
+from gateway.agui import AguiRenderer, _opening, encoded
+from gateway.cursor import Cursor
+from gateway.heap import relieve
+from workers.runtime.heap import RELIEVE_AT, THRESHOLDS
+
+CURSOR = Cursor(3, (5, 0), (0, 0), (0, 0))
+
+
+def frames(count: int) -> list[str]:
+    """The latest frame of `count` UIs, some still streaming, with text a snapshot must keep as is."""
+    return [json.dumps({"uiId": f"u{n}", "type": "complete" if n % 3 else "update", "generation": 1 + n % 2,
+                        "seq": n + 1, "revision": n, "sourceCallId": f"call-{n}",
+                        "snapshot": {"title": f"UI \u00e9 \U0001F600 {n}", "value": None, "list": [n, 1.5, True]}})
+            for n in range(count)]
+
+
+async def opening(renderer: AguiRenderer, texts: list[str], relieve_: Any = lambda: None) -> list[Any]:
+    return [event async for event in _opening(renderer, texts, CURSOR, relieve_)]
+
+
+def wire(items: list[Any]) -> bytes:
+    """What sse-starlette sends of a stream's items (`ensure_bytes`: bytes as they are)."""
+    return b"".join(item if isinstance(item, bytes) else item.encode() for item in items)
+
+
+def test_the_opening_is_on_the_wire_what_start_gives_written_by_sse_starlette() -> None:
+    for count in (0, 1, 7):
+        texts = frames(count)
+        expected = AguiRenderer("s")
+        events = [ServerSentEvent.encode(encoded(event, CURSOR)) for event in expected.start(texts)]
+        renderer = AguiRenderer("s")
+        renderer.run_id = expected.run_id
+        written = asyncio.run(opening(renderer, texts))
+        assert wire(written) == b"".join(events)
+        assert renderer.state == expected.state  # the frames rendered after it diff against the same state
+    snapshot = [line for line in wire(written).decode().split("\n\n")[1].split("\n") if line.startswith("data: ")]
+    assert len(snapshot) == 1 and json.loads(snapshot[0][6:])["type"] == "STATE_SNAPSHOT"  # one line of data
+    assert sum(isinstance(item, bytes) for item in written) == 1 + 7 + 2  # its head, a chunk a UI, its end
+
+
+def test_other_tasks_run_between_the_frames_of_a_snapshot() -> None:
+    async def run() -> tuple[int, int]:
+        ticks = 0
+
+        async def ticker() -> None:
+            nonlocal ticks
+            while True:
+                ticks += 1
+                await asyncio.sleep(0)
+
+        task = asyncio.create_task(ticker())
+        await asyncio.sleep(0)
+        before = ticks
+        relieved = 0
+
+        def counted() -> None:
+            nonlocal relieved
+            relieved += 1
+
+        events = await opening(AguiRenderer("s"), frames(40), counted)
+        task.cancel()
+        assert b'"type":"STATE_SNAPSHOT"' in wire(events)
+        return ticks - before, relieved
+
+    ticks, relieved = asyncio.run(run())
+    assert relieved == 40  # the heap relieved after each frame decoded
+    assert ticks >= 80  # a turn after each frame decoded and each UI written; before: 0 (one step of the loop)
+
+
+def test_relieve_freezes_a_young_generation_past_its_bound() -> None:
+    thresholds = gc.get_threshold()
+    gc.set_threshold(*THRESHOLDS)
+    try:
+        gc.collect()
+        young = [[n] for n in range(RELIEVE_AT // 2)]
+        relieve()
+        assert gc.get_count()[0] >= RELIEVE_AT // 2  # under the bound: nothing frozen
+        more = [[n] for n in range(RELIEVE_AT)]
+        frozen = gc.get_freeze_count()
+        relieve()
+        assert gc.get_count()[0] < 1_000 and gc.get_freeze_count() >= frozen + RELIEVE_AT
+        del young, more
+    finally:
+        gc.unfreeze()
+        gc.set_threshold(*thresholds)
+
+
+def test_one_line_events_are_written_as_sse_starlette_writes_them() -> None:
+    from gateway.events import OneLineEvent
+
+    cases: list[dict[str, Any]] = [
+        {"data": '{"a":1}'}, {"data": '{"a":1}', "id": "1-0.0-0.0-0", "event": "frame"},
+        {"data": "x\u00e9\U0001F600", "retry": 1500}, {"data": ""}, {"comment": "heartbeat"},
+        {"data": "two\nlines", "id": "1"}, {"data": "carriage\rreturn"}, {"data": "crlf\r\nend"},
+        {"data": "x", "id": "bad\nid"}, {"data": "x", "event": "bad\revent"}, {"data": {"not": "text"}},
+        {"data": "x", "comment": "both"}, {"event": "only"}, {"id": "only"}, {},
+    ]
+    for fields in cases:
+        for sep in ("\n", "\r\n"):
+            assert OneLineEvent(sep=sep, **fields).encode() == ServerSentEvent(sep=sep, **fields).encode(), fields
+    for bad in ("1", 1.5):
+        with pytest.raises(TypeError):
+            OneLineEvent(data="x", retry=bad).encode()  # type: ignore[arg-type]
