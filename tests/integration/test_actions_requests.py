@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import copy
 import json
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -182,6 +183,21 @@ def test_an_approval_decided_in_time_leaves_the_index_and_is_kept_past_its_deadl
     time.sleep(1.5)  # past the deadline, and several reaper sweeps (every 0.1 s here)
     statuses = {op: rt.client.get(SESSION, op)["result"]["receipt"]["status"] for op in (approved, denied, cancelled)}
     assert statuses == {approved: "queued", denied: "cancelled", cancelled: "cancelled"}
+
+
+def test_an_approve_already_in_the_stream_at_the_deadline_wins_over_the_expiry(rt: Runtime) -> None:
+    op = reserve(rt, "hurried", request_id="race-1")["result"]["receipt"]["operationId"]
+    rt.stop()  # no owner: the approve waits in the partition's stream while the deadline passes
+    replies: list[dict[str, Any]] = []
+    approving = threading.Thread(target=lambda: replies.append(rt.client.confirm(SESSION, op, True, timeout=30)))
+    approving.start()
+    time.sleep(1.5)
+    rt.start()  # the next owner reads the approve before its reaper may commit the expiry
+    approving.join(30)
+    assert replies and replies[0]["result"]["receipt"]["status"] == "queued", replies
+    time.sleep(0.5)  # several sweeps (every 0.1 s here)
+    assert rt.client.get(SESSION, op)["result"]["receipt"]["status"] == "queued"
+    assert approvals(rt) == {}
 
 
 def test_an_approval_expires_under_the_next_owner_of_its_partition(rt: Runtime) -> None:
