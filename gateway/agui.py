@@ -192,18 +192,20 @@ def _snapshot_parts(event: StateSnapshotEvent) -> Iterator[bytes]:
 
 
 async def _opening(renderer: AguiRenderer, frames: list[str], cursor: Cursor,
-                   relieve: Callable[[], None]) -> AsyncGenerator[ServerSentEvent | bytes, None]:
+                   relieve: Callable[[], None] | None) -> AsyncGenerator[ServerSentEvent | bytes, None]:
     """The run and its snapshot, decoded and written a frame at a time with the event loop's other
     work between them: a session of 100 UIs at the document limit (26 MB) stopped every stream of
     the process for ~0.2 s while its snapshot was decoded, written and encoded (`python -m bench
     gateway --only agui-opening`).  The snapshot is yielded as the SSE bytes themselves, a UI at a
     time (orjson's JSON is one line; each piece is one body chunk of the response, which nothing
     else writes meanwhile): never joined, nor decoded to text for sse-starlette to encode again.
-    `relieve` keeps the decoded frames from young collections (`gateway.heap.relieve`)."""
+    `relieve` keeps the decoded frames from young collections (`gateway.heap.relieve`; None: the
+    collector is left as CPython configures it)."""
     parsed = []
     for text in frames:
         parsed.append(orjson.loads(text))
-        relieve()
+        if relieve is not None:
+            relieve()
         await asyncio.sleep(0)
     for event in renderer.begin(parsed):
         if not isinstance(event, StateSnapshotEvent):
@@ -218,7 +220,7 @@ async def _opening(renderer: AguiRenderer, frames: list[str], cursor: Cursor,
 
 
 async def agui_events(renderer: AguiRenderer, frames: list[str], start: Cursor, stream: EventStream,
-                      relieve: Callable[[], None] = lambda: None) -> AsyncIterator[ServerSentEvent | bytes]:
+                      relieve: Callable[[], None] | None = None) -> AsyncIterator[ServerSentEvent | bytes]:
     """The AG-UI stream of one connection: the run, its snapshot, then every event rendered."""
     cursor = start
     async with contextlib.aclosing(_opening(renderer, frames, cursor, relieve)) as opening:

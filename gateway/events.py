@@ -42,15 +42,14 @@ class OneLineEvent(ServerSentEvent):
     on one line (orjson's, the logs', a resync's).  The same bytes, in one concatenation."""
 
     def encode(self) -> bytes:
-        data, event, ident = self.data, self.event, self.id
+        data, event, ident, retry = self.data, self.event, self.id, self.retry
         if (self.comment is not None or not isinstance(data, str) or _broken(data)
-                or (event is not None and _broken(event)) or (ident is not None and _broken(ident))):
+                or (event is not None and _broken(event)) or (ident is not None and _broken(ident))
+                or (retry is not None and not isinstance(retry, int))):  # the last: sse-starlette's TypeError
             return super().encode()
         sep = self._sep
         head = ("" if ident is None else "id: " + ident + sep) + ("" if event is None else "event: " + event + sep)
-        tail = sep if self.retry is None else f"retry: {self.retry}{sep}{sep}"
-        if self.retry is not None and not isinstance(self.retry, int):
-            return super().encode()  # its TypeError, as sse-starlette raises it
+        tail = sep if retry is None else f"retry: {retry}{sep}{sep}"
         return (head + "data: " + data + sep + tail).encode("utf-8")
 
 

@@ -28,10 +28,6 @@ async def stream(request: Request) -> EventSourceResponse:
         raise not_found()  # expired (and created again, by anyone) since it was checked
     epoch = asked.info.epoch if asked.cursor.is_fresh() else asked.cursor.epoch
     start = Cursor(epoch, bounds["frame"].last or ZERO, asked.cursor.receipt, asked.cursor.answer)
-    relieve = heap.relieve if asked.gateway.settings.gc_freeze_s > 0 else _nothing  # with the heap policy only
+    relieve = heap.relieve if asked.gateway.settings.gc_freeze_s > 0 else None  # with the heap policy only
     return sse(asked.gateway, agui_events(AguiRenderer(asked.session), snapshot.frames, start, asked.stream(start),
                                           relieve))
-
-
-def _nothing() -> None:
-    """No heap relief: the collector is left as CPython configures it (`IUI_GC_FREEZE_S=0`)."""

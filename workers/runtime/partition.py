@@ -37,6 +37,7 @@ from ..redisio.connection import (
     Entry,
     SharedRoundTrip,
     array,
+    integer,
     is_busy_group,
     mapping,
     stream_id,
@@ -267,8 +268,10 @@ class PartitionConsumer:
         """
         if self._operations_seen or self._active_operations is None:
             self._operations_seen = False
-            self._active_operations = (int(self._redis.zcard(self._keys.active_operations(self.partition)))
-                                       + int(self._redis.zcard(self._keys.approvals(self.partition))))
+            pipe = self._redis.pipeline(transaction=False)  # one round trip (the keys share the partition's slot)
+            pipe.zcard(self._keys.active_operations(self.partition))
+            pipe.zcard(self._keys.approvals(self.partition))
+            self._active_operations = sum(integer(count) for count in pipe.execute())
         return self._active_operations > 0
 
     def _retry_later(self) -> None:
