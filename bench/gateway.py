@@ -18,7 +18,12 @@
   of `--agui-uis` UIs at the document limit) written and encoded in one step with sse-starlette's
   own event, as before, and a frame at a time (`gateway.agui._opening`, the heap relieved as the
   gateway's policy does), alternated for `--rounds`: the event loop's longest stall during each
-  (what every other stream waited);
+  (what every other stream waited), and while its state is freed at the stream's end, in one
+  piece as before and a UI at a time (`gateway.heap.release`);
+- resync: in this process, a `resync` of `--agui-uis` UIs at the document limit (a reconnection
+  whose cursor the logs no longer hold) written as before (joined, then sse-starlette's event; the
+  AG-UI rendering decoded whole) and a piece at a time (`gateway.events.sse_parts`,
+  `gateway.agui._resynced`), alternated for `--rounds`: the event loop's longest stall during each;
 - limit (only with `--only limit`): `--max-connections` event streams fill the gateway (started
   with `IUI_GATEWAY_MAX_CONNECTIONS` at that), then `--over` more connections each ask for a
   stream: how many were refused `overloaded` (all must be) and how fast (p50/p99), whether the
@@ -464,7 +469,7 @@ async def agui_opening(stack: Stack, args: argparse.Namespace, producer: Produce
     from bench.documents import maximal_document
     from gateway.agui import AguiRenderer, _opening, encoded
     from gateway.cursor import Cursor
-    from gateway.heap import relieve
+    from gateway.heap import release, relieve
     from workers.runtime.heap import THRESHOLDS
 
     document, cursor = maximal_document(), Cursor(1, (1, 0), (0, 0), (0, 0))
@@ -486,24 +491,89 @@ async def agui_opening(stack: Stack, args: argparse.Namespace, producer: Produce
     thresholds = gc.get_threshold()
     gc.set_threshold(*THRESHOLDS)  # the gateway's heap policy (`gateway.heap.keep_heap`)
     gc.freeze()
+    async def in_one_piece() -> None:  # the stream ends: its renderer and state go at once
+        kept.clear()
+
+    async def a_ui_at_a_time() -> None:  # the stream ends: `AguiRenderer.release` (gateway/agui.py)
+        tasks = [release(renderer.state["uis"]) for renderer, _ in kept]
+        kept.clear()
+        await asyncio.gather(*(task for task in tasks if task is not None))
+
     stalls: dict[str, list[float]] = {"one step": [], "a frame at a time": []}
-    released: list[float] = []
+    ends: dict[str, list[float]] = {"in one piece": [], "a UI at a time": []}
     try:
         for _ in range(args.rounds):
-            for label, write in (("one step", one_step), ("a frame at a time", framewise)):
+            for (label, write), (end, free) in zip((("one step", one_step), ("a frame at a time", framewise)),
+                                                  (("in one piece", in_one_piece), ("a UI at a time", a_ui_at_a_time)),
+                                                  strict=True):
                 stalls[label].append(await _longest_stall(write))
-                started = time.perf_counter()
-                kept.clear()  # the stream ends: its state is freed
-                released.append(time.perf_counter() - started)
+                ends[end].append(await _longest_stall(free))
                 gc.freeze()  # the next one starts as the policy leaves a heap
+    finally:
+        gc.unfreeze()
+        gc.set_threshold(*thresholds)
+
+    def figures(measured: dict[str, list[float]]) -> str:
+        return "; ".join(f"{label} min {min(v) * 1000:.1f} / median {statistics.median(v) * 1000:.1f} ms"
+                         for label, v in measured.items())
+
+    size = sum(map(len, frames)) / 1e6
+    return (f"agui-opening: {args.agui_uis} UIs ({size:.1f} MB), the loop's longest stall: {figures(stalls)}; "
+            f"freeing the state at the stream's end: {figures(ends)}")
+
+
+async def resync(stack: Stack, args: argparse.Namespace, producer: Producer) -> str:
+    from bench.documents import maximal_document
+    from gateway.agui import AguiRenderer, _resynced, encoded
+    from gateway.backend import Snapshot
+    from gateway.cursor import Cursor
+    from gateway.events import Event, Resync, sse_event, sse_parts
+    from gateway.heap import relieve
+    from workers.runtime.heap import THRESHOLDS
+
+    document, cursor = maximal_document(), Cursor(1, (1, 0), (0, 0), (0, 0))
+    state = Snapshot(frames=[json.dumps({"uiId": f"u{n}", "type": "complete", "generation": 1, "seq": n + 1,
+                                         "revision": 3, "sourceCallId": f"call-{n}",
+                                         "snapshot": {**document, "id": f"u{n}"}}) for n in range(args.agui_uis)])
+    event, ident = Resync("expired", state), cursor.text()
+    kept: list[Any] = []  # what each way wrote and held, freed after its measure
+
+    async def native_joined() -> None:  # as `EventStream._resync` and the route wrote it before
+        data = ('{"reason":"expired","frames":[' + ",".join(state.frames) + '],"receipts":[' + '],"answers":['
+                + "]}")
+        kept.append(sse_event(data=data, event="resync", id=ident).encode())
+
+    async def native_pieces() -> None:
+        kept.append([chunk async for chunk in sse_parts(event.parts(), event="resync", ident=ident)])
+
+    async def agui_whole() -> None:  # as `AguiRenderer.render` of the joined data and `encoded` wrote it
+        renderer = AguiRenderer("s")
+        rendered = renderer.render(Event("resync", cursor, "", event))
+        kept.append((renderer, [encoded(e, cursor).encode() for e in rendered]))
+
+    async def agui_pieces() -> None:
+        renderer = AguiRenderer("s")
+        kept.append((renderer, [item async for item in _resynced(renderer, event, cursor, relieve)]))
+
+    ways = {"native, joined": native_joined, "native, in pieces": native_pieces,
+            "AG-UI, whole": agui_whole, "AG-UI, in pieces": agui_pieces}
+    stalls: dict[str, list[float]] = {label: [] for label in ways}
+    thresholds = gc.get_threshold()
+    gc.set_threshold(*THRESHOLDS)  # the gateway's heap policy (`gateway.heap.keep_heap`)
+    gc.freeze()
+    try:
+        for _ in range(args.rounds):
+            for label, write in ways.items():
+                stalls[label].append(await _longest_stall(write))
+                kept.clear()
+                gc.freeze()
     finally:
         gc.unfreeze()
         gc.set_threshold(*thresholds)
     figures = "; ".join(f"{label} min {min(v) * 1000:.1f} / median {statistics.median(v) * 1000:.1f} ms"
                         for label, v in stalls.items())
-    size = sum(map(len, frames)) / 1e6
-    return (f"agui-opening: {args.agui_uis} UIs ({size:.1f} MB), the loop's longest stall: {figures}; "
-            f"freeing a stream's state at its end (either way) median {statistics.median(released) * 1000:.1f} ms")
+    size = sum(map(len, state.frames)) / 1e6
+    return f"resync: {args.agui_uis} UIs ({size:.1f} MB), the loop's longest stall: {figures}"
 
 
 async def _longest_stall(work: Any) -> float:
@@ -547,7 +617,7 @@ def _ms(values: list[float], q: float) -> str:
 async def run(stack: Stack, args: argparse.Namespace) -> None:
     producer = Producer(stack.url)
     parts = {"idle": idle, "fanout": fanout, "resume": resume, "calls": calls, "limit": limit, "storm": storm,
-             "agui-opening": agui_opening}
+             "agui-opening": agui_opening, "resync": resync}
     for part in args.only or ("idle", "fanout", "resume", "calls", "storm"):
         print(part, "...", flush=True)
         print(await parts[part](stack, args, producer), flush=True)
@@ -569,10 +639,10 @@ def main(argv: list[str]) -> int:
                              "allow; with --only limit: 1,000)")
     parser.add_argument("--over", type=int, default=500)
     parser.add_argument("--storm", type=int, default=500, help="streams asked for at once (storm)")
-    parser.add_argument("--rounds", type=int, default=3, help="alternated rounds (storm, agui-opening)")
-    parser.add_argument("--agui-uis", type=int, default=100, help="UIs at the document limit (agui-opening)")
+    parser.add_argument("--rounds", type=int, default=3, help="alternated rounds (storm, agui-opening, resync)")
+    parser.add_argument("--agui-uis", type=int, default=100, help="UIs at the document limit (agui-opening, resync)")
     parser.add_argument("--only", action="append",
-                        choices=["idle", "fanout", "resume", "calls", "limit", "storm", "agui-opening"])
+                        choices=["idle", "fanout", "resume", "calls", "limit", "storm", "agui-opening", "resync"])
     args = parser.parse_args(argv)
     if "limit" in (args.only or ()) and len(set(args.only)) > 1:
         parser.error("--only limit runs alone: its gateway's connection limit would refuse the other parts' streams")

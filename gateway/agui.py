@@ -41,7 +41,8 @@ from pydantic import BaseModel
 from sse_starlette import ServerSentEvent
 
 from .cursor import Cursor
-from .events import LINE_END, Event, EventStream, sse_event
+from .events import LINE_END, SLOW_READER, Event, EventStream, Resync, sse_event
+from .heap import release
 from .json_patch import Patch, diff, pointer
 
 TERMINAL = ("complete", "cancel", "error")
@@ -84,6 +85,7 @@ class AguiRenderer:
         uis: dict[str, Any] = {}
         for frame in frames:
             uis[str(frame["uiId"])] = ui_state(frame)
+        release(self.state["uis"])  # a resync's: the state it replaces
         self.state = {"uis": uis}
         events: list[BaseEvent] = [StateSnapshotEvent(snapshot=self.state)]
         for ui_id, ui in uis.items():
@@ -98,11 +100,25 @@ class AguiRenderer:
             return [CustomEvent(name="iui.receipt", value=orjson.loads(event.data))]
         if event.type == "answer":
             return [CustomEvent(name="iui.answer", value=orjson.loads(event.data))]
-        resync = orjson.loads(event.data)
-        frames = resync["frames"]
-        events = self._snapshot(frames) if frames or resync["reason"] != "slow_reader" else []
-        return [*events, CustomEvent(name="iui.resync", value={key: resync[key] for key in
-                                                              ("reason", "receipts", "answers")})]
+        if event.resync is None:
+            raise ValueError("a resync event carries its resync")
+        state = event.resync.state
+        return self.resynced(event.resync.reason, *([orjson.loads(text) for text in texts]
+                                                   for texts in (state.frames, state.receipts, state.answers)))
+
+    def resynced(self, reason: str, frames: list[dict[str, Any]], receipts: list[Any],
+                 answers: list[Any]) -> list[BaseEvent]:
+        """`render` of a resync decoded already: STATE_SNAPSHOT of its frames (none for a slow
+        reader's), CUSTOM `iui.resync` with its reason, receipts and answers."""
+        events = self._snapshot(frames) if frames or reason != SLOW_READER else []
+        return [*events, CustomEvent(name="iui.resync", value={"reason": reason, "receipts": receipts,
+                                                              "answers": answers})]
+
+    def release(self) -> None:
+        """The connection ended: its state is freed a UI at a time between the loop's other work
+        (`gateway.heap.release`), not in one piece when the renderer goes."""
+        release(self.state["uis"])
+        self.state = {"uis": {}}
 
     def finish(self, cursor: Cursor) -> list[BaseEvent]:
         """STEP_FINISHED of the open steps, RUN_FINISHED with the connection's last cursor as its
@@ -201,13 +217,35 @@ async def _opening(renderer: AguiRenderer, frames: list[str], cursor: Cursor,
     else writes meanwhile): never joined, nor decoded to text for sse-starlette to encode again.
     `relieve` keeps the decoded frames from young collections (`gateway.heap.relieve`; None: the
     collector is left as CPython configures it)."""
-    parsed = []
-    for text in frames:
-        parsed.append(orjson.loads(text))
+    async for written in _written(renderer.begin(await _decoded(frames, relieve)), cursor):
+        yield written
+
+
+async def _resynced(renderer: AguiRenderer, resync: Resync, cursor: Cursor,
+                    relieve: Callable[[], None] | None) -> AsyncGenerator[ServerSentEvent | bytes, None]:
+    """A resync's events (`AguiRenderer.resynced`), decoded and written as the opening is: its
+    state may be as large (a reconnection with a cursor the logs no longer hold)."""
+    state = resync.state
+    frames = await _decoded(state.frames, relieve)
+    receipts, answers = await _decoded(state.receipts, relieve), await _decoded(state.answers, relieve)
+    async for written in _written(renderer.resynced(resync.reason, frames, receipts, answers), cursor):
+        yield written
+
+
+async def _decoded(texts: list[str], relieve: Callable[[], None] | None) -> list[Any]:
+    """JSON texts decoded one at a time, a turn of the loop after each."""
+    decoded = []
+    for text in texts:
+        decoded.append(orjson.loads(text))
         if relieve is not None:
             relieve()
         await asyncio.sleep(0)
-    for event in renderer.begin(parsed):
+    return decoded
+
+
+async def _written(events: list[BaseEvent], cursor: Cursor) -> AsyncGenerator[ServerSentEvent | bytes, None]:
+    """Events as server-sent events; a STATE_SNAPSHOT as its SSE bytes, a UI at a time."""
+    for event in events:
         if not isinstance(event, StateSnapshotEvent):
             yield encoded(event, cursor)
             continue
@@ -223,16 +261,24 @@ async def agui_events(renderer: AguiRenderer, frames: list[str], start: Cursor, 
                       relieve: Callable[[], None] | None = None) -> AsyncIterator[ServerSentEvent | bytes]:
     """The AG-UI stream of one connection: the run, its snapshot, then every event rendered."""
     cursor = start
-    async with contextlib.aclosing(_opening(renderer, frames, cursor, relieve)) as opening:
-        async for written in opening:
-            yield written
-    async with contextlib.aclosing(stream.events()) as events:  # closed with this one (routes/events.py)
-        async for item in events:
-            if item is None:
-                yield sse_event(comment="heartbeat")
-                continue
-            cursor = item.cursor
-            for rendered in renderer.render(item):
-                yield encoded(rendered, cursor)
-    for event in renderer.finish(cursor):
-        yield encoded(event, cursor)
+    try:
+        async with contextlib.aclosing(_opening(renderer, frames, cursor, relieve)) as opening:
+            async for written in opening:
+                yield written
+        async with contextlib.aclosing(stream.events()) as events:  # closed with this one (routes/events.py)
+            async for item in events:
+                if item is None:
+                    yield sse_event(comment="heartbeat")
+                    continue
+                cursor = item.cursor
+                if item.resync is not None:
+                    async with contextlib.aclosing(_resynced(renderer, item.resync, cursor, relieve)) as resynced:
+                        async for written in resynced:
+                            yield written
+                    continue
+                for rendered in renderer.render(item):
+                    yield encoded(rendered, cursor)
+        for event in renderer.finish(cursor):
+            yield encoded(event, cursor)
+    finally:  # however it ends (its client gone, the session expired, the process stopping)
+        renderer.release()

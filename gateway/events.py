@@ -13,6 +13,7 @@ without limit.  Streams end after `IUI_GATEWAY_MAX_CONNECTION_S` too, and when t
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import AsyncGenerator, AsyncIterator
 from dataclasses import dataclass
@@ -20,12 +21,13 @@ from typing import Any
 
 from sse_starlette import ServerSentEvent
 
-from .backend import LOG_KINDS, Backend, LogEntry, SessionInfo
+from .backend import LOG_KINDS, Backend, LogEntry, SessionInfo, Snapshot
 from .cursor import ZERO, Cursor
 from .hub import Hub, Listener, lived_pages
 from .metrics import GatewayMetrics
 
 SLOW_READER = "slow_reader"
+PIECE_CHARS = 65_536  # a body chunk of an event written in pieces (`sse_parts`)
 LINE_END = "\n"  # SSE allows \r\n too, but some readers (@ag-ui/client's) split events on "\n\n" only
 
 
@@ -63,13 +65,63 @@ def sse_event(**fields: Any) -> ServerSentEvent:
     return OneLineEvent(sep=LINE_END, **fields)
 
 
+async def sse_parts(parts: list[str], *, event: str, ident: str) -> AsyncIterator[ServerSentEvent | bytes]:
+    """One event whose data comes in pieces, written as its SSE bytes about PIECE_CHARS at a time
+    with the event loop's other work between them (one `data:` line over several body chunks;
+    nothing else writes to the connection meanwhile): the bytes `sse_event` writes of the pieces
+    joined, without joining them (a resync of 100 UIs at the document limit is 27 MB of text).  A
+    piece holding a line break (not the gateway's JSON: an entry someone else wrote) is joined and
+    written by `sse_event`, which splits it as SSE requires."""
+    if any(map(_broken, parts)) or _broken(event) or _broken(ident):
+        yield sse_event(data="".join(parts), event=event, id=ident)
+        return
+    pending = "id: " + ident + LINE_END + "event: " + event + LINE_END + "data: "
+    for part in parts:
+        pending += part  # a large piece after an empty pending is not copied, only encoded
+        if len(pending) >= PIECE_CHARS:
+            yield pending.encode("utf-8")
+            pending = ""
+            await asyncio.sleep(0)  # a chunk's send need not wait: the loop's turn is taken here
+    yield (pending + LINE_END + LINE_END).encode("utf-8")
+
+
+@dataclass(frozen=True, slots=True)
+class Resync:
+    """What a `resync` says: why, and the session's state as read (JSON texts)."""
+
+    reason: str
+    state: Snapshot
+
+    def parts(self) -> list[str]:
+        """Its JSON in pieces, each frame, receipt and answer a piece of its own (never copied);
+        joined: `{"reason":...,"frames":[...],"receipts":[...],"answers":[...]}`."""
+        parts = ['{"reason":"' + self.reason + '","frames":[']
+        _listed(parts, self.state.frames)
+        parts.append('],"receipts":[')
+        _listed(parts, self.state.receipts)
+        parts.append('],"answers":[')
+        _listed(parts, self.state.answers)
+        parts.append("]}")
+        return parts
+
+
+def _listed(parts: list[str], texts: list[str]) -> None:
+    """`texts` appended to `parts` as the items of a JSON array."""
+    for index, text in enumerate(texts):
+        if index:
+            parts.append(",")
+        parts.append(text)
+
+
 @dataclass(frozen=True, slots=True)
 class Event:
-    """One event of a stream: its type, the cursor after it and its JSON data."""
+    """One event of a stream: its type, the cursor after it and its JSON data (a resync's is in
+    pieces, `resync`, and `data` is empty)."""
 
     type: str  # frame, receipt, answer or resync
     cursor: Cursor
     data: str
+    resync: Resync | None = None
 
 
 class EventStream:
@@ -140,9 +192,7 @@ class EventStream:
             raise AnotherLife
         self._cursor = Cursor(self._info.epoch, *(bounds[kind].last or (0, 0) for kind in LOG_KINDS))
         self._metrics.resyncs.labels(reason).inc()
-        data = ('{"reason":"' + reason + '","frames":[' + ",".join(snapshot.frames) + '],"receipts":['
-                + ",".join(snapshot.receipts) + '],"answers":[' + ",".join(snapshot.answers) + "]}")
-        return Event("resync", self._cursor, data)
+        return Event("resync", self._cursor, "", Resync(reason, snapshot))
 
     def _event(self, entry: LogEntry) -> Event:
         self._cursor = self._cursor.after(entry.kind, entry.id)
@@ -158,8 +208,7 @@ class EventStream:
                 return  # the gateway stops: no heartbeat, the stream's last words are its caller's
             if listener.overflowed:
                 self._metrics.resyncs.labels(SLOW_READER).inc()
-                yield Event("resync", self._cursor, '{"reason":"' + SLOW_READER + '","frames":[],"receipts":[],'
-                                                    '"answers":[]}')
+                yield Event("resync", self._cursor, "", Resync(SLOW_READER, Snapshot()))
                 return
             if entry is None:
                 yield None

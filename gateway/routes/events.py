@@ -27,7 +27,7 @@ from workers.redisio.connection import Backoff
 from ..backend import UNAVAILABLE, SessionInfo
 from ..context import Gateway, Identity, Permission, session_of
 from ..cursor import BadCursor, Cursor
-from ..events import EventStream, sse_event
+from ..events import EventStream, sse_event, sse_parts
 from ..problems import Problem
 from ..stalls import StreamResponse
 
@@ -141,7 +141,8 @@ def _heartbeat(gateway: Gateway, as_event: bool) -> ServerSentEvent:
     return sse_event(data=every, event="heartbeat")  # no id: the client's cursor stays where it is
 
 
-async def _sse(gateway: Gateway, stream: EventStream, heartbeat_events: bool) -> AsyncIterator[ServerSentEvent]:
+async def _sse(gateway: Gateway, stream: EventStream,
+               heartbeat_events: bool) -> AsyncIterator[ServerSentEvent | bytes]:
     gateway.metrics.streams.inc()
     try:
         yield sse_event(comment="iui events", retry=RETRY_MS)
@@ -155,6 +156,10 @@ async def _sse(gateway: Gateway, stream: EventStream, heartbeat_events: bool) ->
                     yield _heartbeat(gateway, heartbeat_events)
                     continue
                 gateway.metrics.events.labels(event.type).inc()
-                yield sse_event(data=event.data, event=event.type, id=event.cursor.text())
+                if event.resync is None:
+                    yield sse_event(data=event.data, event=event.type, id=event.cursor.text())
+                    continue
+                async for chunk in sse_parts(event.resync.parts(), event=event.type, ident=event.cursor.text()):
+                    yield chunk
     finally:
         gateway.metrics.streams.dec()
