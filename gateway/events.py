@@ -28,6 +28,7 @@ from .metrics import GatewayMetrics
 
 SLOW_READER = "slow_reader"
 PIECE_CHARS = 65_536  # a body chunk of an event written in pieces (`sse_parts`)
+SCAN_CHARS = 1 << 20  # what `sse_parts` scans for line breaks in one turn of the loop
 LINE_END = "\n"  # SSE allows \r\n too, but some readers (@ag-ui/client's) split events on "\n\n" only
 
 
@@ -72,7 +73,16 @@ async def sse_parts(parts: list[str], *, event: str, ident: str) -> AsyncIterato
     joined, without joining them (a resync of 100 UIs at the document limit is 27 MB of text).  A
     piece holding a line break (not the gateway's JSON: an entry someone else wrote) is joined and
     written by `sse_event`, which splits it as SSE requires."""
-    if any(map(_broken, parts)) or _broken(event) or _broken(ident):
+    scanned = 0
+    for part in parts:  # before a byte is written; the scan of 27 MB is itself ~3 ms, so in turns too
+        if _broken(part):
+            yield sse_event(data="".join(parts), event=event, id=ident)
+            return
+        scanned += len(part)
+        if scanned >= SCAN_CHARS:
+            scanned = 0
+            await asyncio.sleep(0)
+    if _broken(event) or _broken(ident):
         yield sse_event(data="".join(parts), event=event, id=ident)
         return
     pending = "id: " + ident + LINE_END + "event: " + event + LINE_END + "data: "
