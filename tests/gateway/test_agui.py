@@ -266,6 +266,28 @@ def test_every_agui_event_is_valid_and_the_state_rebuilds_to_the_final_snapshot(
         runtime.stop()
 
 
+def test_a_resync_of_a_large_session_is_a_second_snapshot_of_the_same_state(redis_url: str) -> None:
+    # Decoded a frame at a time and written a UI at a time, as the opening: the same state twice.
+    from tests.gateway.test_events import earlier_epoch, large_session
+
+    runtime = Runtime(redis_url).start()
+    gateway = GatewayProcess(redis_url, gateway_max_connection_s=5).start()
+    try:
+        large_session(runtime, "s1", 3)
+        cursor = agui_events(gateway, 5)[-1][1].result["lastEventId"]
+        identified = agui_events(gateway, 5, **{"last-event-id": earlier_epoch(cursor)})
+        events = [event for _, event in identified]
+        snapshots = [event.snapshot for event in events if event.type == EventType.STATE_SNAPSHOT]
+        assert len(snapshots) == 2 and snapshots[0] == snapshots[1]
+        assert sorted(snapshots[0]["uis"]) == ["ui-0", "ui-1", "ui-2"]
+        (resync,) = [event for event in events if event.type == EventType.CUSTOM]
+        assert resync.name == "iui.resync" and resync.value == {"reason": "epoch", "receipts": [], "answers": []}
+        assert events[-1].type == EventType.RUN_FINISHED
+    finally:
+        gateway.stop()
+        runtime.stop()
+
+
 def test_a_completed_generation_finishes_its_step_and_receipts_are_custom_events(redis_url: str) -> None:
     runtime = Runtime(redis_url).start()
     gateway = GatewayProcess(redis_url, gateway_max_connection_s=2).start()

@@ -200,6 +200,58 @@ def test_a_cursor_of_an_earlier_life_of_the_session_gets_a_resync(stack: tuple[R
     assert found[0].event == "resync" and found[0].json()["reason"] == "epoch"
 
 
+def large_session(runtime: Runtime, session: str, uis: int) -> None:
+    """A session of `uis` UIs at the document limit (256 KiB each): its resync is written in pieces."""
+    from bench.documents import maximal_document
+
+    for n in range(uis):
+        document = {**maximal_document(), "id": f"ui-{n}"}
+        entry = runtime.client.entry(session, OPEN, {"document": document}, call=f"open-{n}", principal="alice",
+                                     project="demo")
+        reply = runtime.client.send(entry, timeout=30)
+        assert reply["ok"], reply
+
+
+def earlier_epoch(cursor: str | None) -> str:
+    assert cursor is not None
+    epoch = int(cursor.split(".")[1])
+    return cursor.replace(f"v1.{epoch}.", f"v1.{epoch - 1}.")
+
+
+def test_a_resync_of_a_large_session_arrives_whole(stack: tuple[Runtime, GatewayProcess],
+                                                  http: httpx.Client) -> None:
+    # Written a piece at a time (~64 Ki characters a body chunk): one event, one `data:` line.
+    from gateway.events import PIECE_CHARS
+
+    runtime, _ = stack
+    large_session(runtime, "large", 4)
+    fresh = read_until(http, "/v1/sessions/large/events", auth("viewer"), 4)
+    cursor = earlier_epoch(fresh[-1].id)
+    found = read_until(http, "/v1/sessions/large/events", {**auth("viewer"), "last-event-id": cursor}, 1)
+    resync = found[0].json()
+    assert found[0].event == "resync" and resync["reason"] == "epoch" and len(found[0].data) > 12 * PIECE_CHARS
+    assert sorted(resync["frames"], key=lambda frame: frame["uiId"]) == [message.json() for message in fresh]
+    assert found[0].id == fresh[-1].id  # the logs' ends, as the fresh stream's last event
+
+
+def test_a_javascript_eventsource_reads_a_large_resync_whole(stack: tuple[Runtime, GatewayProcess],
+                                                            http: httpx.Client) -> None:
+    import hashlib
+
+    from tests.gateway.conftest import token as bearer
+    from tests.gateway.test_agui import run_node
+
+    runtime, gateway = stack
+    large_session(runtime, "large-js", 3)
+    fresh = read_until(http, "/v1/sessions/large-js/events", auth("viewer"), 3)
+    cursor = earlier_epoch(fresh[-1].id)
+    found = read_until(http, "/v1/sessions/large-js/events", {**auth("viewer"), "last-event-id": cursor}, 1)
+    out = run_node("eventsource_resync.mjs", f"{gateway.url}/v1/sessions/large-js/events?last_event_id={cursor}",
+                   bearer(role="viewer"))
+    assert out == {"reason": "epoch", "uiIds": [frame["uiId"] for frame in found[0].json()["frames"]],
+                   "length": len(found[0].data), "sha256": hashlib.sha256(found[0].data.encode()).hexdigest()}
+
+
 def test_a_cursor_past_the_end_of_a_log_gets_a_resync_not_a_silent_gap(stack: tuple[Runtime, GatewayProcess],
                                                                        http: httpx.Client) -> None:
     # Only a Redis that lost its last writes (or a forged cursor) leaves a client ahead of a log:
