@@ -47,6 +47,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import weakref
 from collections.abc import Callable
 from http import HTTPStatus
 from typing import Any
@@ -251,7 +252,10 @@ class LingeringTransport(asyncio.Transport):
     def __init__(self, transport: asyncio.Transport, protocol: ProblemHttpTools) -> None:
         super().__init__()
         self._transport = transport
-        self._protocol = protocol
+        # Weakly: the protocol holds this as its transport, and the pair made a cycle, which kept
+        # each ended connection's protocol, request cycle and transports until a full collection.
+        self._protocol = weakref.ref(protocol)
+        self._send_timeout_s = protocol.send_timeout_s
         self._closing = False
         self._lost = False  # the connection is gone: nothing is left to close or abort
         self._abort_check: asyncio.TimerHandle | None = None
@@ -260,11 +264,14 @@ class LingeringTransport(asyncio.Transport):
         if self._closing:
             return
         self._closing = True
-        cycle = self._protocol.cycle
-        if not self._protocol.lingering and (cycle is None or not cycle.more_body):
+        protocol = self._protocol()
+        if protocol is None or self._lost:
+            return  # the connection is gone already
+        cycle = protocol.cycle
+        if not protocol.lingering and (cycle is None or not cycle.more_body):
             self._close()
             return
-        self._protocol.lingering = True
+        protocol.lingering = True
         if self._transport.can_write_eof():
             self._transport.write_eof()
         self._transport.resume_reading()
@@ -282,7 +289,7 @@ class LingeringTransport(asyncio.Transport):
     def _watch(self, pending: int) -> None:
         if pending:  # `lost` cancels the check
             loop = asyncio.get_running_loop()
-            self._abort_check = loop.call_later(self._protocol.send_timeout_s, self._judge, pending)
+            self._abort_check = loop.call_later(self._send_timeout_s, self._judge, pending)
 
     def _judge(self, before: int) -> None:
         self._abort_check = None

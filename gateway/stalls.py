@@ -17,9 +17,10 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
-from sse_starlette import EventSourceResponse
 from sse_starlette.sse import SendTimeoutError
 from starlette.types import Receive, Scope, Send
+
+from .acyclic import AcyclicEventSourceResponse
 
 log = logging.getLogger(__name__)
 UVICORN_LOGGER = "uvicorn.error"
@@ -29,9 +30,10 @@ class ClientStalled(Exception):
     """An event stream ended because its client took no bytes for the send timeout."""
 
 
-class StreamResponse(EventSourceResponse):
-    """sse-starlette's response; a client that takes no bytes for `send_timeout` is `stalled()`
-    (counted) and logged in one line, and the stream ends with `ClientStalled`."""
+class StreamResponse(AcyclicEventSourceResponse):
+    """sse-starlette's response (its parts ending without a cycle, `gateway.acyclic`); a client
+    that takes no bytes for `send_timeout` is `stalled()` (counted) and logged in one line, and the
+    stream ends with `ClientStalled`."""
 
     def __init__(self, *args: Any, stalled: Callable[[], None], **options: Any) -> None:
         super().__init__(*args, **options)

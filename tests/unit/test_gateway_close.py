@@ -7,7 +7,7 @@ asyncio its timer called `abort` on a transport already lost, which logged an er
 from __future__ import annotations
 
 import asyncio
-from types import SimpleNamespace
+import weakref
 from typing import Any
 
 from gateway.protocol import LingeringTransport
@@ -32,12 +32,34 @@ class Socket:
         return self.pending
 
 
+class Protocol:
+    """The protocol's part a transport reads (uvicorn's protocol, as the connection holds it)."""
+
+    cycle = None
+    lingering = False
+    send_timeout_s = SEND_TIMEOUT_S
+
+
 def closed_with(pending: int) -> tuple[LingeringTransport, Socket]:
     socket = Socket(pending)
-    protocol: Any = SimpleNamespace(cycle=None, lingering=False, send_timeout_s=SEND_TIMEOUT_S)
-    transport = LingeringTransport(socket, protocol)  # type: ignore[arg-type]
+    socket.protocol = Protocol()  # type: ignore[attr-defined]  # alive as long as its connection, as uvicorn's
+    transport = LingeringTransport(socket, socket.protocol)  # type: ignore[arg-type, attr-defined]
     transport.close()
     return transport, socket
+
+
+def test_a_transport_does_not_keep_its_protocol_alive() -> None:
+    # The protocol holds the transport; the transport held the protocol: a cycle per connection,
+    # freed only by a full collection (with the stream's request cycle and transports).
+    protocol: Any = Protocol()
+    socket = Socket(1_000)
+    transport = LingeringTransport(socket, protocol)
+    protocol.transport = transport
+    alive = weakref.ref(protocol)
+    del protocol
+    assert alive() is None  # freed by reference counting
+    transport.close()  # its connection is gone: nothing to close
+    assert not socket.closed and transport.is_closing()
 
 
 def test_a_client_that_takes_nothing_for_the_send_timeout_is_aborted() -> None:
