@@ -20,6 +20,9 @@
   gateway's policy does), alternated for `--rounds`: the event loop's longest stall during each
   (what every other stream waited), and while its state is freed at the stream's end, in one
   piece as before and a UI at a time (`gateway.heap.release`);
+- churn: `--churn` streams started, each ended after its first frame (100 at a time), beside
+  `--idle-streams` open ones over `--sessions` sessions: the gateway's RSS before and after, and the
+  whole-heap collections of its heap policy meanwhile (`iui_gateway_full_collection_seconds`);
 - resync: in this process, a `resync` of `--agui-uis` UIs at the document limit (a reconnection
   whose cursor the logs no longer hold) written as before (joined, then sse-starlette's event; the
   AG-UI rendering decoded whole) and a piece at a time (`gateway.events.sse_parts`,
@@ -247,6 +250,51 @@ async def idle(stack: Stack, args: argparse.Namespace, producer: Producer) -> st
     return (f"idle: {args.connections} streams over {len(sessions)} sessions: gateway RSS {before:,} -> {after:,} KiB, "
             f"{per:.1f} KiB per stream (goal <= 30); a bare sse-starlette endpoint on uvicorn, same load: "
             f"{floor:.1f} KiB per stream")
+
+
+async def churn(stack: Stack, args: argparse.Namespace, producer: Producer) -> str:
+    """Streams that end while others stay open (browsers coming and going): what the gateway keeps
+    of them (its RSS) and the whole-heap collections their ending brings (the heap policy's)."""
+    sessions = [f"churn-{n}" for n in range(args.sessions)]
+    for session in sessions:
+        await producer.open(session)
+    viewer = token("viewer")
+    held = await open_streams(stack.port, sessions, args.idle_streams, viewer)
+
+    async def one(n: int) -> None:
+        reader, writer = await stream(stack.port, sessions[n % len(sessions)], viewer)
+        try:
+            await anext(frames(reader))
+        finally:
+            writer.close()
+
+    async with httpx.AsyncClient(base_url=stack.base, timeout=10) as client:
+        await asyncio.sleep(2)
+        before, collections_before = rss_kib(stack.gateway.pid), await _full_collections(client)
+        started = time.perf_counter()
+        for batch in range(0, args.churn, 100):
+            await asyncio.gather(*(one(n) for n in range(batch, min(batch + 100, args.churn))))
+        elapsed = time.perf_counter() - started
+        await asyncio.sleep(2.5)  # the heap policy's next tick
+        after, (count, total) = rss_kib(stack.gateway.pid), await _full_collections(client)
+    for _, writer in held:
+        writer.close()
+    count, total = count - collections_before[0], total - collections_before[1]
+    mean = f", {total / count * 1000:.0f} ms each on average" if count else ""
+    return (f"churn: {args.churn:,} streams started and ended beside {args.idle_streams:,} open ones "
+            f"({args.churn / elapsed:,.0f}/s): gateway RSS {before:,} -> {after:,} KiB "
+            f"({(after - before) / args.churn * 1024:.0f} bytes per ended stream); {count:.0f} whole-heap "
+            f"collection(s){mean}")
+
+
+async def _full_collections(client: httpx.AsyncClient) -> tuple[float, float]:
+    """`iui_gateway_full_collection_seconds`'s count and sum."""
+    found = {"count": 0.0, "sum": 0.0}
+    for line in (await client.get("/metrics")).text.splitlines():
+        for part in found:
+            if line.startswith(f"iui_gateway_full_collection_seconds_{part} "):
+                found[part] = float(line.split()[-1])
+    return found["count"], found["sum"]
 
 
 async def _status(port: int, session: str, auth: str) -> tuple[int, float]:
@@ -617,7 +665,7 @@ def _ms(values: list[float], q: float) -> str:
 async def run(stack: Stack, args: argparse.Namespace) -> None:
     producer = Producer(stack.url)
     parts = {"idle": idle, "fanout": fanout, "resume": resume, "calls": calls, "limit": limit, "storm": storm,
-             "agui-opening": agui_opening, "resync": resync}
+             "agui-opening": agui_opening, "resync": resync, "churn": churn}
     for part in args.only or ("idle", "fanout", "resume", "calls", "storm"):
         print(part, "...", flush=True)
         print(await parts[part](stack, args, producer), flush=True)
@@ -639,10 +687,13 @@ def main(argv: list[str]) -> int:
                              "allow; with --only limit: 1,000)")
     parser.add_argument("--over", type=int, default=500)
     parser.add_argument("--storm", type=int, default=500, help="streams asked for at once (storm)")
+    parser.add_argument("--idle-streams", type=int, default=500, help="streams held open (churn)")
+    parser.add_argument("--churn", type=int, default=3000, help="streams started and ended (churn)")
     parser.add_argument("--rounds", type=int, default=3, help="alternated rounds (storm, agui-opening, resync)")
     parser.add_argument("--agui-uis", type=int, default=100, help="UIs at the document limit (agui-opening, resync)")
     parser.add_argument("--only", action="append",
-                        choices=["idle", "fanout", "resume", "calls", "limit", "storm", "agui-opening", "resync"])
+                        choices=["idle", "fanout", "resume", "calls", "limit", "storm", "agui-opening", "resync",
+                                 "churn"])
     args = parser.parse_args(argv)
     if "limit" in (args.only or ()) and len(set(args.only)) > 1:
         parser.error("--only limit runs alone: its gateway's connection limit would refuse the other parts' streams")

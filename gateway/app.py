@@ -79,7 +79,8 @@ def create_app(*, settings: Settings, backend: Backend, registry: CollectorRegis
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         hub.start()
-        heap = asyncio.create_task(keep_heap(settings.gc_freeze_s, lambda: hub.left), name="iui-heap")
+        heap = asyncio.create_task(keep_heap(settings.gc_freeze_s, lambda: hub.left, metrics.full_collections.observe),
+                                   name="iui-heap")
         try:
             yield
         finally:

@@ -4,13 +4,14 @@ Every open stream keeps a few hundred objects alive; with a thousand streams a f
 walks about 300,000 objects and stops the event loop for 150-300 ms, so every subscriber's
 events wait.  As the workers do (`workers.runtime.heap`), the gateway freezes its heap
 (`gc.freeze`) after start-up and then every `IUI_GC_FREEZE_S` seconds: frozen objects are freed
-by reference counting as usual but never walked again.  Unlike the workers, an ASGI server does
-make some reference cycles (exceptions with their tracebacks, cancelled tasks), so a frozen
-cycle would stay: every `FULL_EVERY_S` the heap is unfrozen and collected once, one pause an
-interval, which frees them.  A stream frozen while open leaves ~30 KiB of such cycles when it
-ends (an audit: 70 -> 138 MB of RSS over 2,200 streams cut within five minutes, 71-72 MB with the
-collector as CPython configures it), so the collection also comes once `FULL_AFTER_ENDED` streams
-ended since the last one: churn bounds what the frozen heap keeps, not only the clock.
+by reference counting as usual but never walked again.  A frozen reference cycle stays, though,
+so every `FULL_EVERY_S` the heap is unfrozen and collected once, one pause an interval, which frees
+what cycles an ASGI server still makes (an exception kept with its traceback, on rarer paths).  An
+ended stream makes none (`gateway.acyclic`).  Each used to leave ~30 KiB of them (anyio's cancelled
+tasks, the protocol and its transport): 70 -> 138 MB of RSS over 2,200 streams cut within five
+minutes, so the collection also came every 1,000 ended streams, a pause of 0.2-0.3 s with 500
+streams open.  It still comes once `FULL_AFTER_ENDED` streams ended, a bound for what a path not
+yet seen might leave (8,000 streams cut beside 500 open ones: RSS flat at 101 MB, no collection).
 `IUI_GC_FREEZE_S=0` leaves the collector as CPython configures it.
 """
 
@@ -18,20 +19,23 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import time
 from collections.abc import Callable
 from typing import Any
 
 from workers.runtime.heap import RELIEVE_AT, THRESHOLDS
 
 FULL_EVERY_S = 600.0
-FULL_AFTER_ENDED = 1_000  # ended streams: ~30 MiB of frozen cycles at most between two collections
+FULL_AFTER_ENDED = 10_000  # ended streams between two collections (they leave no cycle: a bound, not a need)
 
 _releasing: set[asyncio.Task[None]] = set()  # a task is kept only weakly by the loop
 
 
-async def keep_heap(every_s: float, ended: Callable[[], int]) -> None:
+async def keep_heap(every_s: float, ended: Callable[[], int],
+                    collected: Callable[[float], None] = lambda seconds: None) -> None:
     """Freeze the heap every `every_s` seconds and collect it whole every FULL_EVERY_S, or once
-    `ended()` (a count of the streams that ended) grew by FULL_AFTER_ENDED (runs until cancelled)."""
+    `ended()` (a count of the streams that ended) grew by FULL_AFTER_ENDED, telling `collected`
+    how long each whole collection took (runs until cancelled)."""
     if every_s <= 0:
         return
     gc.set_threshold(*THRESHOLDS)
@@ -43,8 +47,10 @@ async def keep_heap(every_s: float, ended: Callable[[], int]) -> None:
         count = ended()
         if since_full >= FULL_EVERY_S or count - ended_at_full >= FULL_AFTER_ENDED:
             since_full, ended_at_full = 0.0, count
+            started = time.perf_counter()
             gc.unfreeze()
             gc.collect()
+            collected(time.perf_counter() - started)
         gc.freeze()
 
 

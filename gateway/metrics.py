@@ -51,6 +51,10 @@ class GatewayMetrics:
         self.connection_limit = Gauge("iui_gateway_connection_limit",
                                       "Client connections held before requests are refused overloaded.",
                                       registry=registry)
+        self.full_collections = Histogram(
+            "iui_gateway_full_collection_seconds",
+            "Whole-heap garbage collections of the heap policy (IUI_GC_FREEZE_S), each a pause of every stream.",
+            buckets=_SECONDS, registry=registry)
         ProcessCollector(registry=registry)
         for kind in EVENT_TYPES:
             self.events.labels(kind)
