@@ -218,20 +218,25 @@ def earlier_epoch(cursor: str | None) -> str:
     return cursor.replace(f"v1.{epoch}.", f"v1.{epoch - 1}.")
 
 
+def large_resync(runtime: Runtime, http: httpx.Client, session: str, uis: int) -> tuple[list[Any], str, Any]:
+    """A large session's frames read fresh, a cursor of its earlier life, and the resync it gets."""
+    large_session(runtime, session, uis)
+    fresh = read_until(http, f"/v1/sessions/{session}/events", auth("viewer"), uis)
+    cursor = earlier_epoch(fresh[-1].id)
+    found = read_until(http, f"/v1/sessions/{session}/events", {**auth("viewer"), "last-event-id": cursor}, 1)
+    return fresh, cursor, found[0]
+
+
 def test_a_resync_of_a_large_session_arrives_whole(stack: tuple[Runtime, GatewayProcess],
                                                   http: httpx.Client) -> None:
     # Written a piece at a time (~64 Ki characters a body chunk): one event, one `data:` line.
     from gateway.events import PIECE_CHARS
 
-    runtime, _ = stack
-    large_session(runtime, "large", 4)
-    fresh = read_until(http, "/v1/sessions/large/events", auth("viewer"), 4)
-    cursor = earlier_epoch(fresh[-1].id)
-    found = read_until(http, "/v1/sessions/large/events", {**auth("viewer"), "last-event-id": cursor}, 1)
-    resync = found[0].json()
-    assert found[0].event == "resync" and resync["reason"] == "epoch" and len(found[0].data) > 12 * PIECE_CHARS
+    fresh, _, found = large_resync(stack[0], http, "large", 4)
+    resync = found.json()
+    assert found.event == "resync" and resync["reason"] == "epoch" and len(found.data) > 12 * PIECE_CHARS
     assert sorted(resync["frames"], key=lambda frame: frame["uiId"]) == [message.json() for message in fresh]
-    assert found[0].id == fresh[-1].id  # the logs' ends, as the fresh stream's last event
+    assert found.id == fresh[-1].id  # the logs' ends, as the fresh stream's last event
 
 
 def test_a_javascript_eventsource_reads_a_large_resync_whole(stack: tuple[Runtime, GatewayProcess],
@@ -242,14 +247,11 @@ def test_a_javascript_eventsource_reads_a_large_resync_whole(stack: tuple[Runtim
     from tests.gateway.test_agui import run_node
 
     runtime, gateway = stack
-    large_session(runtime, "large-js", 3)
-    fresh = read_until(http, "/v1/sessions/large-js/events", auth("viewer"), 3)
-    cursor = earlier_epoch(fresh[-1].id)
-    found = read_until(http, "/v1/sessions/large-js/events", {**auth("viewer"), "last-event-id": cursor}, 1)
+    _, cursor, found = large_resync(runtime, http, "large-js", 3)
     out = run_node("eventsource_resync.mjs", f"{gateway.url}/v1/sessions/large-js/events?last_event_id={cursor}",
                    bearer(role="viewer"))
-    assert out == {"reason": "epoch", "uiIds": [frame["uiId"] for frame in found[0].json()["frames"]],
-                   "length": len(found[0].data), "sha256": hashlib.sha256(found[0].data.encode()).hexdigest()}
+    assert out == {"reason": "epoch", "uiIds": [frame["uiId"] for frame in found.json()["frames"]],
+                   "length": len(found.data), "sha256": hashlib.sha256(found.data.encode()).hexdigest()}
 
 
 def test_a_cursor_past_the_end_of_a_log_gets_a_resync_not_a_silent_gap(stack: tuple[Runtime, GatewayProcess],

@@ -18,6 +18,7 @@ from sse_starlette import ServerSentEvent
 from gateway.agui import AguiRenderer, _opening, agui_events, encoded
 from gateway.cursor import Cursor
 from gateway.heap import release, relieve
+from tests.unit.loop_turns import turns_while
 from workers.runtime.heap import RELIEVE_AT, THRESHOLDS
 
 CURSOR = Cursor(3, (5, 0), (0, 0), (0, 0))
@@ -56,30 +57,14 @@ def test_the_opening_is_on_the_wire_what_start_gives_written_by_sse_starlette() 
 
 
 def test_other_tasks_run_between_the_frames_of_a_snapshot() -> None:
-    async def run() -> tuple[int, int]:
-        ticks = 0
+    relieved = 0
 
-        async def ticker() -> None:
-            nonlocal ticks
-            while True:
-                ticks += 1
-                await asyncio.sleep(0)
+    def counted() -> None:
+        nonlocal relieved
+        relieved += 1
 
-        task = asyncio.create_task(ticker())
-        await asyncio.sleep(0)
-        before = ticks
-        relieved = 0
-
-        def counted() -> None:
-            nonlocal relieved
-            relieved += 1
-
-        events = await opening(AguiRenderer("s"), frames(40), counted)
-        task.cancel()
-        assert b'"type":"STATE_SNAPSHOT"' in wire(events)
-        return ticks - before, relieved
-
-    ticks, relieved = asyncio.run(run())
+    ticks, events = asyncio.run(turns_while(opening(AguiRenderer("s"), frames(40), counted)))
+    assert b'"type":"STATE_SNAPSHOT"' in wire(events)
     assert relieved == 40  # the heap relieved after each frame decoded
     assert ticks >= 80  # a turn after each frame decoded and each UI written; before: 0 (one step of the loop)
 

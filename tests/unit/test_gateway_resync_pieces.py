@@ -16,6 +16,7 @@ from gateway.agui import AguiRenderer, _resynced, encoded
 from gateway.backend import Snapshot
 from gateway.cursor import Cursor
 from gateway.events import LINE_END, PIECE_CHARS, SLOW_READER, Event, Resync, sse_parts
+from tests.unit.loop_turns import turns_while
 
 CURSOR = Cursor(3, (5, 0), (2, 0), (1, 0))
 
@@ -83,26 +84,10 @@ def test_a_piece_with_a_line_break_is_written_split_as_sse_requires() -> None:
 def test_other_tasks_run_between_the_pieces_of_a_native_and_an_ag_ui_resync() -> None:
     state = Snapshot(frames=[frame(n, PIECE_CHARS) for n in range(30)])
 
-    async def run(items: Any) -> tuple[int, int]:
-        ticks = 0
-
-        async def ticker() -> None:
-            nonlocal ticks
-            while True:
-                ticks += 1
-                await asyncio.sleep(0)
-
-        task = asyncio.create_task(ticker())
-        await asyncio.sleep(0)
-        before = ticks
-        chunks = len(await collected(items))
-        task.cancel()
-        return ticks - before, chunks
-
-    ticks, chunks = asyncio.run(run(sse_parts(Resync("expired", state).parts(), event="resync", ident="1")))
-    assert chunks >= 30 and ticks >= 29  # a turn after each chunk (before: one step)
-    renderer = AguiRenderer("s")
-    ticks, _ = asyncio.run(run(_resynced(renderer, Resync("expired", state), CURSOR, None)))
+    ticks, chunks = asyncio.run(turns_while(collected(sse_parts(Resync("expired", state).parts(), event="resync",
+                                                               ident="1"))))
+    assert len(chunks) >= 30 and ticks >= 29  # a turn after each chunk (before: one step)
+    ticks, _ = asyncio.run(turns_while(collected(_resynced(AguiRenderer("s"), Resync("expired", state), CURSOR, None))))
     assert ticks >= 60  # a turn after each frame decoded and each UI written
 
 
