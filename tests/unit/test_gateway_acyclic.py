@@ -11,6 +11,7 @@ import gc
 from collections.abc import AsyncIterator
 from typing import Any
 
+import pytest
 from sse_starlette import EventSourceResponse
 
 from gateway.acyclic import AcyclicEventSourceResponse
@@ -69,7 +70,10 @@ def cyclic_garbage(response_class: type[EventSourceResponse], **options: Any) ->
 
 
 def test_sse_starlette_s_own_response_leaves_its_cancelled_parts_in_cycles() -> None:
-    found = cyclic_garbage(EventSourceResponse)  # what the test looks for is there: it can fail
+    # What the next test looks for is there with the installed anyio and sse-starlette: it can fail.
+    found = cyclic_garbage(EventSourceResponse)
+    if not found:  # an upstream release that makes no cycle: gateway.acyclic may go
+        pytest.skip("sse-starlette's own response leaves no cycle with the installed anyio")
     assert sum(isinstance(o, asyncio.CancelledError) for o in found) >= 2
     assert any(isinstance(o, Held) for o in found)
 
