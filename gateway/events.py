@@ -73,16 +73,7 @@ async def sse_parts(parts: list[str], *, event: str, ident: str) -> AsyncIterato
     joined, without joining them (a resync of 100 UIs at the document limit is 27 MB of text).  A
     piece holding a line break (not the gateway's JSON: an entry someone else wrote) is joined and
     written by `sse_event`, which splits it as SSE requires."""
-    scanned = 0
-    for part in parts:  # before a byte is written; the scan of 27 MB is itself ~3 ms, so in turns too
-        if _broken(part):
-            yield sse_event(data="".join(parts), event=event, id=ident)
-            return
-        scanned += len(part)
-        if scanned >= SCAN_CHARS:
-            scanned = 0
-            await asyncio.sleep(0)
-    if _broken(event) or _broken(ident):
+    if _broken(event) or _broken(ident) or not await _one_line(parts):
         yield sse_event(data="".join(parts), event=event, id=ident)
         return
     pending = "id: " + ident + LINE_END + "event: " + event + LINE_END + "data: "
@@ -93,6 +84,20 @@ async def sse_parts(parts: list[str], *, event: str, ident: str) -> AsyncIterato
             pending = ""
             await asyncio.sleep(0)  # a chunk's send need not wait: the loop's turn is taken here
     yield (pending + LINE_END + LINE_END).encode("utf-8")
+
+
+async def _one_line(parts: list[str]) -> bool:
+    """No piece holds a line break; scanned before a byte is written, SCAN_CHARS a turn of the
+    loop (the scan of 27 MB is itself ~3 ms)."""
+    scanned = 0
+    for part in parts:
+        if _broken(part):
+            return False
+        scanned += len(part)
+        if scanned >= SCAN_CHARS:
+            scanned = 0
+            await asyncio.sleep(0)
+    return True
 
 
 @dataclass(frozen=True, slots=True)
