@@ -29,9 +29,11 @@ class GatewayProcess:
     """One `iui gateway` process; `restart()` SIGKILLs it and starts it again on the same port."""
 
     def __init__(self, redis_url: str, port: int | None = None, *, nofile: tuple[int, int] | None = None,
-                 log: Path | None = None, **settings: Any) -> None:
+                 log: Path | None = None, command: list[str] | None = None, **settings: Any) -> None:
         """`settings` become `IUI_*` variables; `nofile` is the (soft, hard) open-file limit it starts with;
-        `log`, a file its standard error is appended to (else it is dropped)."""
+        `log`, a file its standard error is appended to (else it is dropped); `command`, what runs
+        instead of `iui gateway` (a launcher that instruments it)."""
+        self.command = command or [sys.executable, "-m", "workers.cli", "gateway"]
         self.port = port or free_port()
         self.nofile = nofile
         self.log = log
@@ -46,7 +48,7 @@ class GatewayProcess:
         limit = None if nofile is None else lambda: resource.setrlimit(resource.RLIMIT_NOFILE, nofile)
         with contextlib.ExitStack() as files:
             stderr = subprocess.DEVNULL if self.log is None else files.enter_context(self.log.open("ab"))
-            self.process = subprocess.Popen([sys.executable, "-m", "workers.cli", "gateway"], env=self.env,
+            self.process = subprocess.Popen(self.command, env=self.env,
                                             stdout=subprocess.DEVNULL, stderr=stderr, preexec_fn=limit)
         deadline = time.monotonic() + 20
         while time.monotonic() < deadline:

@@ -9,9 +9,7 @@ off and every collected object kept, and reports what a collection finds when si
 from __future__ import annotations
 
 import json
-import os
 import signal
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -19,10 +17,9 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.gateway.conftest import SECRET, auth
+from tests.gateway.conftest import GatewayProcess, auth
 from tests.gateway.test_events import Agent
 from tests.integration.conftest import Runtime
-from workers.redisio.local_server import free_port
 
 pytestmark = pytest.mark.integration
 
@@ -67,44 +64,32 @@ def traffic(url: str) -> None:
                                content=b"{bad").status_code == 400
 
 
-def reported(process: subprocess.Popen[bytes], log: Path, count: int) -> dict[str, int]:
+def reported(gateway: GatewayProcess, count: int) -> dict[str, int]:
     """Signal the gateway and read its `count`-th report."""
-    assert process.pid is not None
-    os.kill(process.pid, signal.SIGUSR1)
+    assert gateway.process is not None and gateway.log is not None
+    gateway.process.send_signal(signal.SIGUSR1)
     deadline = time.monotonic() + 10
     while time.monotonic() < deadline:
-        reports = [line for line in log.read_text().splitlines() if line.startswith("CYCLES ")]
+        reports = [line for line in gateway.log.read_text().splitlines() if line.startswith("CYCLES ")]
         if len(reports) >= count:
             found: dict[str, int] = json.loads(reports[count - 1][7:])
             return found
         time.sleep(0.05)
-    raise AssertionError(f"no report from the gateway: {log.read_text()[-2000:]}")
+    raise AssertionError(f"no report from the gateway: {gateway.log.read_text()[-2000:]}")
 
 
 def test_a_live_gateway_s_ended_streams_and_requests_leave_no_cyclic_garbage(redis_url: str, tmp_path: Path) -> None:
     runtime = Runtime(redis_url).configure(partitions=4).start()
-    port, log = free_port(), tmp_path / "gateway.log"
-    env = {**os.environ, "IUI_REDIS_URL": redis_url, "IUI_GATEWAY_JWT_SECRET": SECRET, "IUI_PARTITIONS": "4",
-           "IUI_GATEWAY_PORT": str(port), "IUI_GC_FREEZE_S": "0"}
-    with log.open("ab") as stderr:
-        process = subprocess.Popen([sys.executable, "-c", LAUNCHER], env=env, stdout=subprocess.DEVNULL, stderr=stderr)
-    url = f"http://127.0.0.1:{port}"
+    gateway = GatewayProcess(redis_url, log=tmp_path / "gateway.log", command=[sys.executable, "-c", LAUNCHER],
+                             gc_freeze_s=0).start()
     try:
-        deadline = time.monotonic() + 20
-        while time.monotonic() < deadline:
-            try:
-                if httpx.get(url + "/readyz", timeout=1).status_code == 200:
-                    break
-            except httpx.TransportError:
-                time.sleep(0.05)
         Agent(runtime)
-        traffic(url)  # first uses: lazy imports and caches
+        traffic(gateway.url)  # first uses: lazy imports and caches
         time.sleep(0.5)
-        reported(process, log, 1)  # what start-up and first uses left
-        traffic(url)
+        reported(gateway, 1)  # what start-up and first uses left
+        traffic(gateway.url)
         time.sleep(0.5)  # the gateway notices the last connections went
-        assert reported(process, log, 2) == {}  # before: CancelledError, EventStream, Listener, ... 20 of each
+        assert reported(gateway, 2) == {}  # before: CancelledError, EventStream, Listener, ... 20 of each
     finally:
-        process.terminate()
-        process.wait(timeout=15)
+        gateway.stop()
         runtime.stop()
