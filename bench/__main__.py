@@ -27,6 +27,7 @@ BENCHMARKS = {
     "stalls": "stalls",
     "client": "client",
     "lua": "lua",
+    "frame-log": "frame_log",
     "cold": "cold",
     "compare": "compare",
     "builds": "builds",

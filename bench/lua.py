@@ -63,14 +63,14 @@ end
 if gap(input, group, entry_id) then
   return {'gap'}
 end"""
-INLINE_EXPIRY = """for _, key in ipairs({generations, session, frame_log, plain}) do
+INLINE_EXPIRY = """for _, key in ipairs(sliding) do
   if session_ttl_ms == '0' then
     redis.call('PERSIST', key)
   else
     redis.call('PEXPIRE', key, session_ttl_ms)
   end
 end"""
-HELPER_EXPIRY = "slide({generations, session, frame_log, plain}, session_ttl_ms)"
+HELPER_EXPIRY = "slide(sliding, session_ttl_ms)"
 SCRIPTS = ("lease_acquire", "lease_renew", "lease_release", "read", "commit", "reply", "plain", "dead", "owner",
            "receipt", "answer", "view_put", "view_delete")
 
@@ -100,7 +100,7 @@ def every_script_library() -> str:
     return "#!lua name=iui_all\n" + "".join(_function(f"iui_{name}", _body(script_source(name))) for name in SCRIPTS)
 
 
-def _prepare(client: redis.Redis, tag: str, calls: int) -> tuple[list[str], str, str]:
+def prepare(client: redis.Redis, tag: str, calls: int) -> tuple[list[str], str, str]:
     """A lease held under a fence and `calls` entries pending in its partition's stream."""
     lease, stream = f"{{{tag}}}:lease", f"{{{tag}}}:in"
     client.hset(lease, mapping={"owner": "bench", "epoch": "1", "fence": "1:bench"})
@@ -113,25 +113,27 @@ def _prepare(client: redis.Redis, tag: str, calls: int) -> tuple[list[str], str,
     return ids, lease, stream
 
 
-def _commit_args(tag: str, entry_id: str, i: int) -> tuple[list[str], list[Any]]:
-    """KEYS and ARGV of one commit: an open of uiId u<i> (fields as the runtime writes them)."""
-    session = f"{{{tag}}}:s{i % SESSIONS}"
+def commit_args(tag: str, entry_id: str, i: int, *, frame: str = FRAME, sessions: int = SESSIONS,
+                log_max: int = 256) -> tuple[list[str], list[Any]]:
+    """KEYS and ARGV of one commit: an open of uiId u<i> (fields as the runtime writes them), its
+    frame `frame`, on session i % `sessions`, whose frame log keeps `log_max` frames."""
+    session = f"{{{tag}}}:s{i % sessions}"
     keys = [f"{{{tag}}}:lease", f"{{{tag}}}:in", f"{session}:g", session, f"{session}:log", f"{session}:plain",
             f"{{{tag}}}:reply:{i}"]
-    fields = ["seq", 1, "revision", 1, "status", "streaming", "frames", 1, "bytes", len(FRAME), "source", f"c{i}",
+    fields = ["seq", 1, "revision", 1, "status", "streaming", "frames", 1, "bytes", len(frame), "source", f"c{i}",
               "last_call", f"c{i}", "last_digest", f"d{i}", "last_receipt", "receipt text of the open",
               ledger_name(1), f"d{i}"]
-    args = ["1:bench", GROUP, entry_id, "0", "0", "1", FRAME, 256, 16 * 1024 * 1024, "reply " + FRAME,
+    args = ["1:bench", GROUP, entry_id, "0", "0", "1", frame, log_max, 16 * 1024 * 1024, "reply " + frame,
             60_000, f"{{{tag}}}:frames", f"src:c{i}", f"u{i}", "0", 3_600_000, f"ui:u{i}", f"u{i}:1:", 0, *fields]
     return keys, args
 
 
 def _run(client: redis.Redis, variant: str, sha: str, calls: int, chunk: int, tag: str) -> tuple[float, float]:
     """Wall and server microseconds per call of one run of `calls` commits."""
-    ids, _, _ = _prepare(client, tag, calls)
+    ids, _, _ = prepare(client, tag, calls)
     commands = []
     for i, entry_id in enumerate(ids):
-        keys, args = _commit_args(tag, entry_id, i)
+        keys, args = commit_args(tag, entry_id, i)
         head = ("EVALSHA", sha) if variant == "evalsha" else ("FCALL", variant)
         commands.append((*head, len(keys), *keys, *args))
     client.config_resetstat()
@@ -156,10 +158,10 @@ def check_fakeredis(out: Callable[[str], None], url: str) -> None:
     for label, client in (("fakeredis", fakeredis.FakeRedis()), ("redis-server", redis.Redis.from_url(url))):
         client.function_load(every_script_library(), replace=True)
         client.function_load(commit_library(), replace=True)
-        ids, _, _ = _prepare(client, f"check-{label}", 2)
+        ids, _, _ = prepare(client, f"check-{label}", 2)
         results = []
         for i, name in enumerate(("iui_commit", "commit_helpers")):
-            keys, args = _commit_args(f"check-{label}", ids[i], i)
+            keys, args = commit_args(f"check-{label}", ids[i], i)
             results.append(client.fcall(name, len(keys), *keys, *args))
         missing = _missing_function(client)
         out(f"{label}: FUNCTION LOAD of {len(SCRIPTS)} scripts as one library ok; FCALL commit -> {results}; "

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import enum
 import logging
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from importlib import resources
@@ -52,17 +53,30 @@ _NAMES = ("lease_acquire", "lease_renew", "lease_release", "read", "commit", "re
 NEW = ">"  # read mode: entries never delivered to the group
 PENDING = "0"  # read mode: the consumer's delivered but unacknowledged entries
 PUBLISH, SPUBLISH = "redis.call('PUBLISH', ", "redis.call('SPUBLISH', "
+INCLUDE: Final = re.compile(r"^-- include: ([a-z_]+)$", re.MULTILINE)  # a shared piece of Lua (`with_includes`)
 ACQUIRE_WAIT_MS = 200  # how long a new lease's epoch may take to reach the slot's replicas
 
 
 def script_source(name: str, *, sharded: bool = False) -> str:
-    """The text of `workers/redisio/lua/<name>.lua`; `sharded` publishes with SPUBLISH (Redis Cluster)."""
+    """The text of `workers/redisio/lua/<name>.lua` with its includes in place (`with_includes`);
+    `sharded` publishes with SPUBLISH (Redis Cluster)."""
+    source = with_includes(_lua_file(name))
+    return source.replace(PUBLISH, SPUBLISH) if sharded else source
+
+
+def with_includes(source: str) -> str:
+    """`source` with each line `-- include: <name>` replaced by `workers/redisio/lua/<name>.lua`
+    (Redis runs one script text: a piece two scripts share, such as `capped_log`, has one file and
+    is put in each; an include names a file of this folder, nothing else)."""
+    return INCLUDE.sub(lambda line: _lua_file(line.group(1)).rstrip("\n"), source)
+
+
+def _lua_file(name: str) -> str:
     try:
         folder: Traversable = resources.files("workers.redisio").joinpath("lua")
     except NotADirectoryError:  # an editable install seen as a namespace package
         folder = Path(__file__).with_name("lua")
-    source = folder.joinpath(f"{name}.lua").read_text("utf-8")
-    return source.replace(PUBLISH, SPUBLISH) if sharded else source
+    return folder.joinpath(f"{name}.lua").read_text("utf-8")
 
 
 def register_scripts(redis: RedisClient, names: Sequence[str]) -> dict[str, Script]:

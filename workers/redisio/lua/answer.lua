@@ -50,6 +50,7 @@ local max_count, max_bytes, max_blocks = tonumber(ARGV[15]), tonumber(ARGV[16]),
 local reply, session_ttl_ms, reply_ttl_ms = ARGV[18], ARGV[19], ARGV[20]
 local call, call_digest, result = ARGV[21], ARGV[22], ARGV[23]
 local max_turns = tonumber(ARGV[24])
+-- include: capped_log
 
 if redis.call('HGET', lease, 'fence') ~= fence then
   return {'fenced'}
@@ -100,35 +101,7 @@ end
 redis.call('HSET', answers, 'turn', m, 'last_call', call, 'last_digest', call_digest, 'last_result', result)
 
 -- Answer log: append, then drop the oldest events until both caps hold; the newest stays.
-redis.call('XADD', log, '*', 'event', event)
-local count = redis.call('XLEN', log)
-local bytes = redis.call('HINCRBY', answers, 'log_bytes', #event)
-if count == 1 and bytes ~= #event then
-  bytes = #event
-  redis.call('HSET', answers, 'log_bytes', bytes)
-end
-if count > max_count or bytes > max_bytes then
-  local start, keep = '-', nil
-  while keep == nil do
-    local rows = redis.call('XRANGE', log, start, '+', 'COUNT', 16)
-    if #rows == 0 then
-      break
-    end
-    for _, row in ipairs(rows) do
-      if count == 1 or (count <= max_count and bytes <= max_bytes) then
-        keep = row[1]
-        break
-      end
-      count = count - 1
-      bytes = bytes - #row[2][2]
-    end
-    start = '(' .. rows[#rows][1]
-  end
-  if keep ~= nil then
-    redis.call('XTRIM', log, 'MINID', keep)
-  end
-  redis.call('HSET', answers, 'log_bytes', math.max(bytes, 0))
-end
+capped_append(log, 'event', event, answers, 'log_bytes', max_count, max_bytes)
 
 redis.call('PUBLISH', channel, event)
 redis.call('RPUSH', reply_list, reply)

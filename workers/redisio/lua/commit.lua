@@ -51,6 +51,7 @@ local session_field, session_value, generations_increment = ARGV[13], ARGV[14], 
 local session_ttl_ms, ui_field, prefix = ARGV[16], ARGV[17], ARGV[18]
 local max_generations = tonumber(ARGV[19])
 local FIRST_FIELD = 20  -- ARGV[20..]: field, value pairs of the generation
+-- include: capped_log
 
 if redis.call('HGET', lease, 'fence') ~= fence then
   return {'fenced'}
@@ -89,35 +90,7 @@ redis.call('HSET', generations, unpack(fields))
 
 -- Frame log: append, then drop the oldest frames until both the count and the byte caps hold.
 -- The newest frame always stays (the byte cap is at least one maximal frame).
-redis.call('XADD', frame_log, '*', 'frame', frame)
-local count = redis.call('XLEN', frame_log)
-local bytes = redis.call('HINCRBY', session, 'log_bytes', #frame)
-if count == 1 and bytes ~= #frame then
-  bytes = #frame
-  redis.call('HSET', session, 'log_bytes', bytes)
-end
-if count > max_count or bytes > max_bytes then
-  local start, keep = '-', nil
-  while keep == nil do
-    local rows = redis.call('XRANGE', frame_log, start, '+', 'COUNT', 16)
-    if #rows == 0 then
-      break
-    end
-    for _, row in ipairs(rows) do
-      if count <= max_count and bytes <= max_bytes then
-        keep = row[1]
-        break
-      end
-      count = count - 1
-      bytes = bytes - #row[2][2]
-    end
-    start = '(' .. rows[#rows][1]
-  end
-  if keep ~= nil then
-    redis.call('XTRIM', frame_log, 'MINID', keep)
-  end
-  redis.call('HSET', session, 'log_bytes', math.max(bytes, 0))
-end
+capped_append(frame_log, 'frame', frame, session, 'log_bytes', max_count, max_bytes)
 
 redis.call('RPUSH', reply_list, reply)
 redis.call('PEXPIRE', reply_list, reply_ttl_ms)
