@@ -67,15 +67,15 @@ def test_the_log_holds_the_newest_values_within_both_caps_after_every_append(cli
 
 
 def test_a_lowered_cap_drops_every_value_beyond_it_at_once(client: redis.Redis) -> None:
-    values = [f"v{n}".encode() * 20 for n in range(60)]
-    for value in values[:50]:
-        append(client, value, 100, 1 << 20)
-    assert len(logged(client)[0]) == 50
-    append(client, values[50], 16, 1 << 20)  # count cap 100 -> 16: 35 dropped by one append
-    assert logged(client) == (values[35:51], sum(map(len, values[35:51])))
+    values = [f"v{n}".encode() * 20 for n in range(160)]
+    for value in values[:150]:
+        append(client, value, 200, 1 << 20)
+    assert len(logged(client)[0]) == 150
+    append(client, values[150], 16, 1 << 20)  # count cap 200 -> 16: 135 dropped by one append (3 pages)
+    assert logged(client) == (values[135:151], sum(map(len, values[135:151])))
     big = b"B" * 1_000
     append(client, big, 16, 1_200)  # the byte cap: the big one and what fits beside it
-    expected = kept([*values[:51], big], 16, 1_200)
+    expected = kept([*values[:151], big], 16, 1_200)
     assert logged(client) == (expected, sum(map(len, expected)))
 
 
