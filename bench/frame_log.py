@@ -24,19 +24,12 @@ import redis
 from workers.redisio.local_server import start_redis_server
 from workers.redisio.scripts import script_source, with_includes
 
-from .lua import commit_args, prepare
+from .lua import commit_args, prepare, send_commits
 
 FRAMES = {"small (1.3 KB)": "x" * 1_300, "200 components (22 KB)": "y" * 22_000}
-# The trim of commit.lua before `capped_log.lua`, with capped_append's signature (the reference).
-PAGED = """local function capped_append(log, field, value, hash, hash_field, max_count, max_bytes)
-  redis.call('XADD', log, '*', field, value)
-  local count = redis.call('XLEN', log)
-  local bytes = redis.call('HINCRBY', hash, hash_field, #value)
-  if count == 1 and bytes ~= #value then
-    bytes = #value
-    redis.call('HSET', hash, hash_field, bytes)
-  end
-  if count > max_count or bytes > max_bytes then
+# The trim of commit.lua before `capped_log.lua` (the reference): capped_append's own lines up to
+# its trim, then this in place of the trim.
+PAGED_TRIM = """  if count > max_count or bytes > max_bytes then
     local start, keep = '-', nil
     while keep == nil do
       local rows = redis.call('XRANGE', log, start, '+', 'COUNT', 16)
@@ -59,14 +52,23 @@ PAGED = """local function capped_append(log, field, value, hash, hash_field, max
     redis.call('HSET', hash, hash_field, math.max(bytes, 0))
   end
 end"""
+TRIM_STARTS = "  if count <= max_count and bytes <= max_bytes then\n"  # where capped_append's trim begins
+
+
+def paged_piece() -> str:
+    """capped_log.lua with its trim replaced by the one before (PAGED_TRIM)."""
+    piece = with_includes("-- include: capped_log")
+    if TRIM_STARTS not in piece:
+        raise SystemExit("capped_log.lua changed: update bench/frame_log.py's TRIM_STARTS")
+    return piece[:piece.index(TRIM_STARTS)] + PAGED_TRIM
 
 
 def paged_commit() -> str:
-    """commit.lua with the trim it had before (its capped append replaced by PAGED)."""
+    """commit.lua with the trim it had before (its capped append's trim replaced by PAGED_TRIM)."""
     shipped, piece = script_source("commit"), with_includes("-- include: capped_log")
     if piece not in shipped:
         raise SystemExit("commit.lua no longer includes capped_log: update bench/frame_log.py")
-    return shipped.replace(piece, PAGED)
+    return shipped.replace(piece, paged_piece())
 
 
 def run(client: redis.Redis, sha: str, frame: str, args: argparse.Namespace, tag: str) -> float:
@@ -77,20 +79,10 @@ def run(client: redis.Redis, sha: str, frame: str, args: argparse.Namespace, tag
     for i, entry_id in enumerate(ids):
         keys, argv = commit_args(tag, entry_id, i, frame=frame, sessions=args.sessions, log_max=args.log_max)
         commands.append(("EVALSHA", sha, len(keys), *keys, *argv))
-    _send(client, commands[:fill], args.pipeline)
+    send_commits(client, commands[:fill], args.pipeline, "fill")
     client.config_resetstat()
-    _send(client, commands[fill:], args.pipeline)
+    send_commits(client, commands[fill:], args.pipeline, "timed")
     return float(client.info("commandstats")["cmdstat_evalsha"]["usec_per_call"])
-
-
-def _send(client: redis.Redis, commands: list[tuple[object, ...]], chunk: int) -> None:
-    for at in range(0, len(commands), chunk):
-        pipe = client.pipeline(transaction=False)
-        for command in commands[at:at + chunk]:
-            pipe.execute_command(*command)
-        replies = pipe.execute()
-        if any(reply != [b"ok"] for reply in replies):
-            raise SystemExit(f"a commit failed: {next(r for r in replies if r != [b'ok'])!r}")
 
 
 def main(argv: list[str] | None = None) -> int:

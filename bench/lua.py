@@ -138,17 +138,22 @@ def _run(client: redis.Redis, variant: str, sha: str, calls: int, chunk: int, ta
         commands.append((*head, len(keys), *keys, *args))
     client.config_resetstat()
     started = time.perf_counter()
-    for at in range(0, calls, chunk):
+    send_commits(client, commands, chunk, variant)
+    wall = (time.perf_counter() - started) / calls
+    stats = client.info("commandstats")
+    name = "cmdstat_evalsha" if variant == "evalsha" else "cmdstat_fcall"
+    return wall * 1e6, float(stats[name]["usec_per_call"])
+
+
+def send_commits(client: redis.Redis, commands: list[tuple[Any, ...]], chunk: int, label: str) -> None:
+    """Send commit commands pipelined `chunk` per round trip; exit naming `label` if one did not commit."""
+    for at in range(0, len(commands), chunk):
         pipe = client.pipeline(transaction=False)
         for command in commands[at:at + chunk]:
             pipe.execute_command(*command)
         replies = pipe.execute()
         if any(reply != [b"ok"] for reply in replies):
-            raise SystemExit(f"{variant}: a commit failed: {next(r for r in replies if r != [b'ok'])!r}")
-    wall = (time.perf_counter() - started) / calls
-    stats = client.info("commandstats")
-    name = "cmdstat_evalsha" if variant == "evalsha" else "cmdstat_fcall"
-    return wall * 1e6, float(stats[name]["usec_per_call"])
+            raise SystemExit(f"{label}: a commit failed: {next(r for r in replies if r != [b'ok'])!r}")
 
 
 def check_fakeredis(out: Callable[[str], None], url: str) -> None:

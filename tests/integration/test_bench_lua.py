@@ -28,4 +28,5 @@ def test_bench_frame_log_commits_to_full_logs_with_the_trim_before_and_now(capsy
 def test_the_trim_before_is_the_shipped_commit_with_only_its_capped_append_replaced() -> None:
     before, shipped = frame_log.paged_commit(), script_source("commit")
     assert "'COUNT', 16" in before and "MINID" in before and "'MAXLEN', kept" not in before
-    assert before.replace(frame_log.PAGED, "") == shipped.replace(with_includes("-- include: capped_log"), "")
+    assert before.replace(frame_log.paged_piece(), "") == shipped.replace(with_includes("-- include: capped_log"), "")
+    assert frame_log.paged_piece().startswith(with_includes("-- include: capped_log").split(frame_log.TRIM_STARTS)[0])
