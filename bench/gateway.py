@@ -23,8 +23,8 @@
 - churn: `--churn` streams started, each ended after its first frame (100 at a time), beside
   `--idle-streams` open ones over `--sessions` sessions: the gateway's RSS before and after, and the
   whole-heap collections of its heap policy meanwhile (`iui_gateway_full_collection_seconds`);
-- resync: in this process, a `resync` of `--agui-uis` UIs at the document limit (a reconnection
-  whose cursor the logs no longer hold) written as before (joined, then sse-starlette's event; the
+- resync: in this process, a `resync` of `--agui-uis` UIs at the document limit with a full receipt
+  log and a full answer log (a reconnection whose cursor the logs no longer hold) written as before (joined, then sse-starlette's event; the
   AG-UI rendering decoded whole) and a piece at a time (`gateway.events.sse_parts`,
   `gateway.agui._resynced`), alternated for `--rounds`: the event loop's longest stall during each;
 - limit (only with `--only limit`): `--max-connections` event streams fill the gateway (started
@@ -59,6 +59,8 @@ EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "stream-initial.
 SECRET = "bench-gateway-secret-0123456789abcdefgh"
 PARTITIONS = 16
 GENERATION_PATCHES = 250  # patches per generation (a generation holds 256 frames)
+RESYNC_RECEIPTS = 4_096  # resync: a full receipt log (IUI_RECEIPT_LOG_MAX) ...
+RESYNC_ANSWERS = 1_024  # ... and a full answer log (IUI_FRAME_LOG_MAX events)
 
 
 def rss_kib(pid: int) -> int:
@@ -582,13 +584,18 @@ async def resync(stack: Stack, args: argparse.Namespace, producer: Producer) -> 
     document, cursor = maximal_document(), Cursor(1, (1, 0), (0, 0), (0, 0))
     state = Snapshot(frames=[json.dumps({"uiId": f"u{n}", "type": "complete", "generation": 1, "seq": n + 1,
                                          "revision": 3, "sourceCallId": f"call-{n}",
-                                         "snapshot": {**document, "id": f"u{n}"}}) for n in range(args.agui_uis)])
+                                         "snapshot": {**document, "id": f"u{n}"}}) for n in range(args.agui_uis)],
+                     receipts=[json.dumps({"operationId": f"op-{n}", "actionId": "export", "status": "succeeded",
+                                           "message": "\u00e9" * 200, "result": {"rows": list(range(40))}})
+                               for n in range(RESYNC_RECEIPTS)],
+                     answers=[json.dumps({"type": "block", "messageId": f"m{n}", "blockId": "b",
+                                          "block": {"text": "\u4f60\u597d " * 300}}) for n in range(RESYNC_ANSWERS)])
     event, ident = Resync("expired", state), cursor.text()
     kept: list[Any] = []  # what each way wrote and held, freed after its measure
 
     async def native_joined() -> None:  # as `EventStream._resync` and the route wrote it before
-        data = ('{"reason":"expired","frames":[' + ",".join(state.frames) + '],"receipts":[' + '],"answers":['
-                + "]}")
+        data = ('{"reason":"expired","frames":[' + ",".join(state.frames) + '],"receipts":['
+                + ",".join(state.receipts) + '],"answers":[' + ",".join(state.answers) + "]}")
         kept.append(sse_event(data=data, event="resync", id=ident).encode())
 
     async def native_pieces() -> None:
@@ -620,8 +627,9 @@ async def resync(stack: Stack, args: argparse.Namespace, producer: Producer) -> 
         gc.set_threshold(*thresholds)
     figures = "; ".join(f"{label} min {min(v) * 1000:.1f} / median {statistics.median(v) * 1000:.1f} ms"
                         for label, v in stalls.items())
-    size = sum(map(len, state.frames)) / 1e6
-    return f"resync: {args.agui_uis} UIs ({size:.1f} MB), the loop's longest stall: {figures}"
+    size, logs = (sum(map(len, texts)) / 1e6 for texts in (state.frames, [*state.receipts, *state.answers]))
+    return (f"resync: {args.agui_uis} UIs ({size:.1f} MB), {RESYNC_RECEIPTS} receipts and {RESYNC_ANSWERS} answer "
+            f"events ({logs:.1f} MB), the loop's longest stall: {figures}")
 
 
 async def _longest_stall(work: Any) -> float:

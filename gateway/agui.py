@@ -46,6 +46,7 @@ from .heap import release
 from .json_patch import Patch, diff, pointer
 
 TERMINAL = ("complete", "cancel", "error")
+RESYNC_EVENT = "iui.resync"  # the CUSTOM event of a resync: its reason, receipts and answers
 
 
 def _shorter(delta: Patch, ui_id: str, ui: dict[str, Any], frame_size: int) -> Patch:
@@ -111,7 +112,7 @@ class AguiRenderer:
         """`render` of a resync decoded already: STATE_SNAPSHOT of its frames (none for a slow
         reader's), CUSTOM `iui.resync` with its reason, receipts and answers."""
         events = self._snapshot(frames) if frames or reason != SLOW_READER else []
-        return [*events, CustomEvent(name="iui.resync", value={"reason": reason, "receipts": receipts,
+        return [*events, CustomEvent(name=RESYNC_EVENT, value={"reason": reason, "receipts": receipts,
                                                               "answers": answers})]
 
     def release(self) -> None:
@@ -198,6 +199,30 @@ def encoded(event: BaseEvent, cursor: Cursor) -> ServerSentEvent:
     return sse_event(data=event_json(event), id=cursor.text())
 
 
+def _pieces(event: BaseEvent) -> Iterator[bytes] | None:
+    """`event_json` of a large event a piece at a time (a STATE_SNAPSHOT, a resync's CUSTOM: as large
+    as a session's receipt and answer logs); None for any other event, written whole."""
+    if isinstance(event, StateSnapshotEvent):
+        return _snapshot_parts(event)
+    if isinstance(event, CustomEvent) and event.name == RESYNC_EVENT:
+        return _resync_parts(event)
+    return None
+
+
+def _resync_parts(event: CustomEvent) -> Iterator[bytes]:
+    """`event_json` of CUSTOM `iui.resync` (`{"reason", "receipts", "answers"}`), a receipt or an
+    answer at a time."""
+    value = event.value
+    head = orjson.dumps(event.model_dump(mode="json", by_alias=True, exclude={"value"}))
+    yield head[:-1] + b',"value":{"reason":' + orjson.dumps(value["reason"])  # `type` in it: never empty
+    for name in ("receipts", "answers"):
+        yield b',"' + name.encode() + b'":['
+        for index, item in enumerate(value[name]):
+            yield (b"," if index else b"") + orjson.dumps(item)
+        yield b"]"
+    yield b"}}"
+
+
 def _snapshot_parts(event: StateSnapshotEvent) -> Iterator[bytes]:
     """`event_json` of a snapshot of the renderer's state (`{"uis": {...}}`), a UI at a time."""
     head = orjson.dumps(event.model_dump(mode="json", by_alias=True, exclude={"snapshot"}))
@@ -244,13 +269,14 @@ async def _decoded(texts: list[str], relieve: Callable[[], None] | None) -> list
 
 
 async def _written(events: list[BaseEvent], cursor: Cursor) -> AsyncGenerator[ServerSentEvent | bytes, None]:
-    """Events as server-sent events; a STATE_SNAPSHOT as its SSE bytes, a UI at a time."""
+    """Events as server-sent events; a large one (`_pieces`) as its SSE bytes, a piece at a time."""
     for event in events:
-        if not isinstance(event, StateSnapshotEvent):
+        pieces = _pieces(event)
+        if pieces is None:
             yield encoded(event, cursor)
             continue
         opening = f"id: {cursor.text()}{LINE_END}data: ".encode()
-        for part in _snapshot_parts(event):
+        for part in pieces:
             yield opening + part
             opening = b""
             await asyncio.sleep(0)  # a chunk's send need not wait: the loop's turn is taken here

@@ -104,3 +104,17 @@ def test_an_ag_ui_resync_is_on_the_wire_what_rendering_it_whole_gives() -> None:
             value = json.loads(expected.split(b"\n\n")[-2].split(b"data: ", 1)[1])
             assert value["value"] == {"reason": reason, "receipts": [orjson.loads(t) for t in state.receipts],
                                       "answers": [orjson.loads(t) for t in state.answers]}
+
+
+def test_an_ag_ui_resync_s_receipts_and_answers_are_written_one_at_a_time() -> None:
+    # Its CUSTOM event holds the session's receipt and answer logs (up to IUI_RECEIPT_LOG_MAX and
+    # IUI_FRAME_LOG_MAX_BYTES): it was encoded in one piece after the snapshot had been written in many.
+    receipts = [json.dumps({"operationId": f"o{n}", "text": "\u00e9" * 300}) for n in range(400)]
+    answers = [json.dumps({"type": "answer", "n": n, "v": None}) for n in range(300)]
+    state = Snapshot(receipts=receipts, answers=answers)
+    whole, pieces = AguiRenderer("s"), AguiRenderer("s")
+    expected = b"".join(ServerSentEvent.encode(encoded(e, CURSOR))
+                        for e in whole.render(Event("resync", CURSOR, "", Resync(SLOW_READER, state))))
+    ticks, written = asyncio.run(turns_while(collected(_resynced(pieces, Resync(SLOW_READER, state), CURSOR, None))))
+    assert wire(written) == expected
+    assert len(written) >= 700 and ticks >= 700  # a chunk and a turn per receipt and answer
