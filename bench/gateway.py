@@ -24,9 +24,10 @@
   `--idle-streams` open ones over `--sessions` sessions: the gateway's RSS before and after, and the
   whole-heap collections of its heap policy meanwhile (`iui_gateway_full_collection_seconds`);
 - resync: in this process, a `resync` of `--agui-uis` UIs at the document limit with a full receipt
-  log and a full answer log (a reconnection whose cursor the logs no longer hold) written as before (joined, then sse-starlette's event; the
-  AG-UI rendering decoded whole) and a piece at a time (`gateway.events.sse_parts`,
-  `gateway.agui._resynced`), alternated for `--rounds`: the event loop's longest stall during each;
+  log and a full answer log (a reconnection whose cursor the logs no longer hold) written as before
+  (joined, then sse-starlette's event; the AG-UI rendering decoded whole) and a piece at a time
+  (`gateway.events.sse_parts`, `gateway.agui._resynced`), alternated for `--rounds`: the event
+  loop's longest stall during each;
 - limit (only with `--only limit`): `--max-connections` event streams fill the gateway (started
   with `IUI_GATEWAY_MAX_CONNECTIONS` at that), then `--over` more connections each ask for a
   stream: how many were refused `overloaded` (all must be) and how fast (p50/p99), whether the
