@@ -209,12 +209,19 @@ def _pieces(event: BaseEvent) -> Iterator[bytes] | None:
     return None
 
 
+def _opened(event: BaseEvent) -> bytes:
+    """`event_json` up to its JSON field's value (`_JSON_FIELDS`, the last field): the head of an
+    event written in pieces.  The head holds `type`, so it is never an empty object."""
+    field = _JSON_FIELDS[type(event)]
+    head = orjson.dumps(event.model_dump(mode="json", by_alias=True, exclude={field}))
+    return head[:-1] + b',"' + field.encode() + b'":'
+
+
 def _resync_parts(event: CustomEvent) -> Iterator[bytes]:
     """`event_json` of CUSTOM `iui.resync` (`{"reason", "receipts", "answers"}`), a receipt or an
     answer at a time."""
     value = event.value
-    head = orjson.dumps(event.model_dump(mode="json", by_alias=True, exclude={"value"}))
-    yield head[:-1] + b',"value":{"reason":' + orjson.dumps(value["reason"])  # `type` in it: never empty
+    yield _opened(event) + b'{"reason":' + orjson.dumps(value["reason"])
     for name in ("receipts", "answers"):
         yield b',"' + name.encode() + b'":['
         for index, item in enumerate(value[name]):
@@ -225,8 +232,7 @@ def _resync_parts(event: CustomEvent) -> Iterator[bytes]:
 
 def _snapshot_parts(event: StateSnapshotEvent) -> Iterator[bytes]:
     """`event_json` of a snapshot of the renderer's state (`{"uis": {...}}`), a UI at a time."""
-    head = orjson.dumps(event.model_dump(mode="json", by_alias=True, exclude={"snapshot"}))
-    yield head[:-1] + b',"snapshot":{"uis":{'  # the head holds `type`: never an empty object
+    yield _opened(event) + b'{"uis":{'
     for index, (ui_id, ui) in enumerate(event.snapshot["uis"].items()):
         yield (b"," if index else b"") + orjson.dumps(ui_id) + b":" + orjson.dumps(ui)
     yield b"}}}"
