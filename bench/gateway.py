@@ -51,6 +51,7 @@ from typing import Any
 
 import httpx
 import redis.asyncio as aioredis
+from prometheus_client.parser import text_string_to_metric_families
 
 from gateway.identity import mint
 from workers.redisio.keys import Keys, partition_of
@@ -291,13 +292,12 @@ async def churn(stack: Stack, args: argparse.Namespace, producer: Producer) -> s
 
 
 async def _full_collections(client: httpx.AsyncClient) -> tuple[float, float]:
-    """`iui_gateway_full_collection_seconds`'s count and sum."""
-    found = {"count": 0.0, "sum": 0.0}
-    for line in (await client.get("/metrics")).text.splitlines():
-        for part in found:
-            if line.startswith(f"iui_gateway_full_collection_seconds_{part} "):
-                found[part] = float(line.split()[-1])
-    return found["count"], found["sum"]
+    """`iui_gateway_full_collection_seconds`'s count and sum (prometheus-client's own parser)."""
+    name = "iui_gateway_full_collection_seconds"
+    text = (await client.get("/metrics")).text
+    samples = {sample.name: sample.value for family in text_string_to_metric_families(text)
+               if family.name == name for sample in family.samples}
+    return samples.get(f"{name}_count", 0.0), samples.get(f"{name}_sum", 0.0)
 
 
 async def _status(port: int, session: str, auth: str) -> tuple[int, float]:
