@@ -15,7 +15,10 @@ generation of a UI is a step (`<uiId>:<generation>`) inside it:
   RUN_FINISHED.
 
 It resumes like the native stream: a reconnection is a new run whose snapshot holds every frame,
-then the receipt changes and answer events after the client's cursor, exactly once.
+then the receipt changes and answer events after the client's cursor, exactly once.  A cursor the
+logs cannot resume (an earlier life of the session, a receipt or answer log trimmed past it, a
+position past a log's end) opens the run with the resync itself: its STATE_SNAPSHOT is the
+opening's, read once and sent once, then its CUSTOM `iui.resync`.
 """
 
 from __future__ import annotations
@@ -80,7 +83,11 @@ class AguiRenderer:
 
     def begin(self, frames: Iterable[dict[str, Any]]) -> list[BaseEvent]:
         """`start` of frames already decoded."""
-        return [RunStartedEvent(thread_id=self.session, run_id=self.run_id), *self._snapshot(frames)]
+        return [self.run_started(), *self._snapshot(frames)]
+
+    def run_started(self) -> RunStartedEvent:
+        """RUN_STARTED of this connection's run."""
+        return RunStartedEvent(thread_id=self.session, run_id=self.run_id)
 
     def _snapshot(self, frames: Iterable[dict[str, Any]]) -> list[BaseEvent]:
         uis: dict[str, Any] = {}
@@ -238,8 +245,8 @@ def _snapshot_parts(event: StateSnapshotEvent) -> Iterator[bytes]:
     yield b"}}}"
 
 
-async def _opening(renderer: AguiRenderer, frames: list[str], cursor: Cursor,
-                   relieve: Callable[[], None] | None) -> AsyncGenerator[ServerSentEvent | bytes, None]:
+async def _opening(renderer: AguiRenderer, frames: list[str], cursor: Cursor, relieve: Callable[[], None] | None,
+                   resync: Resync | None = None) -> AsyncGenerator[ServerSentEvent | bytes, None]:
     """The run and its snapshot, decoded and written a frame at a time with the event loop's other
     work between them: a session of 100 UIs at the document limit (26 MB) stopped every stream of
     the process for ~0.2 s while its snapshot was decoded, written and encoded (`python -m bench
@@ -247,8 +254,13 @@ async def _opening(renderer: AguiRenderer, frames: list[str], cursor: Cursor,
     time (orjson's JSON is one line; each piece is one body chunk of the response, which nothing
     else writes meanwhile): never joined, nor decoded to text for sse-starlette to encode again.
     `relieve` keeps the decoded frames from young collections (`gateway.heap.relieve`; None: the
-    collector is left as CPython configures it)."""
-    async for written in _written(renderer.begin(await _decoded(frames, relieve)), cursor):
+    collector is left as CPython configures it).  With `resync` (of the same read as `frames`: a
+    cursor the logs cannot resume), the run opens with that resync's events instead."""
+    if resync is None:
+        events = renderer.begin(await _decoded(frames, relieve))
+    else:
+        events = [renderer.run_started(), *await _resync_events(renderer, resync, relieve)]
+    async for written in _written(events, cursor):
         yield written
 
 
@@ -256,11 +268,17 @@ async def _resynced(renderer: AguiRenderer, resync: Resync, cursor: Cursor,
                     relieve: Callable[[], None] | None) -> AsyncGenerator[ServerSentEvent | bytes, None]:
     """A resync's events (`AguiRenderer.resynced`), decoded and written as the opening is: its
     state may be as large (a reconnection with a cursor the logs no longer hold)."""
+    async for written in _written(await _resync_events(renderer, resync, relieve), cursor):
+        yield written
+
+
+async def _resync_events(renderer: AguiRenderer, resync: Resync,
+                         relieve: Callable[[], None] | None) -> list[BaseEvent]:
+    """`AguiRenderer.resynced` of a resync, its frames, receipts and answers decoded one by one."""
     state = resync.state
     frames = await _decoded(state.frames, relieve)
     receipts, answers = await _decoded(state.receipts, relieve), await _decoded(state.answers, relieve)
-    async for written in _written(renderer.resynced(resync.reason, frames, receipts, answers), cursor):
-        yield written
+    return renderer.resynced(resync.reason, frames, receipts, answers)
 
 
 async def _decoded(texts: list[str], relieve: Callable[[], None] | None) -> list[Any]:
@@ -290,11 +308,13 @@ async def _written(events: list[BaseEvent], cursor: Cursor) -> AsyncGenerator[Se
 
 
 async def agui_events(renderer: AguiRenderer, frames: list[str], start: Cursor, stream: EventStream,
-                      relieve: Callable[[], None] | None = None) -> AsyncIterator[ServerSentEvent | bytes]:
-    """The AG-UI stream of one connection: the run, its snapshot, then every event rendered."""
+                      relieve: Callable[[], None] | None = None, *,
+                      resync: Resync | None = None) -> AsyncIterator[ServerSentEvent | bytes]:
+    """The AG-UI stream of one connection: the run, its snapshot (or `resync`, of the same read, for
+    a cursor the logs cannot resume: `start` is then the resync's), then every event rendered."""
     cursor = start
     try:
-        async with contextlib.aclosing(_opening(renderer, frames, cursor, relieve)) as opening:
+        async with contextlib.aclosing(_opening(renderer, frames, cursor, relieve, resync)) as opening:
             async for written in opening:
                 yield written
         async with contextlib.aclosing(stream.events()) as events:  # closed with this one (routes/events.py)

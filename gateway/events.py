@@ -21,7 +21,7 @@ from typing import Any
 
 from sse_starlette import ServerSentEvent
 
-from .backend import LOG_KINDS, Backend, LogEntry, SessionInfo, Snapshot
+from .backend import LOG_KINDS, Backend, LogBounds, LogEntry, SessionInfo, Snapshot
 from .cursor import ZERO, Cursor
 from .hub import Hub, Listener, lived_pages
 from .metrics import GatewayMetrics
@@ -30,6 +30,41 @@ SLOW_READER = "slow_reader"
 PIECE_CHARS = 65_536  # a body chunk of an event written in pieces (`sse_parts`)
 SCAN_CHARS = 1 << 20  # what `sse_parts` scans for line breaks in one turn of the loop
 LINE_END = "\n"  # SSE allows \r\n too, but some readers (@ag-ui/client's) split events on "\n\n" only
+
+
+EPOCH = "epoch"  # resync reasons: a cursor of an earlier life of the session,
+EXPIRED = "expired"  # a position its log no longer holds,
+AHEAD = "ahead"  # a position past its log's end
+
+
+def is_earlier_life(cursor: Cursor, info: SessionInfo) -> bool:
+    """A cursor of an earlier life of the session (deleted, expired, created again): its ids are
+    positions in logs that are gone."""
+    return not cursor.is_fresh() and cursor.epoch != info.epoch
+
+
+def resync_reason(cursor: Cursor, info: SessionInfo, bounds: dict[str, LogBounds]) -> str | None:
+    """Why `cursor` cannot be resumed from the session's logs, whose bounds were read (None: it
+    can), as a stream sends it in its `resync`."""
+    if is_earlier_life(cursor, info):
+        return EPOCH
+    for kind in LOG_KINDS:
+        first = bounds[kind].first
+        if bounds[kind].trimmed and first is not None and cursor.at(kind) < first:
+            return EXPIRED
+    for kind in LOG_KINDS:
+        # A log only grows (and loses its oldest): a position past its end was lost by Redis (a
+        # restart that lost its last writes, a log deleted with the session's answers) or forged.
+        # The next entries may sort below it and would be dropped as sent: the state instead.
+        if cursor.at(kind) > (bounds[kind].last or ZERO):
+            return AHEAD
+    return None
+
+
+def resynced_cursor(info: SessionInfo, bounds: dict[str, LogBounds]) -> Cursor:
+    """The cursor after a resync whose state was read after `bounds`: each log's last entry (a later
+    one is newer than the state, or the same)."""
+    return Cursor(info.epoch, *(bounds[kind].last or ZERO for kind in LOG_KINDS))
 
 
 class AnotherLife(Exception):
@@ -183,20 +218,9 @@ class EventStream:
 
     async def _resync_reason(self) -> str | None:
         """Why the cursor cannot be resumed from the logs (None: it can)."""
-        if not self._cursor.is_fresh() and self._cursor.epoch != self._info.epoch:
-            return "epoch"  # a cursor of an earlier life of the session (deleted, expired, created again)
-        bounds = await self._backend.bounds(self._session)
-        for kind in LOG_KINDS:
-            first = bounds[kind].first
-            if bounds[kind].trimmed and first is not None and self._cursor.at(kind) < first:
-                return "expired"
-        for kind in LOG_KINDS:
-            # A log only grows (and loses its oldest): a position past its end was lost by Redis (a
-            # restart that lost its last writes, a log deleted with the session's answers) or forged.
-            # The next entries may sort below it and would be dropped as sent: the state instead.
-            if self._cursor.at(kind) > (bounds[kind].last or ZERO):
-                return "ahead"
-        return None
+        if is_earlier_life(self._cursor, self._info):  # no need to read the logs' bounds
+            return EPOCH
+        return resync_reason(self._cursor, self._info, await self._backend.bounds(self._session))
 
     async def _resync(self, reason: str) -> Event:
         """The session's state, at positions read before it (a later frame in the logs is newer or
@@ -205,7 +229,7 @@ class EventStream:
         snapshot = await self._backend.snapshot(self._session)
         if await self._backend.session(self._session) != self._info:  # read after: the state was of its life
             raise AnotherLife
-        self._cursor = Cursor(self._info.epoch, *(bounds[kind].last or (0, 0) for kind in LOG_KINDS))
+        self._cursor = resynced_cursor(self._info, bounds)
         self._metrics.resyncs.labels(reason).inc()
         return Event("resync", self._cursor, "", Resync(reason, snapshot))
 

@@ -12,6 +12,7 @@ from .. import heap
 from ..agui import AguiRenderer, agui_events
 from ..bodies import read_json
 from ..cursor import ZERO, Cursor
+from ..events import Resync, resync_reason, resynced_cursor
 from ..problems import not_found
 from .events import checked, sse
 
@@ -28,6 +29,12 @@ async def stream(request: Request) -> EventSourceResponse:
         raise not_found()  # expired (and created again, by anyone) since it was checked
     epoch = asked.info.epoch if asked.cursor.is_fresh() else asked.cursor.epoch
     start = Cursor(epoch, bounds["frame"].last or ZERO, asked.cursor.receipt, asked.cursor.answer)
+    # The opening's snapshot is the state: a cursor the logs cannot resume (an earlier life, a
+    # receipt or answer log trimmed past it) is resynced with it, not with a second snapshot.
+    reason = resync_reason(start, asked.info, bounds)
+    resync = None if reason is None else Resync(reason, snapshot)
+    if reason is not None:
+        start = resynced_cursor(asked.info, bounds)
     relieve = heap.relieve if asked.gateway.settings.gc_freeze_s > 0 else None  # with the heap policy only
     return sse(asked.gateway, agui_events(AguiRenderer(asked.session), snapshot.frames, start, asked.stream(start),
-                                          relieve))
+                                          relieve, resync=resync))

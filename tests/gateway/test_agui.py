@@ -266,23 +266,52 @@ def test_every_agui_event_is_valid_and_the_state_rebuilds_to_the_final_snapshot(
         runtime.stop()
 
 
-def test_a_resync_of_a_large_session_is_a_second_snapshot_of_the_same_state(redis_url: str) -> None:
-    # Decoded a frame at a time and written a UI at a time, as the opening: the same state twice.
+def test_a_cursor_of_an_earlier_life_opens_the_run_with_its_resync_and_one_snapshot(redis_url: str) -> None:
+    # The opening's snapshot is the state the resync carries: read once, sent once (it was sent
+    # twice, a second STATE_SNAPSHOT of the same state right after the first: 768 KiB here).
     from tests.gateway.test_events import earlier_epoch, large_session
 
     runtime = Runtime(redis_url).start()
     gateway = GatewayProcess(redis_url, gateway_max_connection_s=5).start()
     try:
         large_session(runtime, "s1", 3)
-        cursor = agui_events(gateway, 5)[-1][1].result["lastEventId"]
+        first = [event for _, event in agui_events(gateway, 5)]
+        cursor = first[-1].result["lastEventId"]
         identified = agui_events(gateway, 5, **{"last-event-id": earlier_epoch(cursor)})
         events = [event for _, event in identified]
-        snapshots = [event.snapshot for event in events if event.type == EventType.STATE_SNAPSHOT]
-        assert len(snapshots) == 2 and snapshots[0] == snapshots[1]
-        assert sorted(snapshots[0]["uis"]) == ["ui-0", "ui-1", "ui-2"]
+        kinds = [event.type for event in events]
+        assert kinds[:2] == [EventType.RUN_STARTED, EventType.STATE_SNAPSHOT]
+        assert kinds.count(EventType.STATE_SNAPSHOT) == 1
+        assert first[1].type == EventType.STATE_SNAPSHOT and events[1].snapshot == first[1].snapshot
+        assert sorted(events[1].snapshot["uis"]) == ["ui-0", "ui-1", "ui-2"]
         (resync,) = [event for event in events if event.type == EventType.CUSTOM]
         assert resync.name == "iui.resync" and resync.value == {"reason": "epoch", "receipts": [], "answers": []}
-        assert events[-1].type == EventType.RUN_FINISHED
+        assert kinds.index(EventType.CUSTOM) < kinds.index(EventType.RUN_FINISHED)
+        assert {ident for ident, _ in identified} == {cursor}  # the session's epoch from the first event on
+        assert events[-1].type == EventType.RUN_FINISHED and events[-1].result == {"lastEventId": cursor}
+    finally:
+        gateway.stop()
+        runtime.stop()
+
+
+def test_a_cursor_past_a_log_s_end_opens_the_run_with_its_resync(redis_url: str) -> None:
+    # A receipt position the log never held (lost by Redis, or forged): the state instead, once,
+    # and the run's cursor is the logs' own again.
+    runtime = Runtime(redis_url).start()
+    gateway = GatewayProcess(redis_url, gateway_max_connection_s=2).start()
+    try:
+        Agent(runtime).patch(2)
+        cursor = agui_events(gateway, 2)[-1][1].result["lastEventId"]
+        version, epoch, frame, _, answer = cursor.split(".")
+        ahead = ".".join((version, epoch, frame, "99999999999999-0", answer))
+        identified = agui_events(gateway, 2, **{"last-event-id": ahead})
+        events = [event for _, event in identified]
+        kinds = [event.type for event in events]
+        assert kinds[:2] == [EventType.RUN_STARTED, EventType.STATE_SNAPSHOT]
+        assert kinds.count(EventType.STATE_SNAPSHOT) == 1 and events[1].snapshot == final_state(runtime)
+        (resync,) = [event for event in events if event.type == EventType.CUSTOM]
+        assert resync.name == "iui.resync" and resync.value == {"reason": "ahead", "receipts": [], "answers": []}
+        assert events[-1].result == {"lastEventId": cursor} and {ident for ident, _ in identified} == {cursor}
     finally:
         gateway.stop()
         runtime.stop()

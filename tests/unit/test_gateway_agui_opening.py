@@ -16,7 +16,9 @@ import pytest
 from sse_starlette import ServerSentEvent
 
 from gateway.agui import AguiRenderer, _opening, agui_events, encoded
+from gateway.backend import Snapshot
 from gateway.cursor import Cursor
+from gateway.events import Resync
 from gateway.heap import release, relieve
 from tests.unit.loop_turns import turns_while
 from workers.runtime.heap import RELIEVE_AT, THRESHOLDS
@@ -54,6 +56,29 @@ def test_the_opening_is_on_the_wire_what_start_gives_written_by_sse_starlette() 
     snapshot = [line for line in wire(written).decode().split("\n\n")[1].split("\n") if line.startswith("data: ")]
     assert len(snapshot) == 1 and json.loads(snapshot[0][6:])["type"] == "STATE_SNAPSHOT"  # one line of data
     assert sum(isinstance(item, bytes) for item in written) == 1 + 7 + 2  # its head, a chunk a UI, its end
+
+
+def test_an_opening_with_a_resync_is_its_run_then_the_resync_s_events_with_one_snapshot() -> None:
+    # A cursor the logs cannot resume: the opening's read is the resync's, sent once.
+    texts = frames(4)
+    receipts = [json.dumps({"operationId": f"op-{n}", "status": "succeeded", "note": "\u00e9"}) for n in range(3)]
+    answers = [json.dumps({"message_id": "m1", "block": 0})]
+    expected = AguiRenderer("s")
+    events = [expected.run_started(), *expected.resynced("epoch", [json.loads(t) for t in texts],
+                                                         [json.loads(r) for r in receipts],
+                                                         [json.loads(a) for a in answers])]
+    renderer = AguiRenderer("s")
+    renderer.run_id = expected.run_id
+    resync = Resync("epoch", Snapshot(texts, receipts, answers))
+    written = wire(asyncio.run(collect(_opening(renderer, texts, CURSOR, lambda: None, resync))))
+    assert written == b"".join(ServerSentEvent.encode(encoded(event, CURSOR)) for event in events)
+    assert written.count(b'"type":"STATE_SNAPSHOT"') == 1 and written.count(b'"name":"iui.resync"') == 1
+    assert written.index(b'"type":"STATE_SNAPSHOT"') < written.index(b'"name":"iui.resync"')
+    assert renderer.state == expected.state
+
+
+async def collect(items: Any) -> list[Any]:
+    return [item async for item in items]
 
 
 def test_other_tasks_run_between_the_frames_of_a_snapshot() -> None:
