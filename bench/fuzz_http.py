@@ -48,6 +48,7 @@ from typing import Any
 import httpx
 import orjson
 
+from bench.scrape import samples
 from gateway.identity import mint
 from workers.redisio.local_server import free_port, start_redis_server
 
@@ -404,9 +405,8 @@ def open_streams(base: str, settle_s: float = 5.0) -> int:
     """The gateway's open event streams once they had `settle_s` to notice their clients left."""
     deadline = time.monotonic() + settle_s
     while True:
-        text = httpx.get(base + "/metrics", timeout=5).text
-        match = re.search(r"^iui_gateway_streams ([0-9.e+]+)$", text, re.MULTILINE)
-        count = int(float(match.group(1))) if match else -1
+        found = samples(httpx.get(base + "/metrics", timeout=5).text, "iui_gateway_streams")
+        count = int(found.get("iui_gateway_streams", -1))
         if count == 0 or time.monotonic() > deadline:
             return abs(count)
         time.sleep(0.1)

@@ -51,8 +51,8 @@ from typing import Any
 
 import httpx
 import redis.asyncio as aioredis
-from prometheus_client.parser import text_string_to_metric_families
 
+from bench.scrape import rss_kib, samples
 from gateway.identity import mint
 from workers.redisio.keys import Keys, partition_of
 from workers.redisio.local_server import free_port, start_redis_server
@@ -63,14 +63,6 @@ PARTITIONS = 16
 GENERATION_PATCHES = 250  # patches per generation (a generation holds 256 frames)
 RESYNC_RECEIPTS = 4_096  # resync: a full receipt log (IUI_RECEIPT_LOG_MAX) ...
 RESYNC_ANSWERS = 1_024  # ... and a full answer log (IUI_FRAME_LOG_MAX events)
-
-
-def rss_kib(pid: int) -> int:
-    """Resident set size of a process in KiB (Linux /proc)."""
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1])
-    return 0
 
 
 class Stack:
@@ -295,9 +287,8 @@ async def _full_collections(client: httpx.AsyncClient) -> tuple[float, float]:
     """`iui_gateway_full_collection_seconds`'s count and sum (prometheus-client's own parser)."""
     name = "iui_gateway_full_collection_seconds"
     text = (await client.get("/metrics")).text
-    samples = {sample.name: sample.value for family in text_string_to_metric_families(text)
-               if family.name == name for sample in family.samples}
-    return samples.get(f"{name}_count", 0.0), samples.get(f"{name}_sum", 0.0)
+    found = samples(text, name)
+    return found.get(f"{name}_count", 0.0), found.get(f"{name}_sum", 0.0)
 
 
 async def _status(port: int, session: str, auth: str) -> tuple[int, float]:

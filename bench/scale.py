@@ -19,11 +19,11 @@ import subprocess
 import sys
 import tempfile
 import time
-from pathlib import Path
 from typing import Any
 
 import redis
 
+from bench.scrape import rss_kib
 from bench.workers import PARTITIONS, Load, await_replies, large_document, latency, small_document
 from workers.redisio.keys import Keys, partition_of
 from workers.redisio.local_server import start_redis_server
@@ -32,11 +32,8 @@ PATCH = "intelligent_ui_patch"
 
 
 def rss_mb(pid: int) -> float:
-    """Resident set size of a process in MiB (Linux /proc)."""
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024
-    return 0.0
+    """Resident set size of a process in MiB."""
+    return rss_kib(pid) / 1024
 
 
 def open_sessions(load: Load, names: list[str], document: dict[str, Any], *, distinct: bool = False) -> None:

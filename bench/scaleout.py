@@ -14,7 +14,6 @@ from __future__ import annotations
 import argparse
 import math
 import os
-import re
 import signal
 import subprocess
 import sys
@@ -29,6 +28,7 @@ import orjson
 import redis
 
 from bench.faults import owners
+from bench.scrape import samples
 from workers.client import Client
 from workers.redisio.local_server import free_port, start_redis_server
 
@@ -52,8 +52,8 @@ class Worker:
                 text = response.read().decode()
         except OSError:
             return 0.0
-        match = re.search(rf"^{name} (\S+)$", text, re.M)
-        return float(match.group(1)) if match else 0.0
+        family = name.removesuffix("_total")  # a counter's family is named without it
+        return samples(text, family).get(name, 0.0)
 
     def stop(self) -> None:
         self.lost = self.metric("iui_leases_lost_total")
