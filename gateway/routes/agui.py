@@ -35,6 +35,7 @@ async def stream(request: Request) -> EventSourceResponse:
     resync = None if reason is None else Resync(reason, snapshot)
     if reason is not None:
         start = resynced_cursor(asked.info, bounds)
+        asked.gateway.metrics.resyncs.labels(reason).inc()
     relieve = heap.relieve if asked.gateway.settings.gc_freeze_s > 0 else None  # with the heap policy only
     return sse(asked.gateway, agui_events(AguiRenderer(asked.session), snapshot.frames, start, asked.stream(start),
                                           relieve, resync=resync))

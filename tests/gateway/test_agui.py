@@ -22,7 +22,7 @@ from pydantic import TypeAdapter
 
 from gateway.json_patch import apply, diff
 from tests.external_tools import require
-from tests.gateway.conftest import GatewayProcess, auth, token
+from tests.gateway.conftest import GatewayProcess, auth, sample, token
 from tests.gateway.sse import messages
 from tests.gateway.test_events import Agent
 from tests.integration.conftest import Runtime, cursor_args
@@ -304,7 +304,9 @@ def test_a_cursor_past_a_log_s_end_opens_the_run_with_its_resync(redis_url: str)
         cursor = agui_events(gateway, 2)[-1][1].result["lastEventId"]
         version, epoch, frame, _, answer = cursor.split(".")
         ahead = ".".join((version, epoch, frame, "99999999999999-0", answer))
+        assert sample(gateway.url, "iui_gateway_resyncs_total", reason="ahead") == 0
         identified = agui_events(gateway, 2, **{"last-event-id": ahead})
+        assert sample(gateway.url, "iui_gateway_resyncs_total", reason="ahead") == 1  # counted as the stream's are
         events = [event for _, event in identified]
         kinds = [event.type for event in events]
         assert kinds[:2] == [EventType.RUN_STARTED, EventType.STATE_SNAPSHOT]
