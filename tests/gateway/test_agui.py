@@ -266,6 +266,19 @@ def test_every_agui_event_is_valid_and_the_state_rebuilds_to_the_final_snapshot(
         runtime.stop()
 
 
+def opened_with_resync(identified: list[Any], reason: str, cursor: str) -> Any:
+    """The snapshot of a run that opened with a resync (`reason`, no receipts or answers): RUN_STARTED,
+    its one STATE_SNAPSHOT, CUSTOM `iui.resync`, ..., RUN_FINISHED, every event at `cursor`."""
+    events = [event for _, event in identified]
+    kinds = [event.type for event in events]
+    assert kinds[:2] == [EventType.RUN_STARTED, EventType.STATE_SNAPSHOT] and kinds.count(EventType.STATE_SNAPSHOT) == 1
+    (resync,) = [event for event in events if event.type == EventType.CUSTOM]
+    assert resync.name == "iui.resync" and resync.value == {"reason": reason, "receipts": [], "answers": []}
+    assert kinds.index(EventType.CUSTOM) < kinds.index(EventType.RUN_FINISHED) == len(kinds) - 1
+    assert events[-1].result == {"lastEventId": cursor} and {ident for ident, _ in identified} == {cursor}
+    return events[1].snapshot
+
+
 def test_a_cursor_of_an_earlier_life_opens_the_run_with_its_resync_and_one_snapshot(redis_url: str) -> None:
     # The opening's snapshot is the state the resync carries: read once, sent once (it was sent
     # twice, a second STATE_SNAPSHOT of the same state right after the first: 768 KiB here).
@@ -278,17 +291,9 @@ def test_a_cursor_of_an_earlier_life_opens_the_run_with_its_resync_and_one_snaps
         first = [event for _, event in agui_events(gateway, 5)]
         cursor = first[-1].result["lastEventId"]
         identified = agui_events(gateway, 5, **{"last-event-id": earlier_epoch(cursor)})
-        events = [event for _, event in identified]
-        kinds = [event.type for event in events]
-        assert kinds[:2] == [EventType.RUN_STARTED, EventType.STATE_SNAPSHOT]
-        assert kinds.count(EventType.STATE_SNAPSHOT) == 1
-        assert first[1].type == EventType.STATE_SNAPSHOT and events[1].snapshot == first[1].snapshot
-        assert sorted(events[1].snapshot["uis"]) == ["ui-0", "ui-1", "ui-2"]
-        (resync,) = [event for event in events if event.type == EventType.CUSTOM]
-        assert resync.name == "iui.resync" and resync.value == {"reason": "epoch", "receipts": [], "answers": []}
-        assert kinds.index(EventType.CUSTOM) < kinds.index(EventType.RUN_FINISHED)
-        assert {ident for ident, _ in identified} == {cursor}  # the session's epoch from the first event on
-        assert events[-1].type == EventType.RUN_FINISHED and events[-1].result == {"lastEventId": cursor}
+        snapshot = opened_with_resync(identified, "epoch", cursor)  # the session's epoch from the first event on
+        assert first[1].type == EventType.STATE_SNAPSHOT and snapshot == first[1].snapshot
+        assert sorted(snapshot["uis"]) == ["ui-0", "ui-1", "ui-2"]
     finally:
         gateway.stop()
         runtime.stop()
@@ -307,13 +312,7 @@ def test_a_cursor_past_a_log_s_end_opens_the_run_with_its_resync(redis_url: str)
         assert sample(gateway.url, "iui_gateway_resyncs_total", reason="ahead") == 0
         identified = agui_events(gateway, 2, **{"last-event-id": ahead})
         assert sample(gateway.url, "iui_gateway_resyncs_total", reason="ahead") == 1  # counted as the stream's are
-        events = [event for _, event in identified]
-        kinds = [event.type for event in events]
-        assert kinds[:2] == [EventType.RUN_STARTED, EventType.STATE_SNAPSHOT]
-        assert kinds.count(EventType.STATE_SNAPSHOT) == 1 and events[1].snapshot == final_state(runtime)
-        (resync,) = [event for event in events if event.type == EventType.CUSTOM]
-        assert resync.name == "iui.resync" and resync.value == {"reason": "ahead", "receipts": [], "answers": []}
-        assert events[-1].result == {"lastEventId": cursor} and {ident for ident, _ in identified} == {cursor}
+        assert opened_with_resync(identified, "ahead", cursor) == final_state(runtime)
     finally:
         gateway.stop()
         runtime.stop()
