@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from gateway.backend import LogBounds, SessionInfo
 from gateway.cursor import ZERO, Cursor
-from gateway.events import AHEAD, EPOCH, EXPIRED, is_earlier_life, resync_reason, resynced_cursor
+from gateway.events import AHEAD, EPOCH, EXPIRED, SLOW_READER, is_earlier_life, resync_reason, resynced_cursor
+from gateway.metrics import RESYNC_REASONS
 
 INFO = SessionInfo("alice demo", 7)
 EMPTY = LogBounds(None, None, False)
@@ -42,3 +43,7 @@ def test_a_fresh_cursor_is_of_no_earlier_life_and_a_resync_ends_at_every_log_s_l
     assert is_earlier_life(Cursor(3, ZERO, ZERO, (1, 1)), INFO) and not is_earlier_life(Cursor(7, (1, 1)), INFO)
     found = resynced_cursor(INFO, bounds(LogBounds((1, 0), (9, 2), True), EMPTY, LogBounds((3, 0), (3, 0), False)))
     assert found == Cursor(7, (9, 2), ZERO, (3, 0))
+
+
+def test_every_reason_a_stream_can_give_is_a_label_the_metric_is_registered_with() -> None:
+    assert set(RESYNC_REASONS) == {EPOCH, EXPIRED, AHEAD, SLOW_READER}
