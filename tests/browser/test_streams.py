@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import json
 from pathlib import Path
 from typing import Any
@@ -100,6 +101,27 @@ def test_duplicate_stale_and_older_generation_frames_are_dropped(page: Any) -> N
     frames_of(page, frames[2:])  # the old generation cannot come back
     assert page.locator("article.document header h2").inner_text() == "Second try"
     assert page.locator("article.document").count() == 1
+
+
+def test_a_refused_frame_keeps_the_last_valid_view_and_what_was_typed(page: Any) -> None:
+    # Seed 000 §12: a candidate that breaks a rule is refused and the last valid snapshot stays; the
+    # page showed a whole-document error box instead, and the next valid frame started the typing over.
+    frames = stream_frames(NOTE_STREAM, NOTE_EVENTS)
+    page.evaluate("() => window.harness.session()")
+    frames_of(page, frames[:1])
+    field = page.get_by_role("textbox", name="Note")
+    field.fill("kept")
+    broken = copy.deepcopy(frames[1])
+    broken["snapshot"]["state"]["more"] = {"type": "string", "initial": ""}  # a generation freezes its state
+    frames_of(page, [broken])
+    notice = page.locator(".refused-update")
+    assert notice.count() == 1 and "last valid version" in notice.inner_text()
+    assert page.locator(".document-error, .node-error").count() == 0
+    assert page.locator('[data-node="tip"]').count() == 0 and field.input_value() == "kept"
+    frames_of(page, frames[2:3])  # the next valid frame (a gap of one is recovered: frames are whole)
+    assert notice.count() == 0 and field.input_value() == "kept"
+    assert page.locator('[data-node="card"] .card-title').inner_text() == "Final draft"
+    assert page.locator('[data-node="tip"]').count() == 1
 
 
 def test_a_new_generation_of_a_ui_opened_by_another_call_replaces_its_view(page: Any) -> None:

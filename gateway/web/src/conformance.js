@@ -206,3 +206,17 @@ function uniqueIds(/** @type {unknown} */ root) {
   }
   return true;
 }
+
+const VERSIONS = new Set(['1.0', '1.1']);
+
+/** Our own words for a document the views cannot read, or null (never the document's text). */
+export function documentProblem(/** @type {any} */ document) {
+  if (!isObject(document)) return 'it is not a document';
+  if (!VERSIONS.has(document.version)) return 'its protocol version is not one this page knows (1.0, 1.1)';
+  if (typeof document.title !== 'string' || !isObject(document.state) || !isObject(document.derived)
+      || !isObject(document.root) || (document.version === '1.1' && !isObject(document.actions))) {
+    return 'it is not the shape of a validated document';
+  }
+  if (!conforms(document)) return 'it is not a valid document of the protocol (checked again by this page)';
+  return null;
+}

@@ -11,8 +11,7 @@
 
 import { Component, html } from '../ui.js';
 import { UIError } from '../errors.js';
-import { isObject } from '../expression.js';
-import { conforms } from '../conformance.js';
+import { documentProblem } from '../conformance.js';
 
 /** The text of a failure: our own messages only (an error of ours, else a fixed text). */
 export function failureText(/** @type {unknown} */ error) {
@@ -90,18 +89,4 @@ export class DocumentBoundary extends Component {
       <strong>This interface cannot be displayed:</strong> <span>${problem}.</span>
     </div>`;
   }
-}
-
-const VERSIONS = new Set(['1.0', '1.1']);
-
-/** Our own words for a document the views cannot read, or null (never the document's text). */
-export function documentProblem(/** @type {any} */ document) {
-  if (!isObject(document)) return 'it is not a document';
-  if (!VERSIONS.has(document.version)) return 'its protocol version is not one this page knows (1.0, 1.1)';
-  if (typeof document.title !== 'string' || !isObject(document.state) || !isObject(document.derived)
-      || !isObject(document.root) || (document.version === '1.1' && !isObject(document.actions))) {
-    return 'it is not the shape of a validated document';
-  }
-  if (!conforms(document)) return 'it is not a valid document of the protocol (checked again by this page)';
-  return null;
 }

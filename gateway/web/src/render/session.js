@@ -59,8 +59,8 @@ const Turn = memo(AnswerTurn);
 const StreamUI = memo(
   (/** @type {{view: any, host: any, operations: any[], onReceipt: any, locale?: string}} */ { view, host, operations, onReceipt, locale }) =>
     html`<${DocumentBoundary} document=${view.document}>
-      <${DocumentView} document=${view.document} status=${view.status} documentRef=${documentRef(view)} host=${host}
-        operations=${operations} onReceipt=${onReceipt} locale=${locale} />
+      <${DocumentView} document=${view.document} status=${view.status} refused=${view.refused} documentRef=${documentRef(view)}
+        host=${host} operations=${operations} onReceipt=${onReceipt} locale=${locale} />
     </${DocumentBoundary}>`,
   (a, b) => sameProps({ ...a, operations: null }, { ...b, operations: null }) && sameItems(a.operations, b.operations));
 
