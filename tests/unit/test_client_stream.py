@@ -74,7 +74,8 @@ def test_valid_frames_replace_the_view_and_a_gap_of_frames_is_recovered() -> Non
     assert found["all"] == {"generation": 1, "seq": 5, "revision": 3, "status": "complete", "refused": False,
                             "title": "Notes"}
     assert found["gap"]["seq"] == 5 and not found["gap"]["refused"]
-    assert found["duplicate and late"]["seq"] == 3 and not found["duplicate and late"]["refused"]  # dropped, not refused
+    late = found["duplicate and late"]
+    assert late["seq"] == 3 and not late["refused"]  # dropped, not refused
 
 
 def test_a_frame_that_breaks_a_rule_is_refused_and_the_last_valid_view_kept() -> None:
