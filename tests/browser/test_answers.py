@@ -236,6 +236,21 @@ def test_a_follow_up_number_keeps_its_decimals_as_typed_and_a_filled_field_clear
         ?.nodes?.note?.drafts?.pressure === 2.5""", timeout=5000)
 
 
+def test_enter_on_the_focused_plot_selects_a_point_and_shows_its_detail(page: Any) -> None:
+    # seed 004: "数据点详情只在点击图中数据点，或聚焦图形后按回车、方向键、Home/End 选点时出现"
+    explorer = _explorer(page, {})
+    explorer.locator(".a-plot").focus()
+    assert explorer.locator(".a-detail").count() == 0
+    page.keyboard.press("Enter")
+    detail = explorer.locator(".a-detail")
+    detail.wait_for(timeout=5000)
+    entered = detail.inner_text()
+    page.keyboard.press("Escape")
+    assert explorer.locator(".a-detail").count() == 0
+    page.keyboard.press("Home")
+    assert explorer.locator(".a-detail").inner_text() == entered  # the first point of the range, as Home
+
+
 def test_the_point_detail_opens_from_the_keyboard_and_is_not_shown_in_the_table_view(page: Any) -> None:
     explorer = _explorer(page, {})
     plot = explorer.locator(".a-plot")

@@ -45,9 +45,10 @@ export function Chart({ id, props }) {
       keys[/** @type {keyof typeof keys} */ (event.key)]();
       // seed 004: the detail appears on a click, or on Enter, the arrow keys, Home or End in the focused plot
       select({ series: series[s].name, category: categories[Math.max(start, cIndex)] }, true);
-    } else if (event.key === 'Enter' && point) {
+    } else if (event.key === 'Enter') {
       event.preventDefault();
-      update({ detail_open: true });
+      // with no point selected yet, Enter selects the range's first point, as Home does
+      if (point) update({ detail_open: true }); else select({ series: series[0].name, category: categories[start] }, true);
     } else if (event.key === 'Escape' && view.detail_open) {
       event.preventDefault();
       update({ detail_open: false });
