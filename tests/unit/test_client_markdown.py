@@ -188,3 +188,49 @@ def test_links_nested_thousands_deep_parse_without_overflowing_the_stack() -> No
 def test_atx_headings_read_as_commonmark_reads_them() -> None:
     texts = [text for text, _ in HEADINGS]
     assert list(zip(texts, _run(texts, [])["outputs"], strict=True)) == HEADINGS
+
+
+# HTML blocks as CommonMark starts and ends them (spec §4.6), dropped whole as react-markdown's
+# `skipHtml` drops them; a line that only starts with an inline tag is a paragraph whose tags alone
+# are dropped.  The page dropped every line starting with a tag up to the next blank line, and let
+# it cut a paragraph short: `<b>Note</b>: keep this` vanished.
+HTML_BLOCKS: list[tuple[str, str]] = [
+    ("<b>Note</b>: keep this text", "<p>Note: keep this text</p>"),
+    ("para\n<b>x</b> y", "<p>para\nx y</p>"),
+    ('<a href="x">link</a> text', "<p>link text</p>"),
+    ("<em>a</em>\nb", "<p>a\nb</p>"),
+    ("para\n<span>\nx", "<p>para\n\nx</p>"),  # a lone inline tag (kind 7) does not interrupt a paragraph
+    ("<span>\nx\n\ny", "<p>y</p>"),  # ... and alone on its first line starts a block to the blank line
+    ("<custom-el data-x='1'>\ninside\n\nafter", "<p>after</p>"),
+    ("<b>\nbold?\n</b>", ""),
+    ("para\n<div>\nx", "<p>para</p>"),  # a block-level tag (kind 6) interrupts it
+    ("<DIV class=\"a\">\nx\n\ny", "<p>y</p>"),
+    ("<div/>\nx\n\ny", "<p>y</p>"),
+    ("</td>\nx\n\ny", "<p>y</p>"),
+    ("<!-- c -->\nafter", "<p>after</p>"),
+    ("<!-- a\nb -->\nafter", "<p>after</p>"),
+    ("<?php x ?>\ny", "<p>y</p>"),
+    ("<![CDATA[ x ]]>\ny", "<p>y</p>"),
+    ("<!DOCTYPE html>\ny", "<p>y</p>"),
+    ("<script>\nalert(1)\n</script>\nafter", "<p>after</p>"),
+    ("para\n<pre>\ncode\n</pre>", "<p>para</p>"),
+    ("<http://x.y> and <a@b.c>", "<p>http://x.y and a@b.c</p>"),
+    ("    <div>", "<pre>&lt;div></pre>"),
+]
+HOSTILE_TAGS: dict[str, str] = {  # a tag that never closes, at a final answer's limit: linear still
+    "blanks": "<a" + " " * (ANSWER_LIMIT - 2),
+    "attributes": "<a" + " b" * ((ANSWER_LIMIT - 2) // 2),
+    "values": "<a" + " b=c" * ((ANSWER_LIMIT - 2) // 4),
+    "lone tags": "x\n" + "<span x\n" * ((ANSWER_LIMIT - 2) // 8),
+}
+
+
+def test_html_blocks_start_and_end_as_commonmark_says_and_are_dropped_whole() -> None:
+    texts = [text for text, _ in HTML_BLOCKS]
+    assert list(zip(texts, _run(texts, [])["outputs"], strict=True)) == HTML_BLOCKS
+
+
+def test_a_tag_that_never_closes_parses_in_linear_time() -> None:
+    timed = _run([], list(HOSTILE_TAGS.values()))["timed"]
+    for name, milliseconds in zip(HOSTILE_TAGS, timed, strict=True):
+        assert milliseconds < BOUND_MS, name

@@ -32,8 +32,20 @@ const HR = /^ {0,3}(?:(?:-[ \t]*){3,}|(?:\*[ \t]*){3,}|(?:_[ \t]*){3,})$/;
 const SETEXT = /^ {0,3}(=+|-+)[ \t]*$/;
 const QUOTE = /^ {0,3}> ?([\s\S]*)$/;
 const LIST = /^( {0,3})([-+*]|\d{1,9}[.)])([ \t]+|$)([\s\S]*)$/;
-const HTML_BLOCK = /^ {0,3}<(?:[A-Za-z][A-Za-z0-9-]*(?:[\s/>]|$)|\/[A-Za-z][A-Za-z0-9-]*\s*>|!--|\?|![A-Z])/;
+// CommonMark's HTML blocks (react-markdown's skipHtml drops them whole), by their start conditions:
+// 1 a raw tag, to its closing tag; 2 a comment, to `-->`; 3 a processing instruction, to `?>`;
+// 4 a declaration, to `>`; 5 CDATA, to `]]>`; 6 a block-level tag, to a blank line; 7 any other
+// complete tag alone on its line, to a blank line.  Only 1-6 interrupt a paragraph: a line that
+// merely starts with an inline tag (`<b>Note</b>: ...`) is text, its tags dropped (`rawHtml`).
+const BLOCK_TAGS = 'address|article|aside|base|basefont|blockquote|body|caption|center|col|colgroup|dd|details|dialog'
+  + '|dir|div|dl|dt|fieldset|figcaption|figure|footer|form|frame|frameset|h[1-6]|head|header|hr|html|iframe|legend|li'
+  + '|link|main|menu|menuitem|nav|noframes|ol|optgroup|option|p|param|search|section|summary|table|tbody|td|tfoot|th'
+  + '|thead|title|tr|track|ul';
 const RAW_BLOCK = /^ {0,3}<(script|pre|style|textarea)(?:[\s>]|$)/i;
+const HTML_ENDS = /** @type {const} */ ([[/^ {0,3}<!--/, /-->/], [/^ {0,3}<\?/, /\?>/], [/^ {0,3}<![A-Za-z]/, />/],
+  [/^ {0,3}<!\[CDATA\[/, /\]\]>/]]);
+const HTML_BLOCK_TAG = new RegExp(`^ {0,3}</?(?:${BLOCK_TAGS})(?:[ \\t>]|/>|$)`, 'i');
+const HTML_LONE_TAG = /^ {0,3}(?:<[A-Za-z][A-Za-z0-9-]*(?:[ \t]+[A-Za-z_:][\w.:-]*(?:[ \t]*=[ \t]*(?:[^\s"'=<>`]+|'[^'\n]*'|"[^"\n]*"))?)*[ \t]*\/?>|<\/[A-Za-z][A-Za-z0-9-]*[ \t]*>)[ \t]*$/;
 const DEFINITION = /^ {0,3}\[[^\]]+\]:[ \t]*\S+/;
 const INDENTED = /^(?: {4}|\t)/;
 
@@ -78,19 +90,25 @@ function fence(lines, i, out) {
   return j - i;
 }
 
-/** Raw HTML is skipped whole (react-markdown's skipHtml): until a blank line or its closing tag. */
+/** An HTML block is skipped whole (react-markdown's skipHtml): to its end condition (kinds 1-5, its
+ * line included) or to a blank line (6 and 7). */
 function htmlBlock(/** @type {string[]} */ lines, /** @type {number} */ i) {
-  if (!HTML_BLOCK.test(lines[i])) return 0;
-  const raw = RAW_BLOCK.exec(lines[i]);
-  const comment = /^ {0,3}<!--/.test(lines[i]);
+  const line = lines[i];
+  const raw = RAW_BLOCK.exec(line);
+  const end = raw ? new RegExp(`</${raw[1]}>`, 'i') : HTML_ENDS.find(([start]) => start.test(line))?.[1];
   let j = i;
-  if (raw || comment) {
-    const end = raw ? new RegExp(`</${raw[1]}>`, 'i') : /-->/;
+  if (end) {
     while (j < lines.length && !end.test(lines[j])) j++;
     return Math.min(j + 1, lines.length) - i;
   }
+  if (!HTML_BLOCK_TAG.test(line) && !HTML_LONE_TAG.test(line)) return 0;
   while (j < lines.length && lines[j].trim()) j++;
   return j - i;
+}
+
+/** Whether a line starts an HTML block that may interrupt a paragraph (kinds 1-6). @param {string} line */
+function interruptsWithHtml(line) {
+  return RAW_BLOCK.test(line) || HTML_ENDS.some(([start]) => start.test(line)) || HTML_BLOCK_TAG.test(line);
 }
 
 /**
@@ -226,7 +244,8 @@ function indentOf(line) {
 
 /** @param {string} line */
 function startsBlock(line) {
-  return FENCE.test(line) || ATX_OPEN.test(line) || HR.test(line) || QUOTE.test(line) || LIST.test(line) || HTML_BLOCK.test(line);
+  return FENCE.test(line) || ATX_OPEN.test(line) || HR.test(line) || QUOTE.test(line) || LIST.test(line)
+    || interruptsWithHtml(line);
 }
 
 /** @param {string[]} lines @param {number} i @param {Block[]} out @param {number} depth */
