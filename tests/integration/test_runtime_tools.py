@@ -395,6 +395,28 @@ def test_the_document_budget_counts_json_stringify_bytes_exactly(runtime: Runtim
     assert runtime.call(SESSION, OPEN, {"document": _sized_document(2_048)}, call="open-at")["ok"]
 
 
+def test_a_patched_document_and_the_byte_budget_count_json_stringify_bytes(runtime: Runtime) -> None:
+    # orjson writes 0.000001 as 1e-6, four bytes shorter than JSON.stringify: a patch measured by
+    # orjson's text passed a lowered limit that an open of the same document did not.
+    limit = 2_048
+    runtime.configure(max_document_bytes=limit).start()
+    small = {"id": "tiny", "type": "Progress", "props": {"value": 1e-6}}
+    at_limit = _sized_document(limit - assert_safe_json(small) - 1)  # room for the node and its comma
+    reply = runtime.call(SESSION, OPEN, {"document": at_limit}, call="open-1")
+    assert reply["ok"], reply
+    frame = reply["result"]["frame"]
+    over = {**small, "props": {"value": 1.5e-6}}  # 0.0000015: one byte longer than 0.000001
+    before, log = runtime.generation(SESSION, "sales-report", 1), runtime.log_length(SESSION)
+    rejected = patch(runtime, frame, {"type": "add", "parentId": "report", "index": 0, "node": over}, "patch-over")
+    assert rejected["error"]["message"] == f"the patched document would be {limit + 1} bytes; the limit is {limit}"
+    assert_rejected_and_unchanged(runtime, rejected, "document_too_large", before, log)
+    accepted = patch(runtime, frame, {"type": "add", "parentId": "report", "index": 0, "node": small}, "patch-at")
+    assert accepted["ok"], accepted
+    stored = runtime.generation(SESSION, "sales-report", 1)
+    frames = [frame, accepted["result"]["frame"]]
+    assert int(stored["bytes"]) == sum(assert_safe_json(f) for f in frames)  # JSON.stringify's, each frame
+
+
 def test_a_document_beyond_the_protocol_limit_is_an_invalid_document(runtime: Runtime) -> None:
     runtime.start()
     limit = UI_LIMITS["maxDocumentBytes"]

@@ -342,29 +342,29 @@ class ToolHandler:
                 digest: str, *, fresh: bool) -> Decision:
         frame = state.checkpoint
         extended = None if fresh else current  # the generation this frame extends (an advance's current)
-        if not fresh and self._settings.max_document_bytes < UI_LIMITS["maxDocumentBytes"]:
-            size = len(dumps(frame["snapshot"]).encode("utf-8"))
-            if size > self._settings.max_document_bytes:
-                raise BudgetError(f"the patched document would be {size} bytes; the limit is "
-                                  f"{self._settings.max_document_bytes}", code=ErrorCode.DOCUMENT_TOO_LARGE)
+        # Sizes are core's, JSON.stringify's bytes, as a receiver counts them: orjson's text, which is
+        # what is stored and sent, writes some numbers shorter (1e-6 for 0.000001).
+        restore_facts = state.restore_facts  # (the snapshot's bytes, ...)
+        if not fresh and restore_facts[0] > self._settings.max_document_bytes:
+            raise BudgetError(f"the patched document would be {restore_facts[0]} bytes; the limit is "
+                              f"{self._settings.max_document_bytes}", code=ErrorCode.DOCUMENT_TOO_LARGE)
         text = dumps(frame)
-        encoded = text.encode("utf-8")
-        size = len(encoded)
         used = extended.bytes if extended else 0
         reserve = 0 if state.status != "streaming" else self._settings.max_document_bytes + ENVELOPE_BYTES
-        if used + size + reserve > MAX_STREAM_BYTES:
+        if state.byte_count + reserve > MAX_STREAM_BYTES:  # this generation's frames, this one included
             raise BudgetError(f"byte budget exhausted ({used} bytes used); only a terminal frame remains",
                               code=ErrorCode.BYTE_BUDGET)
         retired, retired_sum = _retired_record(state, extended)
-        frames, facts = extended.frames + 1 if extended else 1, facts_text(state.restore_facts, retired_sum)
+        frames, facts = extended.frames + 1 if extended else 1, facts_text(restore_facts, retired_sum)
         sealed_snapshot = snapshot_digest(text)
         record = Generation(
             ui_id=str(frame["uiId"]), generation=int(frame["generation"]), source=str(frame["sourceCallId"]),
             seq=int(frame["seq"]), revision=int(frame["revision"]), status=str(state.status),
-            frames=frames, bytes=used + size, checkpoint=text,
+            frames=frames, bytes=state.byte_count, checkpoint=text,
             last_call=entry.call, last_digest=digest, last_receipt=receipt(tool, frame),
             call_ids=(extended.call_ids if extended else frozenset()) | {call_id_of(digest)},
-            facts=facts, seal=self._store.seal.of(text, frames, used + size, facts, snapshot_digest=sealed_snapshot),
+            facts=facts,
+            seal=self._store.seal.of(text, frames, state.byte_count, facts, snapshot_digest=sealed_snapshot),
             snapshot_digest=sealed_snapshot,
             state=state.without_history(),  # the host stores each frame; digests of earlier ones are never read
             retired=retired,
