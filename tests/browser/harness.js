@@ -48,14 +48,14 @@ function receiptOf(request, operationId, status) {
 }
 
 /** A fake view-state store with the gateway's CAS semantics. */
-const viewServer = { records: new Map(), puts: [], gets: 0, failNext: null, failGets: 0, putDelayMs: 0 };
+const viewServer = { records: new Map(), puts: [], gets: 0, failNext: null, failGets: 0, putDelayMs: 0, migrateNext: null };
 const viewStates = {
   newRequestId: () => `vs-${++counter}`,
   async get(messageId, blockId) {
     viewServer.gets++;
     if (viewServer.failGets > 0) { viewServer.failGets--; throw { status: 0, code: 'network' }; }
     const record = viewServer.records.get(`${messageId}/${blockId}`) ?? { revision: 0, nodes: {} };
-    return { revision: record.revision, schema_digest: 'd'.repeat(64), nodes: record.nodes, migrated: false };
+    return { revision: record.revision, schema_digest: 'd'.repeat(64), nodes: record.nodes, migrated: record.migrated === true };
   },
   async put(messageId, blockId, body) {
     viewServer.puts.push({ messageId, blockId, body });
@@ -67,9 +67,12 @@ const viewStates = {
     if (body.expected_revision !== record.revision) {
       throw { status: 409, code: 'conflict', body: { revision: record.revision, schema_digest: 'd'.repeat(64), nodes: record.nodes, migrated: false } };
     }
-    const next = { revision: record.revision + 1, nodes: body.nodes };
+    const migrated = viewServer.migrateNext;  // the host migrated the nodes (the client saw another block)
+    viewServer.migrateNext = null;
+    const next = { revision: record.revision + 1, nodes: migrated ?? body.nodes };
     viewServer.records.set(key, next);
-    return { revision: next.revision, schema_digest: 'd'.repeat(64), migrated: false };
+    return migrated ? { revision: next.revision, schema_digest: 'e'.repeat(64), migrated: true, nodes: migrated }
+      : { revision: next.revision, schema_digest: 'd'.repeat(64), migrated: false };
   },
 };
 

@@ -123,6 +123,33 @@ def _explorer(page: Any, stored: dict[str, Any] | None = None) -> Any:
     return explorer
 
 
+def test_a_view_state_the_host_migrated_is_shown_with_a_notice(page: Any) -> None:
+    # seed 004: "无法匹配时清除选择并提示": the host migrates a state saved for another version of the
+    # block; the page shows what it kept and says that the rest was cleared.
+    page.evaluate("""() => window.harness.viewServer.records.set('msg-pressure-1/pressure-explorer',
+        {revision: 3, nodes: {trend: {view: 'line'}}, migrated: true})""")
+    example = json.loads((ANSWERS / "view-state.json").read_text())
+    publish(page, "msg-pressure-1", example["published_blocks"], example["final_answer"])
+    explorer = page.locator('article.answer.final [data-block="pressure-explorer"]')
+    notice = page.locator(".view-migrated")
+    notice.wait_for(timeout=5000)
+    assert "earlier version of this answer" in notice.inner_text() and notice.get_attribute("role") == "status"
+    assert explorer.get_by_role("button", name="Line").get_attribute("aria-pressed") == "true"
+
+
+def test_a_save_the_host_migrated_shows_what_was_written(page: Any) -> None:
+    explorer = _explorer(page, {})
+    assert page.locator(".view-migrated").count() == 0
+    page.evaluate("() => { window.harness.viewServer.migrateNext = {trend: {view: 'line'}}; }")
+    explorer.get_by_label("Note").fill("Mine")
+    page.locator(".view-migrated").wait_for(timeout=5000)
+    wait_saved(page)
+    assert explorer.get_by_role("button", name="Line").get_attribute("aria-pressed") == "true"
+    assert explorer.get_by_label("Note").input_value() == ""  # the host dropped the draft: the page shows so
+    record = page.evaluate("() => window.harness.viewServer.records.get('msg-pressure-1/pressure-explorer')")
+    assert record["nodes"] == {"trend": {"view": "line"}}
+
+
 def test_a_conflict_kept_and_saved_again_writes_the_users_changes_over_the_other_windows(page: Any) -> None:
     explorer = _explorer(page, {})
     page.evaluate("""() => window.harness.viewServer.records.set('msg-pressure-1/pressure-explorer',

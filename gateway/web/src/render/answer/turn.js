@@ -12,7 +12,7 @@ import { html, useRef } from '../../ui.js';
 import { answerParts, blocksOf } from '../../answers.js';
 import { MarkdownText } from '../markdown.js';
 import { BlockView } from './block.js';
-import { STATUS_TEXT, newMemory, useViewState } from './viewstate.js';
+import { MIGRATED_TEXT, STATUS_TEXT, newMemory, useViewState } from './viewstate.js';
 
 const STATEFUL = new Set(['Chart', 'Table', 'FollowUpForm', 'Evidence']);
 
@@ -48,6 +48,7 @@ function TurnBlock({ messageId, block, persist, memory, viewStates, onLocate, on
         </div>` : null}
       ${retry ? html`<button type="button" class="button secondary view-retry" onClick=${view.retry}>Retry</button>` : null}
     </div>` : null}
+    ${view.migrated ? html`<p class="view-state view-migrated" role="status">${MIGRATED_TEXT}</p>` : null}
   </div>`;
 }
 

@@ -14,6 +14,11 @@
  * save keeps the edits and offers a retry; a 413 (or a state over 32 KiB, refused before sending)
  * keeps them and says they are not saved.  A token that may not write view state (a viewer's:
  * 403) or no longer valid (401) leaves the view editable on the page, unsaved, and says so.
+ *
+ * A state the host migrated (it was saved for another version of the block: `migrated` in a read's
+ * reply, or in a save's, whose `nodes` are then what was written) is shown as migrated, and the
+ * block says so: seed 004's table clears what no longer fits ("无法匹配时清除选择并提示": a selection
+ * that cannot be matched is cleared, and the user told).
  */
 
 import { useEffect, useRef, useState } from '../../ui.js';
@@ -44,7 +49,7 @@ export function newMemory() {
  * @param {ViewStates | null} store null: the edits stay in `memory` (a block being generated, a process block)
  * @param {string} messageId @param {string} blockId @param {BlockMemory} [memory] the turn's (default: its own)
  * @returns {{nodes: Record<string, any>, setNode: (id: string, value: any) => void, status: SaveStatus,
- *   version: number, dirty: string[], saveAgain: () => void, reload: () => void, retry: () => void}}
+ *   version: number, dirty: string[], migrated: boolean, saveAgain: () => void, reload: () => void, retry: () => void}}
  */
 export function useViewState(store, messageId, blockId, memory) {
   const own = useRef(/** @type {BlockMemory | null} */ (null));
@@ -52,6 +57,7 @@ export function useViewState(store, messageId, blockId, memory) {
   const [nodes, setNodes] = useState(/** @type {Record<string, any>} */ (memory.nodes));
   const [status, setStatus] = useState(/** @type {SaveStatus} */ (store ? 'loading' : 'idle'));
   const [version, setVersion] = useState(0);
+  const [migrated, setMigrated] = useState(false);
   const meta = useRef({
     revision: /** @type {number | null} */ (null), digest: '', timer: 0, reading: false, saving: false, again: false,
     denied: /** @type {SaveStatus | null} */ (null), conflict: /** @type {Stored | null} */ (null), store, live: true,
@@ -83,6 +89,13 @@ export function useViewState(store, messageId, blockId, memory) {
       const reply = await m.store.put(messageId, blockId, body);
       m.revision = reply.revision;
       for (const id of sent) if (memory.nodes[id] === body.nodes[id]) memory.dirty.delete(id);
+      if (reply.migrated === true && reply.nodes && typeof reply.nodes === 'object') {
+        // written for the block's current version: what was written, and the edits made since
+        if (typeof reply.schema_digest === 'string') m.digest = reply.schema_digest;
+        show({ ...reply.nodes, ...Object.fromEntries([...memory.dirty].map((id) => [id, memory.nodes[id]])) });
+        setVersion((v) => v + 1);
+        setMigrated(true);
+      }
       setStatus(memory.dirty.size ? 'unsaved' : 'saved');
     } catch (error) {
       failed(/** @type {any} */ (error));
@@ -118,6 +131,7 @@ export function useViewState(store, messageId, blockId, memory) {
       m.revision = typeof reply.revision === 'number' ? reply.revision : 0;
       m.digest = typeof reply.schema_digest === 'string' ? reply.schema_digest : '';
       const stored = reply.nodes && typeof reply.nodes === 'object' ? reply.nodes : {};
+      if (reply.migrated === true) setMigrated(true);
       // the fields edited here win over the stored ones (the read may come after them)
       show({ ...stored, ...Object.fromEntries([...memory.dirty].map((id) => [id, memory.nodes[id]])) });
       setStatus(memory.dirty.size ? 'unsaved' : 'saved');
@@ -181,7 +195,7 @@ export function useViewState(store, messageId, blockId, memory) {
     else schedule(0);
   };
 
-  return { nodes, setNode, status, version, dirty: [...memory.dirty], saveAgain, reload, retry };
+  return { nodes, setNode, status, version, dirty: [...memory.dirty], migrated, saveAgain, reload, retry };
 }
 
 /** The status of a refusal no retry can change (403: a viewer's token; 401: a token no longer valid). */
@@ -189,6 +203,10 @@ function denial(/** @type {any} */ problem) {
   if (problem?.status === 403) return /** @type {SaveStatus} */ ('readonly');
   return problem?.status === 401 ? /** @type {SaveStatus} */ ('refused') : null;
 }
+
+/** What the block says of a state the host migrated to its current version. */
+export const MIGRATED_TEXT = 'Your saved view was made for an earlier version of this answer: '
+  + 'what still fits was kept, and what no longer fits (a selection, a sort, a draft) was cleared.';
 
 export const STATUS_TEXT = {
   idle: '', loading: 'Loading your saved view…', saving: 'Saving…', saved: 'Saved', unsaved: 'Not saved yet',
