@@ -28,14 +28,48 @@ def test_two_blocks_mount_at_their_markers_and_a_marker_in_code_stays_text(page:
     publish(page, "m1", example["published_blocks"], example["final_answer"])
     answer = page.locator("article.answer.final")
     order = answer.evaluate("""a => [...a.children].map(c => c.matches('.markdown') ? 'text' : c.matches('details') ? 'details'
-        : c.querySelector('[data-block]') ? c.querySelector('[data-block]').dataset.block : c.tagName.toLowerCase())""")
-    assert order == ["text", "pressure-summary", "text", "pressure-trend", "text", "details"]
+        : c.matches('.a-answer-tools') ? 'tools' : c.querySelector('[data-block]') ? c.querySelector('[data-block]').dataset.block
+        : c.tagName.toLowerCase())""")
+    # a chart: an expand entry; one titled component (the Metric is not one): no table of contents
+    assert order == ["tools", "text", "pressure-summary", "text", "pressure-trend", "text", "details"]
     assert answer.locator("pre code").inner_text() == "[[ui:pressure-summary]] stays literal inside a code fence."
     assert answer.locator('[data-block="pressure-summary"]').count() == 1  # mounted once
     assert "0.3 MPa" in answer.locator(".a-metric").inner_text()
     assert answer.locator(".a-plot rect.bar").count() == 5  # the chart's initial view is bar
     assert "Processing steps (1)" in answer.locator("details.process summary").inner_text()
     shot(page, "answer-final")
+
+
+def test_an_answer_with_titled_components_has_a_table_of_contents_and_an_expand_entry(page: Any) -> None:
+    # seed 004: "含表格、图表、补充表单…且包含至少两种可导航组件的回答才提供目录", "…提供展开入口"
+    explorer = _explorer(page, {})
+    answer = page.locator("article.answer.final")
+    toc = answer.get_by_role("navigation", name="In this answer")
+    links = toc.get_by_role("link")
+    assert links.all_inner_texts() == ["Night pressure", "Table", "Evidence", "Field note"]
+    for link, element in zip(links.all(), ["trend", "readings", "basis", "note"], strict=True):
+        target = link.get_attribute("href")[1:]
+        assert page.evaluate("id => document.getElementById(id)?.dataset.element", target) == element
+    links.nth(3).click()
+    assert page.evaluate("() => decodeURIComponent(location.hash.slice(1))") == links.nth(3).get_attribute("href")[1:]
+    expand = answer.get_by_role("button", name="Expand answer")
+    assert expand.get_attribute("aria-pressed") == "false"
+    expand.click()
+    assert expand.get_attribute("aria-pressed") == "true" and "expanded" in answer.get_attribute("class")
+    box = answer.bounding_box()
+    assert box is not None and box["width"] >= page.viewport_size["width"] - 20  # the window's width
+    page.keyboard.press("Escape")
+    assert expand.get_attribute("aria-pressed") == "false" and "expanded" not in answer.get_attribute("class")
+    assert explorer.count() == 1
+
+
+def test_a_short_answer_has_neither(page: Any) -> None:
+    good = json.loads((ANSWERS / "response-block.json").read_text())
+    short = {**good, "block_id": "short", "spec": {"root": "reading", "elements": {"reading": good["spec"]["elements"]["reading"]}}}
+    publish(page, "m-short", [short], {"answer": "The reading: [[ui:short]]", "ui_block_ids": ["short"]})
+    answer = page.locator("article.answer.final")
+    answer.locator('[data-block="short"]').wait_for(timeout=5000)
+    assert answer.locator(".a-toc").count() == 0 and answer.locator(".a-expand").count() == 0
 
 
 def test_an_invalid_block_shows_its_fallback_text(page: Any) -> None:

@@ -168,8 +168,9 @@ def test_an_answer_mounts_two_blocks_saves_view_state_and_a_concurrent_save_give
     answer = page.locator('article.answer.final[data-message="m1"]')
     answer.wait_for()
     order = answer.evaluate("""a => [...a.children].map(c => c.matches('.markdown') ? 'text' : c.matches('details') ? 'details'
-        : c.querySelector('[data-block]') ? c.querySelector('[data-block]').dataset.block : c.tagName.toLowerCase())""")
-    assert order == ["text", "pressure-summary", "text", "pressure-trend", "text", "details"]
+        : c.matches('.a-answer-tools') ? 'tools' : c.querySelector('[data-block]') ? c.querySelector('[data-block]').dataset.block
+        : c.tagName.toLowerCase())""")
+    assert order == ["tools", "text", "pressure-summary", "text", "pressure-trend", "text", "details"]
     assert answer.locator("pre code").inner_text() == "[[ui:pressure-summary]] stays literal inside a code fence."
     assert answer.locator('[data-block="pressure-summary"]').count() == 1
     assert "0.3 MPa" in answer.locator(".a-metric").inner_text()

@@ -3,8 +3,9 @@
  * boundary per element; a block the page cannot mount shows its `fallback_text` instead.
  */
 
-import { html, h, useMemo } from '../../ui.js';
+import { html, h, useContext, useMemo } from '../../ui.js';
 import { blockProblem } from '../../answer/catalog.js';
+import { elementDomId } from '../../answer/navigation.js';
 import { NodeBoundary } from '../boundary.js';
 import { MapLocation, Metric, Result, Section, Stack, Text } from './basic.js';
 import { Chart } from './chart.js';
@@ -27,8 +28,11 @@ function Element({ elements, id, version }) {
   const element = elements[id];
   const children = (element.children ?? []).map((/** @type {string} */ child) => html`<${Element} key=${child} elements=${elements} id=${child} version=${version} />`);
   const node = useMemo(() => ({ id }), [id]);
+  const scope = useContext(BlockContext);
+  // an id the answer's table of contents links to (in a turn: its message is known)
+  const domId = scope?.messageId ? elementDomId(scope.messageId, String(scope.block.block_id), id) : undefined;
   return html`<${NodeBoundary} node=${node} version=${version}>
-    <div class="a-element" data-element=${id} data-type=${element.type}>
+    <div class="a-element" id=${domId} data-element=${id} data-type=${element.type}>
       ${h(/** @type {any} */ (ELEMENTS.get(element.type)), { id, props: element.props ?? {} }, children)}
     </div>
   </${NodeBoundary}>`;
@@ -36,12 +40,14 @@ function Element({ elements, id, version }) {
 
 /**
  * @param {{block: Record<string, any>, nodes?: Record<string, any>, setNode?: (id: string, v: any) => void,
- *   version?: number, onLocate?: any, onFollowUp?: any}} props
+ *   version?: number, onLocate?: any, onFollowUp?: any, messageId?: string}} props  `messageId`: the turn's,
+ *   which gives the elements the ids its table of contents links to
  */
-export function BlockView({ block, nodes = {}, setNode = () => {}, version = 0, onLocate, onFollowUp }) {
+export function BlockView({ block, nodes = {}, setNode = () => {}, version = 0, onLocate, onFollowUp, messageId }) {
   const problem = useMemo(() => blockProblem(block), [block]);
   const idPrefix = useMemo(() => `blk${++serial}`, []);
-  const scope = useMemo(() => ({ block, idPrefix, nodes, setNode, onLocate, onFollowUp }), [block, nodes, setNode, onLocate, onFollowUp]);
+  const scope = useMemo(() => ({ block, idPrefix, nodes, setNode, onLocate, onFollowUp, messageId }),
+    [block, nodes, setNode, onLocate, onFollowUp, messageId]);
   if (problem) return html`<${Fallback} block=${block} />`;
   return html`<div class="a-block" data-block=${block.block_id}>
     <${BlockContext.Provider} value=${scope}>

@@ -10,7 +10,7 @@ import { createContext, useContext } from '../../ui.js';
  *   block: Record<string, any>, idPrefix: string, nodes: Record<string, any>,
  *   setNode: (id: string, value: Record<string, any>) => void,
  *   onLocate?: (layer: string, featureId: string) => Promise<string>,
- *   onFollowUp?: (text: string) => Promise<void>,
+ *   onFollowUp?: (text: string) => Promise<void>, messageId?: string,
  * }} BlockScope
  */
 

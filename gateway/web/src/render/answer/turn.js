@@ -5,11 +5,14 @@
  * anything) and the process blocks fold into "Processing steps".  Every block's controls work
  * on the page; only mounted final blocks read and save view state, and a block keeps what was
  * edited in it while the answer was generated (seed 004: "尚未完成的编辑先留在内存，最终答复完成后
- * 读取远端并合并本地变更").
+ * 读取远端并合并本地变更").  A final answer with a table, a chart or a follow-up form, or a long
+ * one, has an expand entry, and with two titled components or more a table of contents
+ * (`answer/navigation.js`, seed 004).
  */
 
-import { html, useRef } from '../../ui.js';
+import { html, useRef, useState } from '../../ui.js';
 import { answerParts, blocksOf } from '../../answers.js';
+import { answerNavigation, elementDomId } from '../../answer/navigation.js';
 import { MarkdownText } from '../markdown.js';
 import { BlockView } from './block.js';
 import { MIGRATED_TEXT, STATUS_TEXT, newMemory, useViewState } from './viewstate.js';
@@ -38,7 +41,8 @@ function TurnBlock({ messageId, block, persist, memory, viewStates, onLocate, on
   const conflict = view.status === 'conflict';
   const retry = view.status === 'error' || view.status === 'read_error';
   return html`<div class=${persist ? 'a-final-block' : 'a-turn-block'}>
-    <${BlockView} block=${block} nodes=${view.nodes} setNode=${view.setNode} version=${view.version} onLocate=${onLocate} onFollowUp=${onFollowUp} />
+    <${BlockView} block=${block} nodes=${view.nodes} setNode=${view.setNode} version=${view.version} onLocate=${onLocate}
+      onFollowUp=${onFollowUp} messageId=${messageId} />
     ${text ? html`<div class=${`view-state status-${view.status}`} role="status">
       <p>${text}</p>
       ${conflict ? html`<p>Reloading replaces your changes to: ${edited(block, view.dirty)}.</p>
@@ -57,6 +61,7 @@ function TurnBlock({ messageId, block, persist, memory, viewStates, onLocate, on
  */
 export function AnswerTurn({ turn, viewStates = null, onLocate, onFollowUp }) {
   const memories = useRef(/** @type {Map<string, import('./viewstate.js').BlockMemory>} */ (new Map()));
+  const [expanded, setExpanded] = useState(false);
   const memory = (/** @type {any} */ id) => {
     const key = String(id);
     let found = memories.current.get(key);
@@ -87,5 +92,22 @@ export function AnswerTurn({ turn, viewStates = null, onLocate, onFollowUp }) {
       ${process.map((b) => block(b, false))}
     </details>`);
   }
-  return html`<article class="answer final" data-message=${turn.messageId} aria-label="Answer">${children}</article>`;
+  const { entries, expandable } = answerNavigation(parts.flatMap((p) => (p.type === 'block' ? [p.block] : [])),
+    parts.reduce((sum, p) => sum + (p.type === 'text' ? p.text.length : 0), 0));
+  // the tools and the table of contents are keyed children of the same article as the blocks: a block
+  // keeps its instance when it moves to its marker (a wrapper component would remount every one)
+  if (entries.length) children.unshift(html`<nav class="a-toc" key="toc" aria-label="In this answer"><ol>
+    ${entries.map((entry) => html`<li key=${`${entry.blockId}/${entry.elementId}`}>
+      <a href=${`#${elementDomId(turn.messageId, entry.blockId, entry.elementId)}`}>${entry.label}</a></li>`)}
+  </ol></nav>`);
+  if (expandable) children.unshift(html`<div class="a-answer-tools" key="tools">
+    <button type="button" class="link-button a-expand" aria-pressed=${expanded ? 'true' : 'false'}
+      onClick=${() => setExpanded(!expanded)}>Expand answer</button>
+  </div>`);
+  // expanded: the answer fills the window (the page's own reading view; Escape or the button ends it)
+  const onKeyDown = (/** @type {KeyboardEvent} */ event) => {
+    if (expanded && event.key === 'Escape') { event.preventDefault(); setExpanded(false); }
+  };
+  return html`<article class=${`answer final${expanded ? ' expanded' : ''}`} data-message=${turn.messageId}
+    aria-label="Answer" onKeyDown=${onKeyDown}>${children}</article>`;
 }
