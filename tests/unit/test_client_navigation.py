@@ -17,7 +17,8 @@ pytestmark = pytest.mark.skipif(NODE is None, reason="needs Node.js to run the C
 WEB = Path(__file__).resolve().parents[2] / "gateway" / "web" / "src"
 ANSWERS = Path(__file__).resolve().parents[2] / "examples" / "answer-ui"
 SCRIPT = f"""
-const {{ answerNavigation, elementDomId, LONG_TEXT }} = await import({json.dumps((WEB / 'answer' / 'navigation.js').as_uri())});
+const MODULE = {json.dumps((WEB / 'answer' / 'navigation.js').as_uri())};
+const {{ answerNavigation, elementDomId, LONG_TEXT }} = await import(MODULE);
 let input = '';
 process.stdin.on('data', (chunk) => {{ input += chunk; }});
 process.stdin.on('end', () => {{
@@ -73,8 +74,9 @@ def test_short_answers_and_single_components_get_no_table_of_contents() -> None:
 
 
 def test_element_dom_ids_are_distinct_and_safe_in_a_fragment() -> None:
-    parts = [["m1", "b", "e"], ["m1", "b-e", ""], ["m 1", "b", "e"], ["m_201", "b", "e"], ["m1", "b", "e\u00e9\U0001F600"],
-             ["m1--b", "e", "x"], ["m1", "b--e", "x"], ["m1.b", "e", "x"], ["m1", "b.e", "x"], ["m1_2e_b", "e", "x"]]
+    parts = [["m1", "b", "e"], ["m1", "b-e", ""], ["m 1", "b", "e"], ["m_201", "b", "e"],
+             ["m1", "b", "e\u00e9\U0001F600"], ["m1--b", "e", "x"], ["m1", "b--e", "x"], ["m1.b", "e", "x"],
+             ["m1", "b.e", "x"], ["m1_2e_b", "e", "x"]]
     ids = run([], parts)["ids"]
     assert len(set(ids)) == len(ids)  # joined by ".", which no escaped part holds
     assert all(all(c.isascii() and (c.isalnum() or c in "-_.") for c in found) for found in ids)
