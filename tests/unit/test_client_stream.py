@@ -113,6 +113,8 @@ def test_a_frame_that_breaks_a_rule_is_refused_and_the_last_valid_view_kept() ->
             f[0], f[1], f[2], f[3], tampered(f[4], lambda x: x["snapshot"].__setitem__("title", "Changed"))],
         "another protocol": [f[0], f[1], tampered(f[2], lambda x: x.update(protocol="other"))],
         "seq not above revision": [f[0], f[1], tampered(f[2], lambda x: x.update(seq=9, revision=9, baseRevision=8))],
+        "a root that is not a node": [f[0], f[1], tampered(f[2], lambda x: x["snapshot"].__setitem__("root", None))],
+        "a snapshot that is not a document": [f[0], f[1], tampered(f[2], lambda x: x.__setitem__("snapshot", {}))],
     }
     found = run(cases)
     for name, view in found.items():

@@ -77,9 +77,8 @@ export function applyFrame(views, frame) {
  * @param {boolean} sameGeneration
  */
 function replaces(previous, frame, document, sameGeneration) {
-  if (!validEnvelope(frame)) return false;
-  if (sameGeneration && !(continues(previous, frame, document) && keepsContract(previous.document, document))) return false;
-  return documentProblem(document) === null;
+  if (!validEnvelope(frame) || documentProblem(document) !== null) return false; // (then its shape is a document's)
+  return !sameGeneration || (continues(previous, frame, document) && keepsContract(previous.document, document));
 }
 
 /** The checkpoint envelope's own rules (seed 000 §12). @param {Record<string, any>} frame */
