@@ -234,3 +234,43 @@ def test_a_tag_that_never_closes_parses_in_linear_time() -> None:
     timed = _run([], list(HOSTILE_TAGS.values()))["timed"]
     for name, milliseconds in zip(HOSTILE_TAGS, timed, strict=True):
         assert milliseconds < BOUND_MS, name
+
+
+# Entity and numeric character references (CommonMark 6.2): the characters they name, as text (never
+# markup); left as written where the name is unknown, the form broken, or in code.  They were
+# shown as written everywhere: `AT&amp;T`.
+REFERENCES: list[tuple[str, str]] = [
+    ("AT&amp;T &lt;tag&gt;", "<p>AT&amp;T &lt;tag></p>"),
+    ("&copy; &#35; &#x22; &#X22; &ngE; &fjlig;", "<p>\u00a9 # \" \" \u2267\u0338 fj</p>"),
+    ("&#0; &#xD800; &#1234567; &#x110000;", "<p>\ufffd \ufffd \ufffd \ufffd</p>"),
+    ("&#42;foo&#42;", "<p>*foo*</p>"),  # a decoded character is never a delimiter
+    ("&lt;b&gt;x&lt;/b&gt;", "<p>&lt;b>x&lt;/b></p>"),  # ... nor a tag: shown as text
+    ("&notanentity; &amp &#; &#x; &#12345678; &#xabcdefa;", "<p>&amp;notanentity; &amp;amp &amp;#; &amp;#x; "
+     "&amp;#12345678; &amp;#xabcdefa;</p>"),
+    ("`&amp;`", "<p><code>&amp;amp;</code></p>"),
+    ("    &amp;", "<pre>&amp;amp;</pre>"),
+    ("[a&amp;b](u) *x&amp;y*", "<p>a&amp;b <em>x&amp;y</em></p>"),
+]
+HOSTILE_REFERENCES: dict[str, str] = {
+    "ampersands": "&" * ANSWER_LIMIT,
+    "open numeric references": "&#" * (ANSWER_LIMIT // 2),
+    "long unknown names": ("&" + "a" * 40) * (ANSWER_LIMIT // 41),
+}
+
+
+def test_character_references_are_the_characters_they_name() -> None:
+    texts = [text for text, _ in REFERENCES]
+    assert list(zip(texts, _run(texts, [])["outputs"], strict=True)) == REFERENCES
+
+
+def test_runs_of_ampersands_parse_in_linear_time() -> None:
+    timed = _run([], list(HOSTILE_REFERENCES.values()))["timed"]
+    for name, milliseconds in zip(HOSTILE_REFERENCES, timed, strict=True):
+        assert milliseconds < BOUND_MS, name
+
+
+def test_the_clients_entity_table_is_the_html5_list() -> None:
+    from gateway.client_entities import MODULE, client_entities_module
+
+    assert MODULE.read_text(encoding="utf-8") == client_entities_module(), (
+        "gateway/web/src/entities.js is stale: regenerate it with `python -m gateway.client_entities`")

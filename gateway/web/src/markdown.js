@@ -10,6 +10,8 @@
  * quotes and lists is bounded (deeper lines stay paragraph text), as is the nesting of emphasis
  * and links (deeper ones stay text), so hostile input cannot recurse without limit; and no
  * opener scans the text again for its closer (`InlineScan`), so parsing stays near-linear.
+ * Entity and numeric character references (`&amp;`, `&#35;`, `&#x22;`) in text are the
+ * characters they name, which are text (never a delimiter or a tag); in code they stay as written.
  */
 
 /**
@@ -19,6 +21,8 @@
  *   | {type: 'pre', text: string} | {type: 'hr'} | {type: 'blockquote', children: Block[]}
  *   | {type: 'ul', items: Block[][]} | {type: 'ol', start: number, items: Block[][]}} Block
  */
+
+import { ENTITIES } from './entities.js';
 
 export const MAX_NESTING = 8;
 const MAX_INLINE_DEPTH = 16;
@@ -300,6 +304,10 @@ export function parseInline(text, depth = 0) {
       i++;
       continue;
     }
+    if (char === '&') {
+      const reference = characterReference(text, i);
+      if (reference) { add(reference.text); i += reference.length; continue; }
+    }
     const step = codeSpan(scan, i, out, flush) || image(scan, i) || link(scan, i, out, flush, depth)
       || rawHtml(scan, i) || emphasis(scan, i, out, flush, depth);
     if (step) { i += step; continue; }
@@ -531,6 +539,27 @@ function link(scan, i, out, flush, depth) {
   flush();
   out.push(...parseInline(text.slice(i + 1, end), depth + 1));
   return end + 1 + dest - i;
+}
+
+const REFERENCE = /&(?:#[xX]([0-9A-Fa-f]{1,6})|#([0-9]{1,7})|([A-Za-z][A-Za-z0-9]{1,31}));/y;
+
+/**
+ * The characters of the entity or numeric character reference at `i` and its length, or null
+ * (CommonMark 6.2: an HTML5 name; a code point of 1–7 decimal or 1–6 hex digits, U+FFFD for 0, a
+ * surrogate or one past U+10FFFF).  A sticky match: nothing beyond the reference is read.
+ * @param {string} text @param {number} i @returns {{text: string, length: number} | null}
+ */
+function characterReference(text, i) {
+  REFERENCE.lastIndex = i;
+  const match = REFERENCE.exec(text);
+  if (!match) return null;
+  if (match[3] !== undefined) {
+    const named = ENTITIES.get(match[3]);
+    return named === undefined ? null : { text: named, length: match[0].length };
+  }
+  const code = match[1] !== undefined ? parseInt(match[1], 16) : parseInt(match[2], 10);
+  const valid = code > 0 && code <= 0x10ffff && (code < 0xd800 || code > 0xdfff);
+  return { text: valid ? String.fromCodePoint(code) : '\ufffd', length: match[0].length };
 }
 
 const TAG = /^(?:<[A-Za-z][A-Za-z0-9-]*(?:\s+[A-Za-z_:][\w.:-]*(?:\s*=\s*(?:[^\s"'=<>`]+|'[^']*'|"[^"]*"))?)*\s*\/?>|<\/[A-Za-z][A-Za-z0-9-]*\s*>)/;
