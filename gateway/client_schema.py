@@ -9,13 +9,14 @@ schema's one home; this file is generated from it and checked in, as `schema/ui.
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 from pathlib import Path
 from typing import Any
 
 from core.document.schema import document_json_schema
+
+from .generated import write_or_check
 
 MODULE = Path(__file__).resolve().parent / "web" / "src" / "ui-schema.js"
 ANNOTATIONS = frozenset({"title", "description", "$schema", "$id"})
@@ -45,18 +46,9 @@ def _bare(schema: Any) -> Any:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m gateway.client_schema", description=__doc__.splitlines()[0])
-    parser.add_argument("--check", action="store_true", help="only compare; exit 1 when the file is stale")
-    args = parser.parse_args(argv)
-    text = client_schema_module()
-    if args.check:
-        stale = not MODULE.is_file() or MODULE.read_text(encoding="utf-8") != text
-        print(f"{MODULE.name} is {'stale' if stale else 'current'}")
-        return 1 if stale else 0
-    MODULE.write_text(text, encoding="utf-8")
-    print(f"wrote {MODULE}")
-    return 0
-
+    """Write the module (`--check`: only compare it); the exit status."""
+    return write_or_check(argv, prog="python -m gateway.client_schema", description=__doc__.splitlines()[0],
+                          module=MODULE, text=client_schema_module)
 
 if __name__ == "__main__":
     sys.exit(main())
