@@ -348,3 +348,19 @@ def test_a_stale_expected_revision_is_refused_by_the_script_itself(runtime: Runt
     with pytest.raises(StaleCache):
         answer_scripts.view_put(keys.lease(partition), keys.input(partition), fence, "0-2", plans[1])
     assert views(runtime) == before
+
+
+def test_expected_revision_is_a_json_integer_an_integral_float_included(runtime: Runtime) -> None:
+    # JSON 0.0 is the JavaScript number 0: accepted as 0 is, as the stream tools accept integral numbers;
+    # a fraction, a negative number, a boolean or a string is refused, nothing written.
+    runtime.start()
+    publish(runtime, view_block())
+    for bad in (0.5, -1, True, "0", None, -0.5):
+        refused = put(runtime, NODES, bad)  # type: ignore[arg-type]
+        assert refused["error"]["code"] == "invalid_request", bad
+        assert refused["error"]["message"] == "field 'expected_revision' must be an integer >= 0"
+    assert views(runtime) == {}
+    first = put(runtime, NODES, 0.0)  # type: ignore[arg-type]
+    assert first["ok"] and first["result"]["revision"] == 1, first
+    second = put(runtime, NODES, 1.0)  # type: ignore[arg-type]
+    assert second["ok"] and second["result"]["revision"] == 2, second

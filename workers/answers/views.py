@@ -29,7 +29,7 @@ from core import (
 from ..redisio.client import RedisClient
 from ..redisio.connection import array, bulk, integer, text
 from ..redisio.keys import Keys
-from ..wire.entry import InputEntry, dumps, error_reply, is_session_id, loads, ok_reply, ok_reply_text
+from ..wire.entry import InputEntry, dumps, error_reply, is_session_id, json_integer, loads, ok_reply, ok_reply_text
 from ..wire.errors import ErrorCode, HostError, MalformedEntry
 from ..wire.names import DELETE, GET, PUT, VIEW_NAMES
 from .scripts import ViewPutPlan
@@ -162,8 +162,8 @@ class ViewHandler:
 
     def _put(self, entry: InputEntry, body: Mapping[str, Any], message_id: str, block_id: str, request_id: str,
              record: Record) -> ViewDecision:
-        expected = body["expected_revision"]
-        if isinstance(expected, bool) or not isinstance(expected, int) or expected < 0:
+        expected = json_integer(body["expected_revision"], 0)  # 0.0 is the JavaScript number 0, as 0 is
+        if expected is None:
             raise _invalid("field 'expected_revision' must be an integer >= 0")
         client_digest = body["schema_digest"]
         if not isinstance(client_digest, str) or _DIGEST.fullmatch(client_digest) is None:

@@ -27,7 +27,7 @@ from ..redisio.keys import ENVELOPE_NAME, Keys, generation_field, ledger_name, p
 from ..redisio.scripts import CommitPlan, PlainFields
 from ..redisio.seal import facts_digest, facts_text, retired_digest, snapshot_digest, snapshot_split
 from ..sessions.store import Generation, Store, call_id_of
-from ..wire.entry import BODY_MARGIN, InputEntry, dumps, is_call_id, is_session_id, loads
+from ..wire.entry import BODY_MARGIN, InputEntry, dumps, is_call_id, is_session_id, json_integer, loads
 from ..wire.errors import BudgetError, ConflictError, ErrorCode, HostError
 from ..wire.names import CANCEL, COMPLETE, OPEN, PATCH, PLAIN, STREAM_TOOLS, served_tools
 
@@ -122,10 +122,10 @@ def _parsable(document: dict[str, Any], measured: SafeJson | None) -> Any:
 
 
 def _integer(args: Mapping[str, Any], name: str, low: int) -> int:
-    value = args[name]
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or value != int(value) or value < low:
+    value = json_integer(args[name], low)
+    if value is None:
         raise _invalid(f"argument {name!r} must be an integer >= {low}")
-    return int(value)
+    return value
 
 
 def _spent(error: UIStreamError, seq: int, used: int) -> BudgetError | None:

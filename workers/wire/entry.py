@@ -11,6 +11,7 @@ worker's hot path (setup.py), where a pydantic model's Python validators cost ev
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable, Mapping
 from typing import Any, Final
@@ -168,6 +169,16 @@ def parse_body(body: str, max_bytes: int) -> dict[str, Any]:
     if not isinstance(value, dict):
         raise MalformedEntry("entry body must be a JSON object", code=ErrorCode.INVALID_ARGUMENTS)
     return value
+
+
+def json_integer(value: object, low: int) -> int | None:
+    """`value` as an integer when it is a JSON number with no fraction, at least `low` (`0.0` is the
+    JavaScript number 0, as `0` is); None for anything else (a boolean included)."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, float):
+        value = int(value) if math.isfinite(value) and value.is_integer() else None
+    return value if isinstance(value, int) and value >= low else None
 
 
 def dumps(value: Any) -> str:
