@@ -36,5 +36,6 @@ def main(argv: list[str] | None = None) -> int:
     return write_or_check(argv, prog="python -m gateway.client_entities", description=__doc__.splitlines()[0],
                           module=MODULE, text=client_entities_module)
 
+
 if __name__ == "__main__":
     sys.exit(main())

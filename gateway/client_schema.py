@@ -50,5 +50,6 @@ def main(argv: list[str] | None = None) -> int:
     return write_or_check(argv, prog="python -m gateway.client_schema", description=__doc__.splitlines()[0],
                           module=MODULE, text=client_schema_module)
 
+
 if __name__ == "__main__":
     sys.exit(main())

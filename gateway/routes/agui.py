@@ -31,10 +31,9 @@ async def stream(request: Request) -> EventSourceResponse:
     start = Cursor(epoch, bounds["frame"].last or ZERO, asked.cursor.receipt, asked.cursor.answer)
     # The opening's snapshot is the state: a cursor the logs cannot resume (an earlier life, a
     # receipt or answer log trimmed past it) is resynced with it, not with a second snapshot.
-    reason = resync_reason(start, asked.info, bounds)
-    resync = None if reason is None else Resync(reason, snapshot)
+    reason, resync = resync_reason(start, asked.info, bounds), None
     if reason is not None:
-        start = resynced_cursor(asked.info, bounds)
+        resync, start = Resync(reason, snapshot), resynced_cursor(asked.info, bounds)
         asked.gateway.metrics.resyncs.labels(reason).inc()
     relieve = heap.relieve if asked.gateway.settings.gc_freeze_s > 0 else None  # with the heap policy only
     return sse(asked.gateway, agui_events(AguiRenderer(asked.session), snapshot.frames, start, asked.stream(start),
