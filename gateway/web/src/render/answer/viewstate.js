@@ -70,6 +70,10 @@ export function useViewState(store, messageId, blockId, memory) {
     setNodes(next);
   };
 
+  /** `stored` with the fields edited here and not yet saved over it (they win: a reply may come after them). */
+  const withLocalEdits = (/** @type {Record<string, any>} */ stored) =>
+    ({ ...stored, ...Object.fromEntries([...memory.dirty].map((id) => [id, memory.nodes[id]])) });
+
   const schedule = (/** @type {number} */ delay) => {
     window.clearTimeout(m.timer);
     m.timer = window.setTimeout(save, delay);
@@ -92,7 +96,7 @@ export function useViewState(store, messageId, blockId, memory) {
       if (reply.migrated === true && reply.nodes && typeof reply.nodes === 'object') {
         // written for the block's current version: what was written, and the edits made since
         if (typeof reply.schema_digest === 'string') m.digest = reply.schema_digest;
-        show({ ...reply.nodes, ...Object.fromEntries([...memory.dirty].map((id) => [id, memory.nodes[id]])) });
+        show(withLocalEdits(reply.nodes));
         setVersion((v) => v + 1);
         setMigrated(true);
       }
@@ -132,8 +136,7 @@ export function useViewState(store, messageId, blockId, memory) {
       m.digest = typeof reply.schema_digest === 'string' ? reply.schema_digest : '';
       const stored = reply.nodes && typeof reply.nodes === 'object' ? reply.nodes : {};
       if (reply.migrated === true) setMigrated(true);
-      // the fields edited here win over the stored ones (the read may come after them)
-      show({ ...stored, ...Object.fromEntries([...memory.dirty].map((id) => [id, memory.nodes[id]])) });
+      show(withLocalEdits(stored));
       setStatus(memory.dirty.size ? 'unsaved' : 'saved');
       if (memory.dirty.size) schedule(SAVE_DELAY_MS);
     }, (/** @type {any} */ problem) => {
