@@ -98,8 +98,7 @@ function fence(lines, i, out) {
  * line included) or to a blank line (6 and 7). */
 function htmlBlock(/** @type {string[]} */ lines, /** @type {number} */ i) {
   const line = lines[i];
-  const raw = RAW_BLOCK.exec(line);
-  const end = raw ? new RegExp(`</${raw[1]}>`, 'i') : HTML_ENDS.find(([start]) => start.test(line))?.[1];
+  const end = htmlBlockEnd(line);
   let j = i;
   if (end) {
     while (j < lines.length && !end.test(lines[j])) j++;
@@ -110,9 +109,15 @@ function htmlBlock(/** @type {string[]} */ lines, /** @type {number} */ i) {
   return j - i;
 }
 
+/** The end mark of an HTML block of kinds 1-5 the line starts, or null. @param {string} line @returns {RegExp | null} */
+function htmlBlockEnd(line) {
+  const raw = RAW_BLOCK.exec(line);
+  return raw ? new RegExp(`</${raw[1]}>`, 'i') : HTML_ENDS.find(([start]) => start.test(line))?.[1] ?? null;
+}
+
 /** Whether a line starts an HTML block that may interrupt a paragraph (kinds 1-6). @param {string} line */
 function interruptsWithHtml(line) {
-  return RAW_BLOCK.test(line) || HTML_ENDS.some(([start]) => start.test(line)) || HTML_BLOCK_TAG.test(line);
+  return htmlBlockEnd(line) !== null || HTML_BLOCK_TAG.test(line);
 }
 
 /**
