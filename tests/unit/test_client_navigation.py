@@ -33,7 +33,8 @@ process.stdin.on('end', () => {{
 
 
 def block(block_id: str, root: str, elements: dict[str, Any]) -> dict[str, Any]:
-    return {"block_id": block_id, "phase": "final", "spec": {"root": root, "elements": elements}}
+    return {"version": "answer-ui@1", "block_id": block_id, "phase": "final", "fallback_text": "The answer, in words.",
+            "spec": {"root": root, "elements": elements}}
 
 
 def run(cases: list[tuple[list[dict[str, Any]], int]], ids: list[list[str]] | None = None) -> dict[str, Any]:
@@ -81,3 +82,15 @@ def test_element_dom_ids_are_distinct_and_safe_in_a_fragment() -> None:
     assert len(set(ids)) == len(ids)  # joined by ".", which no escaped part holds
     assert all(all(c.isascii() and (c.isalnum() or c in "-_.") for c in found) for found in ids)
     assert ids[0] == "a.m1.b.e" and ids[4] == "a.m1.b.e_e9__1f600_"
+
+
+def test_a_block_shown_as_its_fallback_text_adds_nothing() -> None:
+    # None of its elements is on the page: links to them would lead nowhere.
+    chart = block("c", "c", {"c": {"type": "Chart", "props": {"title": "Trend", "categories": ["a"],
+                                                               "series": [{"name": "s", "values": [1]}]}}})
+    broken = block("b", "root", {"root": {"type": "Stack", "props": {}, "children": ["t", "r"]},
+                                 "t": {"type": "Table", "props": {"columns": ["a"], "rows": [], "title": "Rows"}},
+                                 "r": {"type": "Hologram", "props": {}}})
+    alone, beside = run([([broken], 100), ([chart, broken], 100)])["navigation"]
+    assert alone == {"entries": [], "expandable": False}  # its Table is not shown
+    assert beside == {"entries": [], "expandable": True}  # one navigable component left: the chart

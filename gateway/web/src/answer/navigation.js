@@ -5,13 +5,14 @@
  * navigable components, gets a table of contents) and "包含表格、图表、补充表单或长正文的回答提供展开
  * 入口" (such an answer has an expand entry).
  *
- * Navigable components are those the page titles: a titled Section, a Result, a Table, a Chart,
+ * Only blocks the page mounts count (one it cannot shows its fallback text).  Navigable components
+ * are those the page titles: a titled Section, a Result, a Table, a Chart,
  * an Evidence list, a FollowUpForm and a titled MapLocation, in the order the answer shows them
  * (its blocks at their markers, each block's elements depth first).  "Long" is the page's choice
  * (the seed names no figure): `LONG_TEXT` characters of the answer's own text.
  */
 
-import { hasOwn, isObject } from '../expression.js';
+import { blockProblem } from './catalog.js';
 
 export const LONG_TEXT = 2000;
 const RICH = new Set(['Table', 'Chart', 'FollowUpForm']);
@@ -32,22 +33,20 @@ export function answerNavigation(blocks, textLength) {
   const entries = [];
   let rich = false;
   for (const block of blocks) {
-    const spec = isObject(block) ? block.spec : null;
-    if (!isObject(spec) || !isObject(spec.elements) || typeof spec.root !== 'string') continue;
-    const elements = spec.elements;
-    const seen = new Set();
-    const stack = [spec.root];
+    // a block the page cannot mount shows its fallback text: none of its elements is on the page;
+    // a block it can mount is a tree (each element reached once, from the root) of checked props
+    if (blockProblem(block) !== null) continue;
+    const elements = block.spec.elements;
+    const stack = [block.spec.root];
     while (stack.length) {
       const id = stack.pop();
-      if (typeof id !== 'string' || seen.has(id) || !hasOwn(elements, id) || !isObject(elements[id])) continue;
-      seen.add(id);
       const element = elements[id];
       rich = rich || RICH.has(element.type);
-      const title = isObject(element.props) && typeof element.props.title === 'string' ? element.props.title : '';
+      const title = typeof element.props?.title === 'string' ? element.props.title : '';
       if (NAVIGABLE.has(element.type) && (title || NAVIGABLE.get(element.type))) {
         entries.push({ blockId: String(block.block_id), elementId: id, label: title || element.type });
       }
-      if (Array.isArray(element.children)) stack.push(...[...element.children].reverse());
+      stack.push(...[...(element.children ?? [])].reverse());
     }
   }
   const qualifies = rich || textLength >= LONG_TEXT;
