@@ -47,6 +47,7 @@ def test_an_answer_with_titled_components_has_a_table_of_contents_and_an_expand_
     toc = answer.get_by_role("navigation", name="In this answer")
     links = toc.get_by_role("link")
     assert links.all_inner_texts() == ["Night pressure", "Table", "Evidence", "Field note"]
+    shot(page, "answer-navigation")
     for link, element in zip(links.all(), ["trend", "readings", "basis", "note"], strict=True):
         target = link.get_attribute("href")[1:]
         assert page.evaluate("id => document.getElementById(id)?.dataset.element", target) == element
@@ -56,6 +57,7 @@ def test_an_answer_with_titled_components_has_a_table_of_contents_and_an_expand_
     assert expand.get_attribute("aria-pressed") == "false"
     expand.click()
     assert expand.get_attribute("aria-pressed") == "true" and "expanded" in answer.get_attribute("class")
+    shot(page, "answer-expanded")
     box = answer.bounding_box()
     assert box is not None and box["width"] >= page.viewport_size["width"] - 20  # the window's width
     page.keyboard.press("Escape")
@@ -168,6 +170,7 @@ def test_a_view_state_the_host_migrated_is_shown_with_a_notice(page: Any) -> Non
     notice = page.locator(".view-migrated")
     notice.wait_for(timeout=5000)
     assert "earlier version of this answer" in notice.inner_text() and notice.get_attribute("role") == "status"
+    shot(page, "answer-view-migrated")
     assert explorer.get_by_role("button", name="Line").get_attribute("aria-pressed") == "true"
 
 

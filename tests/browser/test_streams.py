@@ -116,6 +116,7 @@ def test_a_refused_frame_keeps_the_last_valid_view_and_what_was_typed(page: Any)
     frames_of(page, [broken])
     notice = page.locator(".refused-update")
     assert notice.count() == 1 and "last valid version" in notice.inner_text()
+    shot(page, "stream-refused-update")
     assert page.locator(".document-error, .node-error").count() == 0
     assert page.locator('[data-node="tip"]').count() == 0 and field.input_value() == "kept"
     frames_of(page, frames[2:3])  # the next valid frame (a gap of one is recovered: frames are whole)
